@@ -1,0 +1,96 @@
+"""Exceptions of the newsquarry library.
+
+Every error a user can cause is one of these. The HTTP API maps them to
+problem+json responses (``status`` is the suggested HTTP status) and the CLI to
+one line on stderr and an exit code (``exit_code``).
+"""
+
+from __future__ import annotations
+
+
+class NewsquarryError(Exception):
+    """Base class: a clear message, an HTTP status and a CLI exit code."""
+
+    status = 400
+    exit_code = 2
+    title = "Bad request"
+
+    def __init__(self, message: str, *, field: str | None = None, **details: object) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+        self.details = details
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class QueryError(NewsquarryError):
+    """A query that cannot be parsed or run; ``position`` says where, when known."""
+
+    title = "Invalid query"
+
+    def __init__(self, message: str, *, position: int | None = None, **kw: object) -> None:
+        super().__init__(message, **kw)
+        self.position = position
+
+
+class UnknownFacet(NewsquarryError):
+    """A facet or filter name the index does not know."""
+
+    title = "Unknown facet"
+
+
+class InvalidRequest(NewsquarryError):
+    """A search request with out-of-range or contradictory options."""
+
+    title = "Invalid request"
+
+
+class NotFound(NewsquarryError):
+    """An article or passage id that is not in the index."""
+
+    status = 404
+    exit_code = 3
+    title = "Not found"
+
+
+class InvalidArticle(NewsquarryError):
+    """An article that cannot be indexed (no text, bad id, wrong types)."""
+
+    title = "Invalid article"
+
+
+class ReadError(NewsquarryError):
+    """A file that cannot be read as an article: the reason names why."""
+
+    title = "Unreadable file"
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class IndexBusy(NewsquarryError):
+    """Another writer held the index lock for longer than the timeout."""
+
+    status = 503
+    exit_code = 4
+    title = "Index busy"
+
+
+class IndexUnavailable(NewsquarryError):
+    """The index cannot be opened (missing, unreadable, or corrupt)."""
+
+    status = 503
+    exit_code = 5
+    title = "Index unavailable"
+
+
+class SearchTimeout(NewsquarryError):
+    """A search ran past its time limit."""
+
+    status = 503
+    exit_code = 6
+    title = "Search timed out"

@@ -1,0 +1,104 @@
+"""The data model: articles, passages, entities and quotations.
+
+Offsets: ``Passage.start``/``end`` index into ``Article.text`` (so
+``article.text[p.start:p.end] == p.text``). ``Entity`` and ``Quote`` offsets
+index into the text of the passage that holds them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+ENTITY_TYPES = ("person", "org", "place")
+QUOTE_KINDS = ("direct", "partial", "indirect")
+
+
+@dataclass
+class Article:
+    """One news article as read from a file or received over the API."""
+
+    id: str
+    title: str
+    text: str
+    source: str | None = None
+    date: str | None = None  # ISO 8601 date, "YYYY-MM-DD"
+    url: str | None = None
+    author: str | None = None
+    path: str | None = None  # where it was read from, if a file
+
+    @property
+    def content_hash(self) -> str:
+        """Hash of everything that is indexed: unchanged hash -> nothing to do."""
+        payload = json.dumps(
+            [self.title, self.text, self.source, self.date, self.url, self.author],
+            ensure_ascii=False,
+        )
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Entity:
+    """A named entity mention; ``name`` is the canonical name, ``type`` in ENTITY_TYPES."""
+
+    text: str
+    name: str
+    type: str
+    start: int
+    end: int
+
+
+@dataclass
+class Quote:
+    """A quotation with its speaker (canonical name or None when unknown)."""
+
+    text: str
+    start: int
+    end: int
+    kind: str  # one of QUOTE_KINDS
+    speaker: str | None = None
+    speaker_mention: str | None = None
+    speaker_start: int | None = None  # offsets of the mention in the passage, if inside it
+    speaker_end: int | None = None
+    cue: str | None = None
+
+
+@dataclass
+class Passage:
+    """A paragraph-aware chunk of an article, the unit that is indexed and returned."""
+
+    id: str
+    article_id: str
+    position: int
+    start: int
+    end: int
+    text: str
+    entities: list[Entity] = field(default_factory=list)
+    quotes: list[Quote] = field(default_factory=list)
+
+    @property
+    def speakers(self) -> list[str]:
+        """Distinct speakers of the passage's quotes, in order of appearance."""
+        seen: dict[str, None] = {}
+        for q in self.quotes:
+            if q.speaker:
+                seen.setdefault(q.speaker, None)
+        return list(seen)
+
+    def names(self, type_: str) -> list[str]:
+        """Distinct canonical names of one entity type, in order of appearance."""
+        seen: dict[str, None] = {}
+        for e in self.entities:
+            if e.type == type_:
+                seen.setdefault(e.name, None)
+        return list(seen)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["speakers"] = self.speakers
+        return d
