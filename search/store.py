@@ -272,7 +272,11 @@ class WhooshStore:
         if s is None:
             s = self.ix.searcher()
         elif not s.up_to_date():
-            s = s.refresh()
+            if s.ixreader.segments() is None:  # an empty index's reader cannot refresh
+                s.close()
+                s = self.ix.searcher()
+            else:
+                s = s.refresh()
         self._local.searcher = s
         return s
 
@@ -335,7 +339,7 @@ class WhooshStore:
         s = self.searcher()
         # doc_frequency would count deleted documents until a merge: count live ones
         counts = {
-            kind: len(s.docs_for_query(Term("doctype", kind)))
+            kind: sum(1 for _ in s.docs_for_query(Term("doctype", kind)))
             for kind in ("article", "passage", "quote")
         }
         size = sum(f.stat().st_size for f in self.path.iterdir() if f.is_file())
