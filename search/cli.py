@@ -162,9 +162,7 @@ def ensure_index(obj: Context) -> None:
 
         click.echo(f"No index yet at {obj.index_dir}: indexing the bundled corpus…", err=True)
         report = index_paths(store, [str(bundled_corpus_path())])
-        click.echo(
-            f"Indexed {len(report.added)} articles, {report.passages} passages.", err=True
-        )
+        click.echo(f"Indexed {len(report.added)} articles, {report.passages} passages.", err=True)
 
 
 def emit(result: dict[str, Any], fmt: str | None, columns: list[str], show_facets: bool) -> int:
@@ -214,10 +212,20 @@ def cli(ctx: click.Context, index: str | None, debug: bool) -> None:
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--force", is_flag=True, help="Re-index articles even when unchanged.")
 @click.option("--commit-every", type=click.IntRange(1), help="Articles per commit.")
-@click.option("--processes", type=click.IntRange(1), default=1, show_default=True,
-              help="Processes for the NLP step.")
-@click.option("--batch-size", type=click.IntRange(1), default=16, show_default=True,
-              help="Articles per NLP batch.")
+@click.option(
+    "--processes",
+    type=click.IntRange(1),
+    default=1,
+    show_default=True,
+    help="Processes for the NLP step.",
+)
+@click.option(
+    "--batch-size",
+    type=click.IntRange(1),
+    default=16,
+    show_default=True,
+    help="Articles per NLP batch.",
+)
 @click.pass_obj
 @handle_errors
 def index(obj: Context, paths: tuple[str, ...], force: bool, commit_every: int | None,
@@ -319,10 +327,16 @@ class ProgressReporter:
 @filter_options
 @click.option("--facet", "facets", multiple=True, help="Show counts for this facet (repeatable).")
 @click.option("--facet-size", type=click.IntRange(1), default=10, show_default=True)
-@click.option("--sort", type=click.Choice(["relevance", "date", "-date"]), default="relevance",
-              show_default=True, help="'date' oldest first, '-date' newest first.")
-@click.option("-n", "--limit", type=click.IntRange(1), default=10, show_default=True,
-              help="Results per page.")
+@click.option(
+    "--sort",
+    type=click.Choice(["relevance", "date", "-date"]),
+    default="relevance",
+    show_default=True,
+    help="'date' oldest first, '-date' newest first.",
+)
+@click.option(
+    "-n", "--limit", type=click.IntRange(1), default=10, show_default=True, help="Results per page."
+)
 @click.option("--page", type=click.IntRange(1), default=1, show_default=True)
 @click.option("--no-highlight", is_flag=True, help="Do not compute highlights.")
 @output_options
@@ -353,8 +367,12 @@ def search(obj: Context, query: str, facets: tuple[str, ...], facet_size: int, s
 @cli.command()
 @click.argument("query", required=False, default="")
 @filter_options
-@click.option("--sort", type=click.Choice(["relevance", "date", "-date"]), default="relevance",
-              show_default=True)
+@click.option(
+    "--sort",
+    type=click.Choice(["relevance", "date", "-date"]),
+    default="relevance",
+    show_default=True,
+)
 @click.option("-n", "--limit", type=click.IntRange(1), default=10, show_default=True)
 @click.option("--page", type=click.IntRange(1), default=1, show_default=True)
 @output_options
