@@ -545,6 +545,44 @@ def delete(obj: Context, article_ids: tuple[str, ...]) -> None:
         fail("no such article: " + ", ".join(missing), 3)
 
 
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8080, show_default=True)
+@click.option("--workers", type=click.IntRange(1), default=2, show_default=True,
+              help="Worker processes (one per core suits this size).")
+@click.option("--threads", type=click.IntRange(1), default=4, show_default=True,
+              help="Threads per worker.")
+@click.pass_obj
+@handle_errors
+def serve(obj: Context, host: str, port: int, workers: int, threads: int) -> None:
+    """Serve the HTTP API, search page and widget under gunicorn.
+
+    Indexes the bundled corpus first when the index is empty. Settings come
+    from NEWSQUARRY_* environment variables (see docs/api.md), e.g.
+    NEWSQUARRY_WRITE_TOKEN enables the write endpoints.
+
+    \b
+    Examples:
+      newsquarry serve
+      newsquarry serve --port 9000 --workers 2 --threads 8
+      curl 'http://127.0.0.1:8080/v1/search?q=torture'
+    """
+    ensure_index(obj)
+    env = dict(os.environ, NEWSQUARRY_INDEX=obj.index_dir)
+    argv = [
+        sys.executable, "-m", "gunicorn",
+        "--config", "python:api.gunicorn_conf",
+        "--bind", f"{host}:{port}",
+        "--workers", str(workers),
+        "--threads", str(threads),
+        "api.wsgi:app",
+    ]  # fmt: skip
+    click.echo(f"Serving {obj.index_dir} on http://{host}:{port}/", err=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, argv, env)
+
+
 def main() -> None:
     """Console-script entry point."""
     try:
