@@ -583,6 +583,47 @@ def serve(obj: Context, host: str, port: int, workers: int, threads: int) -> Non
     os.execve(sys.executable, argv, env)
 
 
+@cli.command()
+@click.option("--speaker", multiple=True, help="Fix this speaker (repeat to allow several).")
+@click.option("--person", multiple=True)
+@click.option("--org", multiple=True)
+@click.option("--place", multiple=True)
+@click.option("--source", multiple=True, help="Fix this source.")
+@click.option("--article", multiple=True)
+@click.option("--since", help="Earliest date the key can see (YYYY[-MM[-DD]]).")
+@click.option("--until", help="Latest date the key can see.")
+@click.option("--expires-in", default="30d", show_default=True,
+              help="Lifetime: a number with s, m, h or d (e.g. 12h, 30d); 'never' for none.")
+@click.option("--secret", envvar="NEWSQUARRY_SECRET", required=True,
+              help="The server secret [env: NEWSQUARRY_SECRET].")
+@click.pass_obj
+@handle_errors
+def key(obj: Context, since: str | None, until: str | None, expires_in: str, secret: str,
+        **kw: Any) -> None:  # fmt: skip
+    """Make a scoped read key for an embedder: fixed filters and an expiry.
+
+    Requests made with the key (header X-Newsquarry-Key or ?key=) can narrow
+    its filters but never widen them.
+
+    \b
+    Examples:
+      NEWSQUARRY_SECRET=... newsquarry key --source "News from the world" --expires-in 7d
+      newsquarry key --speaker "Harry Solano" --expires-in never
+    """
+    from .keys import Scope, make_key
+
+    filters = {name: list(values) for name, values in kw.items() if values}
+    expires = None
+    if expires_in != "never":
+        units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+        try:
+            seconds = int(expires_in[:-1]) * units[expires_in[-1]]
+        except (KeyError, ValueError, IndexError):
+            raise click.BadParameter("use e.g. 30m, 12h, 30d or never", param_hint="--expires-in")
+        expires = int(time.time()) + seconds
+    click.echo(make_key(secret, Scope(filters, since, until, expires)))
+
+
 def main() -> None:
     """Console-script entry point."""
     try:
