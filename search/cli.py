@@ -632,7 +632,9 @@ def key(obj: Context, since: str | None, until: str | None, expires_in: str, sec
         try:
             seconds = int(expires_in[:-1]) * units[expires_in[-1]]
         except (KeyError, ValueError, IndexError):
-            raise click.BadParameter("use e.g. 30m, 12h, 30d or never", param_hint="--expires-in")
+            raise click.BadParameter(
+                "use e.g. 30m, 12h, 30d or never", param_hint="--expires-in"
+            ) from None
         expires = int(time.time()) + seconds
     click.echo(make_key(secret, Scope(filters, since, until, expires)))
 
