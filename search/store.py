@@ -11,8 +11,8 @@ killed process releases), acquired with a bounded timeout; everything put in
 one ``writer()`` session commits atomically (Whoosh writes segment files, then
 swaps the table of contents), so a crash leaves the last completed commit.
 
-Reads: one searcher per thread, moved to the newest commit with
-``refresh()`` (cheap: reuses unchanged segments), never reopened per query.
+Reads: one searcher per thread, replaced by a new one only when a commit has
+landed (see ``WhooshStore.searcher``), never reopened per query.
 """
 
 from __future__ import annotations
@@ -267,17 +267,20 @@ class WhooshStore:
 
     # -- reading ---------------------------------------------------------
     def searcher(self) -> Any:
-        """This thread's searcher, moved to the newest commit if there is one."""
+        """This thread's searcher, moved to the newest commit if there is one.
+
+        Whoosh's ``Searcher.refresh()`` is not used: in whoosh-reloaded 2.7.5 it
+        reuses segment readers whose deletions changed and keeps merged-away
+        segments, so deleted or replaced passages would stay visible. A new
+        searcher is opened only when the generation changed (a cheap check of
+        the table of contents), never per query.
+        """
         s = getattr(self._local, "searcher", None)
-        if s is None:
-            s = self.ix.searcher()
-        elif not s.up_to_date():
-            if s.ixreader.segments() is None:  # an empty index's reader cannot refresh
+        if s is None or not s.up_to_date():
+            if s is not None:
                 s.close()
-                s = self.ix.searcher()
-            else:
-                s = s.refresh()
-        self._local.searcher = s
+            s = self.ix.searcher()
+            self._local.searcher = s
         return s
 
     @property
