@@ -21,10 +21,10 @@ from flask_smorest import Api
 
 from search.config import load_settings
 
-from . import errors
+from . import errors, scoping
 from .backend import Backend
 from .schemas import ProblemSchema
-from .views import documents, meta
+from .views import documents, meta, pages
 from .views import search as search_views
 
 API_VERSION = "1"
@@ -112,7 +112,7 @@ def create_app(
     cors_read = {
         "origins": origins or "*",
         "methods": ["GET", "HEAD", "OPTIONS"],
-        "allow_headers": ["If-None-Match", "Accept", "X-Request-Id"],
+        "allow_headers": ["If-None-Match", "Accept", "X-Request-Id", "X-Newsquarry-Key"],
         "expose_headers": ["ETag", "Link", "X-Request-Id", "X-Total-Count", "X-Partial-Result",
                            "Retry-After"],
         "max_age": 600,
@@ -122,6 +122,8 @@ def create_app(
                          r"/openapi.json": cors_read})
 
     _install_request_id(app)
+    scoping.install(app)  # scoped read keys (web)
+    app.register_blueprint(pages.blp)  # search page, permalinks, oEmbed, /embed, widget (web)
     return app
 
 

@@ -146,6 +146,12 @@ def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
             },
         )
 
+        key = fields.String(
+            validate=validate.Length(max=4000),
+            metadata={"description": "A scoped read key (or the X-Newsquarry-Key header): "
+                      "its fixed filters apply to the search and cannot be widened"},
+        )
+
         @validates_schema
         def _limits(self, data: dict[str, Any], **kw: Any) -> None:
             if data.get("page", 1) * data.get("per_page", 10) > depth:

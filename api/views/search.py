@@ -35,6 +35,7 @@ from ..schemas import (
     facet_values_args_schema,
     search_args_schema,
 )
+from ..scoping import scoped
 
 ALT_CONTENT = {
     "responses": {
@@ -57,7 +58,7 @@ ALT_CONTENT = {
 def to_search_request(args: dict[str, Any], mode: str, settings: dict[str, Any]) -> SearchRequest:
     """Validated query arguments -> the library's request."""
     filters = {name: list(args[name]) for name in FACETS if args.get(name)}
-    return SearchRequest(
+    return scoped(SearchRequest(
         q=args.get("q", ""),
         filters=filters,
         date_from=args.get("date_from"),
@@ -72,7 +73,7 @@ def to_search_request(args: dict[str, Any], mode: str, settings: dict[str, Any])
         mode=mode,
         suggest=args.get("suggest", True),
         time_limit=float(settings["search_time_limit"]) or None,
-    )
+    ))  # scoped: a scoped read key's filters are ANDed in (api.scoping)
 
 
 def result_body(result: SearchResult, settings: dict[str, Any]) -> tuple[dict[str, Any], dict]:

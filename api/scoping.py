@@ -1,0 +1,132 @@
+"""Scoped read keys on the API's read endpoints.
+
+A key (``search.keys``) travels as the ``X-Newsquarry-Key`` header or the
+``key`` query parameter. It is checked before the view runs, on the search,
+quote, facet value, passage and article endpoints: a malformed, tampered or
+expired key is a 403 problem (``Invalid key``) whatever the endpoint.
+
+- Searches: ``scoped(request)`` passes the library request through
+  ``apply_scope``, so the key's filters are ANDed in and a request asking for
+  values outside them is refused (never silently widened).
+- Passages and articles: readable only when they fall inside the scope (for
+  an article, when at least one of its passages does); otherwise 403.
+
+Responses that depend on a key say so (``Vary: X-Newsquarry-Key``), and the
+response cache keys on the header too (see ``api.caching.request_key``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Flask, Response, g, request
+
+from search.keys import KeyRefused, Scope, _bound, apply_scope, verify_key
+from search.requests import SearchRequest
+from search.textnorm import fold
+
+HEADER = "X-Newsquarry-Key"
+SCOPED_ENDPOINTS = {
+    "search.search_passages",
+    "search.search_quotes",
+    "search.facet_value_search",
+    "documents.get_passage",
+    "documents.get_article",
+}
+ENTITY_FACETS = ("person", "org", "place")
+
+
+def given_key() -> str | None:
+    """The key sent with this request (header first, then ``?key=``), if any."""
+    key = request.headers.get(HEADER) or request.args.get("key")
+    return key.strip() if key and key.strip() else None
+
+
+def current_scope() -> Scope | None:
+    """The verified scope of this request's key (None without a key); KeyRefused if bad."""
+    if "nq_scope" in g:
+        return g.nq_scope
+    key = given_key()
+    scope = None
+    if key is not None:
+        from .backend import backend
+
+        scope = verify_key(str(backend().settings.get("secret") or ""), key)
+    g.nq_scope = scope
+    return scope
+
+
+def scoped(req: SearchRequest) -> SearchRequest:
+    """The library request restricted to this request's key (unchanged without one)."""
+    scope = current_scope()
+    return apply_scope(req, scope) if scope is not None else req
+
+
+def passage_in_scope(p: dict[str, Any], scope: Scope) -> bool:
+    """Whether a passage record (``store.get_passage``) matches every filter of the scope."""
+    for name, allowed in scope.filters.items():
+        keys = {fold(v) for v in allowed}
+        if name in ENTITY_FACETS:
+            have = [e.get("name") for e in p.get("entities", []) if e.get("type") == name]
+        elif name == "speaker":
+            have = list(p.get("speakers") or [])
+        elif name == "source":
+            have = [p.get("source")]
+        elif name == "article":
+            have = [p.get("article_id")]
+            keys = set(allowed)
+        elif name == "quote_kind":
+            have = [q.get("kind") for q in p.get("quotes", [])]
+        else:
+            return False
+        have_keys = {(v if name == "article" else fold(v)) for v in have if v}
+        if not have_keys & keys:
+            return False
+    date = p.get("date")
+    if scope.date_from or scope.date_to:
+        if not date:
+            return False
+        if scope.date_from and _bound(date, True) < _bound(scope.date_from, False):
+            return False
+        if scope.date_to and _bound(date, False) > _bound(scope.date_to, True):
+            return False
+    return True
+
+
+def _outside() -> KeyRefused:
+    return KeyRefused("this key does not allow reading this document (outside its scope)")
+
+
+def _check_document() -> None:
+    """Before a passage or article read: refuse documents outside the key's scope."""
+    scope = current_scope()
+    if scope is None:
+        return
+    from .backend import backend
+
+    store = backend().store()
+    args = request.view_args or {}
+    if request.endpoint == "documents.get_passage":
+        if not passage_in_scope(store.get_passage(args["passage_id"]), scope):
+            raise _outside()
+    elif request.endpoint == "documents.get_article":
+        article = store.get_article(args["article_id"])
+        if not any(passage_in_scope(p, scope) for p in article.get("passages", [])):
+            raise _outside()
+
+
+def install(app: Flask) -> None:
+    """Check keys before the scoped read endpoints; mark their responses ``Vary``."""
+
+    @app.before_request
+    def _check_key() -> None:
+        if request.endpoint not in SCOPED_ENDPOINTS or request.method == "OPTIONS":
+            return
+        current_scope()
+        _check_document()
+
+    @app.after_request
+    def _vary(resp: Response) -> Response:
+        if request.endpoint in SCOPED_ENDPOINTS:
+            resp.vary.add(HEADER)
+        return resp
