@@ -7,7 +7,9 @@ expired key is a 403 problem (``Invalid key``) whatever the endpoint.
 
 - Searches: ``scoped(request)`` passes the library request through
   ``apply_scope``, so the key's filters are ANDed in and a request asking for
-  values outside them is refused (never silently widened).
+  values outside them is refused (never silently widened); facet values
+  outside the scope are dropped from the counts (``restrict_facets``), since
+  multi-select counting would otherwise show them.
 - Passages and articles: readable only when they fall inside the scope (for
   an article, when at least one of its passages does); otherwise 403.
 
@@ -60,6 +62,41 @@ def scoped(req: SearchRequest) -> SearchRequest:
     """The library request restricted to this request's key (unchanged without one)."""
     scope = current_scope()
     return apply_scope(req, scope) if scope is not None else req
+
+
+def _allows(scope: Scope, facet: str, value: str) -> bool:
+    allowed = scope.filters.get(facet)
+    if allowed is None:
+        return True
+    if facet == "article":
+        return value in allowed
+    return fold(value) in {fold(v) for v in allowed}
+
+
+def restrict_facets(facets: dict[str, Any]) -> dict[str, Any]:
+    """Drop facet values outside the key's scope from a result body's ``facets``.
+
+    The library counts each facet without its own selection (multi-select),
+    so a key's fixed filter on ``source`` would otherwise list, with counts,
+    the sources the key hides. ``other``/``more`` are zeroed for those facets.
+    """
+    scope = current_scope()
+    if scope is None:
+        return facets
+    for name, facet in facets.items():
+        if name in scope.filters:
+            facet["values"] = [v for v in facet["values"] if _allows(scope, name, v["value"])]
+            facet["other"] = facet["more"] = 0
+    return facets
+
+
+def restrict_values(result: Any) -> Any:
+    """The same for a facet value search result (``FacetResult``-like, changed in place)."""
+    scope = current_scope()
+    if scope is not None and result.name in scope.filters:
+        result.values = [v for v in result.values if _allows(scope, result.name, v.value)]
+        result.other = result.more = 0
+    return result
 
 
 def passage_in_scope(p: dict[str, Any], scope: Scope) -> bool:
