@@ -276,9 +276,45 @@ class WhooshStore:
                 s.close()
                 s = self.ix.searcher()
             else:
-                s = s.refresh()
+                s = self._refreshed(s)
         self._local.searcher = s
         return s
+
+    def _refreshed(self, old: Any) -> Any:
+        """A searcher on the newest commit, reusing the readers of unchanged segments.
+
+        Not ``Searcher.refresh()``: in whoosh-reloaded 2.7.5 it matches readers by
+        segment id alone and also keeps the old reader's segments, so after a merge
+        the merged-away segments come back (documents counted twice) and new
+        deletions in a kept segment are not seen. Here a reader is reused only
+        when its segment is still in the index with the same deletion count.
+        """
+        from whoosh.reading import MultiReader, SegmentReader
+        from whoosh.searching import Searcher
+
+        toc = self.ix._read_toc()
+        if not toc.segments:
+            old.close()
+            return self.ix.searcher()
+        reusable = {}
+        for r, _ in old.ixreader.leaf_readers():
+            seg = r.segment() if hasattr(r, "segment") else None
+            if seg is not None:
+                reusable[(seg.segment_id(), seg.deleted_count())] = r
+        readers = []
+        for seg in toc.segments:
+            r = reusable.pop((seg.segment_id(), seg.deleted_count()), None)
+            if r is None:
+                r = SegmentReader(self.ix.storage, toc.schema, seg, generation=toc.generation)
+            readers.append(r)
+        for r in reusable.values():
+            r.close()
+        if len(readers) == 1:
+            readers[0]._gen = toc.generation
+            reader = readers[0]
+        else:
+            reader = MultiReader(readers, generation=toc.generation)
+        return Searcher(reader, fromindex=self.ix)
 
     @property
     def generation(self) -> int:
