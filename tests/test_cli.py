@@ -130,9 +130,9 @@ def test_ctrl_c_during_indexing_keeps_committed_articles(tmp_path, seed_file):
     import time
 
     feed = tmp_path / "feed.jsonl"
-    _many_articles(feed, seed_file.read_text(encoding="utf-8"), 400)
+    _many_articles(feed, seed_file.read_text(encoding="utf-8"), 120)
     env = dict(os.environ, NEWSQUARRY_INDEX=str(tmp_path / "ix"), PYTHONPATH=str(ROOT))
-    cmd = [sys.executable, "-m", "search.cli", "index", str(feed), "--commit-every", "10"]
+    cmd = [sys.executable, "-m", "search.cli", "index", str(feed), "--commit-every", "5"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 90
     lines = []
@@ -147,7 +147,7 @@ def test_ctrl_c_during_indexing_keeps_committed_articles(tmp_path, seed_file):
     assert "Interrupted: " in err and "the index is intact" in err
     assert "Traceback" not in err
     done = int(err.split("Interrupted: ")[1].split()[0])
-    assert 10 <= done < 400 and done % 10 == 0
+    assert 5 <= done < 120 and done % 5 == 0
     # the index opens and holds exactly the committed articles, each with all its passages
     r = CliRunner().invoke(cli, ["--index", str(tmp_path / "ix"), "stats", "--json"])
     stats = json.loads(r.stdout)
@@ -155,8 +155,8 @@ def test_ctrl_c_during_indexing_keeps_committed_articles(tmp_path, seed_file):
     # the same command again completes the rest, with no duplicate
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
-    assert f"{400 - done} added" in p.stdout and f"{done} unchanged" in p.stdout
+    assert f"{120 - done} added" in p.stdout and f"{done} unchanged" in p.stdout
     stats = json.loads(
         CliRunner().invoke(cli, ["--index", str(tmp_path / "ix"), "stats", "--json"]).stdout
     )
-    assert stats["articles"] == 400
+    assert stats["articles"] == 120
