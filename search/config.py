@@ -1,0 +1,80 @@
+"""Settings: one table that feeds the library, the API, the CLI help and the docs.
+
+Each setting has a name, an environment variable, a default and a help text
+(the Datasette way). ``load_settings()`` reads the environment; the API and
+CLI may override values explicitly.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    default: Any
+    help: str
+
+    @property
+    def env(self) -> str:
+        return "NEWSQUARRY_" + self.name.upper()
+
+
+def default_index_dir() -> str:
+    """The index folder when none is given: $XDG_DATA_HOME/newsquarry/index."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return str(Path(base) / "newsquarry" / "index")
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("index", None, "Index folder (default: $XDG_DATA_HOME/newsquarry/index)."),
+    Setting("max_query_length", 1000, "Longest query text accepted, in characters."),
+    Setting("max_per_page", 100, "Largest per_page a search may ask for."),
+    Setting("max_page_depth", 10000, "Deepest result reachable: page * per_page."),
+    Setting("max_facets", 8, "Most facets one search may ask for."),
+    Setting("max_facet_size", 100, "Most values one facet may return."),
+    Setting("max_filter_values", 50, "Most values one search may filter on, all facets together."),
+    Setting("search_time_limit", 5.0, "Seconds a search may run before it is cut short."),
+    Setting(
+        "max_term_expansion", 1000, "Most index terms one wildcard or fuzzy term may expand to."
+    ),
+    Setting("lock_timeout", 30.0, "Seconds a writer waits for the index lock before giving up."),
+    Setting("max_body_bytes", 10 * 1024 * 1024, "Largest request body the API accepts."),
+    Setting("write_token", None, "Token required by API writes; writes are disabled when unset."),
+    Setting("secret", None, "Server secret for scoped read keys (HMAC); keys disabled when unset."),
+    Setting(
+        "cors_origins", "*", "Origins allowed to read the API from a browser (comma-separated)."
+    ),
+    Setting("commit_every", 500, "Articles per commit while indexing."),
+)
+SETTINGS_BY_NAME = {s.name: s for s in SETTINGS}
+
+
+def _coerce(value: str, default: Any) -> Any:
+    if isinstance(default, bool):
+        return value.lower() in ("1", "true", "yes", "on")
+    if isinstance(default, int):
+        return int(value)
+    if isinstance(default, float):
+        return float(value)
+    return value
+
+
+def load_settings(**overrides: Any) -> dict[str, Any]:
+    """Defaults, then environment variables, then explicit overrides (None = not given)."""
+    values: dict[str, Any] = {}
+    for s in SETTINGS:
+        raw = os.environ.get(s.env)
+        values[s.name] = _coerce(raw, s.default) if raw not in (None, "") else s.default
+    for key, value in overrides.items():
+        if key not in SETTINGS_BY_NAME:
+            raise KeyError(f"unknown setting {key!r}")
+        if value is not None:
+            values[key] = value
+    if not values["index"]:
+        values["index"] = default_index_dir()
+    return values

@@ -1,0 +1,123 @@
+"""Search requests and results: plain dataclasses the API and CLI share.
+
+These are the library's public shapes. ``SearchResult.to_dict()`` is what the
+HTTP API returns and what ``newsquarry search --json`` prints, so the two
+stay identical.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+SORTS = ("relevance", "date", "-date")  # "date" = oldest first, "-date" = newest first
+MODES = ("passages", "quotes")
+DATE_INTERVALS = ("year", "month", "day")
+
+
+@dataclass
+class SearchRequest:
+    """Everything a search can ask for. Validated by the library, not only by the API."""
+
+    q: str = ""
+    filters: dict[str, list[str]] = field(default_factory=dict)  # facet name -> values (ORed)
+    date_from: str | None = None  # inclusive, "YYYY", "YYYY-MM" or "YYYY-MM-DD"
+    date_to: str | None = None  # inclusive
+    facets: list[str] = field(default_factory=list)
+    facet_size: int = 10
+    date_interval: str = "month"
+    page: int = 1
+    per_page: int = 10
+    sort: str = "relevance"
+    highlight: bool = True
+    mode: str = "passages"
+    suggest: bool = True
+    time_limit: float | None = None  # seconds; None = the library default
+
+
+@dataclass
+class FacetValue:
+    value: str  # display form (most common written form of the folded key)
+    count: int
+    selected: bool = False
+
+
+@dataclass
+class FacetResult:
+    name: str
+    values: list[FacetValue]
+    other: int = 0  # documents counted under values left out of ``values``
+    more: int = 0  # number of distinct values left out
+
+
+@dataclass
+class Hit:
+    """A passage hit (mode "passages")."""
+
+    id: str
+    article_id: str
+    position: int
+    start: int
+    end: int
+    text: str
+    title: str
+    score: float
+    source: str | None = None
+    date: str | None = None
+    url: str | None = None
+    snippet: str | None = None  # safe HTML: escaped text, matches in <mark>
+    matches: list[list[int]] = field(default_factory=list)  # [start, length] into ``text``
+    entities: list[dict[str, Any]] = field(default_factory=list)
+    quotes: list[dict[str, Any]] = field(default_factory=list)
+    speakers: list[str] = field(default_factory=list)
+
+
+@dataclass
+class QuoteHit:
+    """A quotation hit (mode "quotes")."""
+
+    id: str
+    passage_id: str
+    article_id: str
+    text: str
+    kind: str
+    score: float
+    speaker: str | None = None
+    speaker_mention: str | None = None
+    cue: str | None = None
+    start: int = 0  # offsets into the passage text
+    end: int = 0
+    title: str | None = None
+    source: str | None = None
+    date: str | None = None
+    snippet: str | None = None
+    matches: list[list[int]] = field(default_factory=list)
+
+
+@dataclass
+class SearchResult:
+    request: SearchRequest
+    total: int
+    hits: list[Hit | QuoteHit]
+    facets: dict[str, FacetResult] = field(default_factory=dict)
+    suggestion: str | None = None  # "did you mean"
+    took_ms: float = 0.0
+    partial: bool = False  # True when the time limit cut the search short
+    generation: int = 0  # index generation the result was computed on
+
+    @property
+    def page(self) -> int:
+        return self.request.page
+
+    @property
+    def per_page(self) -> int:
+        return self.request.per_page
+
+    @property
+    def total_pages(self) -> int:
+        return -(-self.total // self.per_page) if self.per_page else 0
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.update(page=self.page, per_page=self.per_page, total_pages=self.total_pages)
+        return d

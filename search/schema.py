@@ -1,0 +1,82 @@
+"""The Whoosh schema: one index holding three kinds of document.
+
+``doctype`` says which:
+- ``article``: one per article; holds the full text and ``content_hash``
+  (stored only), so an article and its passages commit together.
+- ``passage``: the unit of search; text, title and quotes searchable,
+  entity, speaker and metadata fields for filters and facets.
+- ``quote``: one per quotation, so a quote search ("what did Alvarenga say
+  about torture") matches one speaker's words and only theirs.
+
+Facet fields (``person``, ``org``, ``place``, ``speaker``, ``source``,
+``quote_kind``) are KEYWORD fields holding the values *as written*
+(canonical display forms); accent- and case-insensitive matching is done by
+folding the field's lexicon (see ``facets``), so the most common written
+form of a folded key can be shown without a side table.
+"""
+
+from __future__ import annotations
+
+from whoosh.analysis import (
+    CharsetFilter,
+    LowercaseFilter,
+    RegexTokenizer,
+    StemFilter,
+)
+from whoosh.fields import ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
+from whoosh.support.charset import accent_map
+
+# Facet name -> Whoosh field. "article" and "date" are facets too.
+KEYWORD_FACETS = ("person", "org", "place", "speaker", "source", "quote_kind")
+FACETS = KEYWORD_FACETS + ("article", "date")
+FACET_FIELDS = {name: name for name in KEYWORD_FACETS} | {"article": "article_id", "date": "date"}
+SCHEMA_VERSION = 1
+
+
+def text_analyzer():
+    """Words, lower-cased, accents folded, Porter-stemmed: "Tortured" ~ "torture"."""
+    return (
+        RegexTokenizer(r"\w+(?:[''’]\w+)*")
+        | LowercaseFilter()
+        | CharsetFilter(accent_map)
+        | StemFilter(cachesize=50000)
+    )
+
+
+def spelling_analyzer():
+    """Like ``text_analyzer`` without stemming: spelling suggestions are real words."""
+    return RegexTokenizer(r"\w+(?:[''’]\w+)*") | LowercaseFilter() | CharsetFilter(accent_map)
+
+
+def keyword_value(value: str) -> str:
+    """A facet value as indexed in a comma-separated KEYWORD field."""
+    return " ".join(value.replace(",", " ").split())
+
+
+def build_schema() -> Schema:
+    """The index schema (version ``SCHEMA_VERSION``)."""
+    ana = text_analyzer()
+    return Schema(
+        id=ID(stored=True, unique=True),
+        doctype=ID(stored=True),
+        article_id=ID(stored=True, sortable=True),
+        passage_id=ID(stored=True),
+        position=NUMERIC(stored=True, sortable=True),
+        start=STORED(),
+        end=STORED(),
+        text=TEXT(analyzer=ana, stored=True, phrase=True),
+        title=TEXT(analyzer=ana, stored=True, phrase=True, field_boost=2.0),
+        quote=TEXT(analyzer=ana, stored=True, phrase=True, field_boost=1.5),
+        spell=TEXT(analyzer=spelling_analyzer(), phrase=False, spelling=True),
+        person=KEYWORD(commas=True, scorable=False),
+        org=KEYWORD(commas=True, scorable=False),
+        place=KEYWORD(commas=True, scorable=False),
+        speaker=KEYWORD(commas=True, scorable=False, stored=True),
+        source=KEYWORD(commas=True, scorable=False, stored=True),
+        quote_kind=KEYWORD(commas=True, scorable=False, stored=True),
+        date=ID(stored=True, sortable=True),
+        url=STORED(),
+        author=STORED(),
+        content_hash=STORED(),
+        data=STORED(),
+    )

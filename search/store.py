@@ -1,0 +1,373 @@
+"""The storage engine behind one narrow interface.
+
+``Store`` is what the rest of newsquarry uses: ``add``, ``delete``,
+``search``, ``stats`` (plus ``get_article``/``get_passage`` and
+``content_hash`` for idempotent re-indexing). ``WhooshStore`` implements it
+on a Whoosh index on disk; a distributed engine can later implement the same
+protocol without the API or the CLI changing.
+
+Writes: one writer at a time (Whoosh's file lock, a kernel ``flock`` that a
+killed process releases), acquired with a bounded timeout; everything put in
+one ``writer()`` session commits atomically (Whoosh writes segment files, then
+swaps the table of contents), so a crash leaves the last completed commit.
+
+Reads: one searcher per thread, replaced by a new one only when a commit has
+landed (see ``WhooshStore.searcher``), never reopened per query.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from whoosh import index
+from whoosh.index import EmptyIndexError, LockError
+from whoosh.query import Term
+
+from .errors import IndexBusy, IndexUnavailable, NotFound
+from .models import Article, Passage
+from .schema import SCHEMA_VERSION, build_schema, keyword_value
+
+DEFAULT_LOCK_TIMEOUT = 30.0
+INDEX_NAME = "newsquarry"
+
+
+@dataclass
+class WriteReport:
+    """What a write did, per article id."""
+
+    added: list[str] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    failed: list[dict[str, str]] = field(default_factory=list)  # {"id"/"path", "reason"}
+    passages: int = 0
+
+    def merge(self, other: WriteReport) -> None:
+        for name in ("added", "replaced", "unchanged", "deleted", "failed"):
+            getattr(self, name).extend(getattr(other, name))
+        self.passages += other.passages
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "added": self.added,
+            "replaced": self.replaced,
+            "unchanged": self.unchanged,
+            "deleted": self.deleted,
+            "failed": self.failed,
+            "passages": self.passages,
+        }
+
+
+class Store(Protocol):
+    """The interface every storage engine implements."""
+
+    def add(self, items: Iterable[tuple[Article, list[Passage]]]) -> WriteReport: ...
+    def delete(self, article_id: str) -> bool: ...
+    def search(self, request: Any) -> Any: ...
+    def stats(self) -> dict[str, Any]: ...
+    def content_hash(self, article_id: str) -> str | None: ...
+    def get_article(self, article_id: str) -> dict[str, Any]: ...
+    def get_passage(self, passage_id: str) -> dict[str, Any]: ...
+
+
+def passage_documents(article: Article, passages: list[Passage]) -> Iterator[dict[str, Any]]:
+    """The Whoosh documents for one article: the article, its passages, its quotes."""
+    common = {"article_id": article.id}
+    meta = {"source": keyword_value(article.source) if article.source else None}
+    if article.date:
+        meta["date"] = article.date
+    yield {
+        **common,
+        "id": article.id,
+        "doctype": "article",
+        "content_hash": article.content_hash,
+        "date": article.date,
+        "source": meta["source"],
+        "data": json.dumps(
+            {
+                "title": article.title,
+                "text": article.text,
+                "source": article.source,
+                "date": article.date,
+                "url": article.url,
+                "author": article.author,
+                "path": article.path,
+                "passages": len(passages),
+            },
+            ensure_ascii=False,
+        ),
+    }
+    for p in passages:
+        entities = {t: [keyword_value(n) for n in p.names(t)] for t in ("person", "org", "place")}
+        speakers = [keyword_value(s) for s in p.speakers]
+        kinds = sorted({q.kind for q in p.quotes})
+        facet_fields = {k: ",".join(v) for k, v in entities.items() if v}
+        doc = {
+            **common,
+            **{k: v for k, v in meta.items() if v},
+            **facet_fields,
+            "id": p.id,
+            "doctype": "passage",
+            "position": p.position,
+            "start": p.start,
+            "end": p.end,
+            "text": p.text,
+            "title": article.title,
+            "spell": f"{article.title}\n{p.text}",
+            "url": article.url,
+            "author": article.author,
+            "data": json.dumps(
+                {
+                    "entities": [e.__dict__ for e in p.entities],
+                    "quotes": [q.__dict__ for q in p.quotes],
+                },
+                ensure_ascii=False,
+            ),
+        }
+        if p.quotes:
+            doc["quote"] = "\n".join(q.text for q in p.quotes)
+        if speakers:
+            doc["speaker"] = ",".join(speakers)
+        if kinds:
+            doc["quote_kind"] = ",".join(kinds)
+        yield doc
+        for n, q in enumerate(p.quotes, start=1):
+            qdoc = {
+                **common,
+                **{k: v for k, v in meta.items() if v},
+                **facet_fields,
+                "id": f"{p.id}#q{n}",
+                "doctype": "quote",
+                "passage_id": p.id,
+                "position": p.position,
+                "start": q.start,
+                "end": q.end,
+                "quote": q.text,
+                "quote_kind": q.kind,
+                "data": json.dumps(q.__dict__, ensure_ascii=False),
+            }
+            if q.speaker:
+                qdoc["speaker"] = keyword_value(q.speaker)
+            yield qdoc
+
+
+class WriteSession:
+    """Puts and deletes inside one commit; use ``WhooshStore.writer()``."""
+
+    def __init__(self, store: WhooshStore, writer: Any) -> None:
+        self._store = store
+        self._writer = writer
+        self._searcher = writer.searcher()
+        self._seen: set[str] = set()
+        self.report = WriteReport()
+
+    def _exists(self, article_id: str) -> bool:
+        return self._searcher.document_number(id=article_id) is not None
+
+    def put(self, article: Article, passages: list[Passage]) -> str:
+        """Add or replace one article (all its passages go); returns "added" or "replaced"."""
+        if article.id in self._seen:
+            raise ValueError(f"article {article.id!r} given twice in one commit")
+        self._seen.add(article.id)
+        existed = self._exists(article.id)
+        if existed:
+            self._writer.delete_by_term("article_id", article.id)
+        for doc in passage_documents(article, passages):
+            self._writer.add_document(**{k: v for k, v in doc.items() if v is not None})
+        self.report.passages += len(passages)
+        outcome = "replaced" if existed else "added"
+        getattr(self.report, outcome).append(article.id)
+        return outcome
+
+    def delete(self, article_id: str) -> bool:
+        """Delete an article and all its passages and quotes; False if it was not there."""
+        if not self._exists(article_id):
+            return False
+        self._writer.delete_by_term("article_id", article_id)
+        self.report.deleted.append(article_id)
+        return True
+
+    def seen(self, article_id: str) -> bool:
+        return article_id in self._seen
+
+
+class WhooshStore:
+    """A Whoosh index in a folder: the default ``Store``."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        *,
+        create: bool = True,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    ) -> None:
+        self.path = Path(path)
+        self.lock_timeout = lock_timeout
+        self._local = threading.local()
+        try:
+            if index.exists_in(self.path, indexname=INDEX_NAME):
+                self.ix = index.open_dir(self.path, indexname=INDEX_NAME)
+            elif create:
+                self.path.mkdir(parents=True, exist_ok=True)
+                self.ix = index.create_in(self.path, build_schema(), indexname=INDEX_NAME)
+            else:
+                raise IndexUnavailable(f"no index at {self.path}")
+        except (EmptyIndexError, OSError, ValueError, EOFError) as exc:
+            raise IndexUnavailable(f"cannot open the index at {self.path}: {exc}") from None
+        names = set(self.ix.schema.names())
+        if not set(build_schema().names()) <= names:
+            raise IndexUnavailable(
+                f"the index at {self.path} was made by another version (schema "
+                f"{SCHEMA_VERSION} expected): re-create it with `newsquarry index --rebuild`"
+            )
+
+    # -- writing ---------------------------------------------------------
+    @contextmanager
+    def writer(self, timeout: float | None = None) -> Iterator[WriteSession]:
+        """One commit: everything put in the session lands together or not at all."""
+        wait = self.lock_timeout if timeout is None else timeout
+        try:
+            w = self.ix.writer(timeout=wait, delay=0.05)
+        except LockError:
+            raise IndexBusy(
+                f"another process is writing to the index at {self.path}; "
+                f"gave up after waiting {wait:g} s"
+            ) from None
+        session = WriteSession(self, w)
+        try:
+            yield session
+        except BaseException:
+            w.cancel()
+            raise
+        else:
+            w.commit()
+
+    def add(self, items: Iterable[tuple[Article, list[Passage]]]) -> WriteReport:
+        """Add or replace articles in one commit; unchanged articles are skipped."""
+        with self.writer() as w:
+            for article, passages in items:
+                if self.content_hash(article.id) == article.content_hash:
+                    w.report.unchanged.append(article.id)
+                    continue
+                w.put(article, passages)
+        return w.report
+
+    def delete(self, article_id: str) -> bool:
+        """Delete one article; False if it was not in the index."""
+        with self.writer() as w:
+            return w.delete(article_id)
+
+    # -- reading ---------------------------------------------------------
+    def searcher(self) -> Any:
+        """This thread's searcher, moved to the newest commit if there is one.
+
+        Whoosh's ``Searcher.refresh()`` is not used: in whoosh-reloaded 2.7.5 it
+        reuses segment readers whose deletions changed and keeps merged-away
+        segments, so deleted or replaced passages would stay visible. A new
+        searcher is opened only when the generation changed (a cheap check of
+        the table of contents), never per query.
+        """
+        s = getattr(self._local, "searcher", None)
+        if s is None or not s.up_to_date():
+            if s is not None:
+                s.close()
+            s = self.ix.searcher()
+            self._local.searcher = s
+        return s
+
+    @property
+    def generation(self) -> int:
+        """The generation of the newest commit (changes on every commit)."""
+        return self.ix.latest_generation()
+
+    def _stored(self, doc_id: str) -> dict[str, Any] | None:
+        return self.searcher().document(id=doc_id)
+
+    def content_hash(self, article_id: str) -> str | None:
+        doc = self._stored(article_id)
+        return doc.get("content_hash") if doc and doc.get("doctype") == "article" else None
+
+    def get_article(self, article_id: str) -> dict[str, Any]:
+        """An article with its text, metadata and passages (in order)."""
+        doc = self._stored(article_id)
+        if not doc or doc.get("doctype") != "article":
+            raise NotFound(f"no article with id {article_id!r}")
+        data = json.loads(doc["data"])
+        s = self.searcher()
+        q = Term("article_id", article_id) & Term("doctype", "passage")
+        hits = s.search(q, limit=None, sortedby="position")
+        passages = [self._passage_record(h.fields(), data) for h in hits]
+        return {"id": article_id, **data, "passages": passages}
+
+    def get_passage(self, passage_id: str) -> dict[str, Any]:
+        """One passage with its entities, quotes and its article's metadata."""
+        doc = self._stored(passage_id)
+        if not doc or doc.get("doctype") != "passage":
+            raise NotFound(f"no passage with id {passage_id!r}")
+        art = self._stored(doc["article_id"])
+        meta = json.loads(art["data"]) if art else {}
+        return self._passage_record(doc, meta)
+
+    @staticmethod
+    def _passage_record(doc: dict[str, Any], article: dict[str, Any]) -> dict[str, Any]:
+        data = json.loads(doc.get("data") or "{}")
+        quotes = data.get("quotes", [])
+        speakers = list(dict.fromkeys(q["speaker"] for q in quotes if q.get("speaker")))
+        return {
+            "id": doc["id"],
+            "article_id": doc["article_id"],
+            "position": doc["position"],
+            "start": doc["start"],
+            "end": doc["end"],
+            "text": doc["text"],
+            "title": article.get("title") or doc.get("title"),
+            "source": article.get("source"),
+            "date": article.get("date"),
+            "url": article.get("url"),
+            "entities": data.get("entities", []),
+            "quotes": quotes,
+            "speakers": speakers,
+        }
+
+    def stats(self) -> dict[str, Any]:
+        """Counts and sizes: articles, passages, quotes, segments, bytes on disk."""
+        s = self.searcher()
+        # doc_frequency would count deleted documents until a merge: count live ones
+        counts = {
+            kind: sum(1 for _ in s.docs_for_query(Term("doctype", kind)))
+            for kind in ("article", "passage", "quote")
+        }
+        size = sum(f.stat().st_size for f in self.path.iterdir() if f.is_file())
+        return {
+            "path": str(self.path),
+            "articles": counts["article"],
+            "passages": counts["passage"],
+            "quotes": counts["quote"],
+            "segments": len(self.ix._segments()),
+            "generation": self.generation,
+            "size_bytes": size,
+            "last_modified": time.strftime(
+                "%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.ix.last_modified())
+            ),
+        }
+
+    def search(self, request: Any) -> Any:
+        """Run a search request (see ``search.searching``)."""
+        from .searching import run_search
+
+        return run_search(self, request)
+
+    def close(self) -> None:
+        s = getattr(self._local, "searcher", None)
+        if s is not None:
+            s.close()
+        self._local.__dict__.clear()
+        self.ix.close()
