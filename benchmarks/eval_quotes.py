@@ -193,7 +193,7 @@ def evaluate(items: list[Item], preds: list[list[ArticleQuote]], errors: int = 0
     """All figures, as a dict (printed by main)."""
     c: Counter[str] = Counter()
     examples: dict[str, list[str]] = defaultdict(list)
-    for item, quotes in zip(items, preds):
+    for item, quotes in zip(items, preds, strict=True):
         golds = [g for g in item.gold if not g.suspect]
         suspects = [g for g in item.gold if g.suspect]
         quoted = [q for q in quotes if q.kind != "indirect"]
