@@ -39,12 +39,16 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("max_facet_size", 100, "Most values one facet may return."),
     Setting("max_filter_values", 50, "Most values one search may filter on, all facets together."),
     Setting("search_time_limit", 5.0, "Seconds a search may run before it is cut short."),
-    Setting("max_term_expansion", 1000, "Most index terms one wildcard or fuzzy term may expand to."),
+    Setting(
+        "max_term_expansion", 1000, "Most index terms one wildcard or fuzzy term may expand to."
+    ),
     Setting("lock_timeout", 30.0, "Seconds a writer waits for the index lock before giving up."),
     Setting("max_body_bytes", 10 * 1024 * 1024, "Largest request body the API accepts."),
     Setting("write_token", None, "Token required by API writes; writes are disabled when unset."),
     Setting("secret", None, "Server secret for scoped read keys (HMAC); keys disabled when unset."),
-    Setting("cors_origins", "*", "Origins allowed to read the API from a browser (comma-separated)."),
+    Setting(
+        "cors_origins", "*", "Origins allowed to read the API from a browser (comma-separated)."
+    ),
     Setting("commit_every", 500, "Articles per commit while indexing."),
 )
 SETTINGS_BY_NAME = {s.name: s for s in SETTINGS}

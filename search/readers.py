@@ -36,7 +36,7 @@ FRONT_KEYS = ("id", "title", "date", "url", "source", "author")
 MAX_FILE_BYTES = 50 * 1024 * 1024  # a single article file larger than this is refused
 MAX_ARTICLE_CHARS = 5_000_000
 _ID_OK = re.compile(r"[^A-Za-z0-9._-]+")
-_FRONT_LINE = re.compile(r"^(%s)\s*:\s*(.*)$" % "|".join(FRONT_KEYS), re.IGNORECASE)
+_FRONT_LINE = re.compile(r"^({})\s*:\s*(.*)$".format("|".join(FRONT_KEYS)), re.IGNORECASE)
 
 
 @dataclass
@@ -161,7 +161,7 @@ def parse_plain_text(text: str, default_id: str) -> Article:
     if meta and not (i < len(lines) and not lines[i].strip()):
         # not front matter after all (e.g. a title line "Title: subtitle")
         meta, i = {}, 0
-    rest = "\n".join(lines[i:]).strip("\n")
+    rest = "\n".join(lines[i:]).strip()
     if "title" in meta:
         title, body = meta["title"], rest
     else:
@@ -287,12 +287,16 @@ def read_file(path: Path, root: Path | None = None) -> Iterator[Article | ReadFa
     default_id = clean_id(str(rel.with_suffix("")).replace(os.sep, "-")) or "article"
     try:
         text = _read_text_file(path)
-        if ext in TEXT_EXTS:
-            yield parse_plain_text(text, default_id)
-        elif ext in MD_EXTS:
-            yield parse_markdown(text, default_id)
-        else:
-            yield parse_html(text, default_id)
+        parse = (
+            parse_plain_text
+            if ext in TEXT_EXTS
+            else parse_markdown
+            if ext in MD_EXTS
+            else parse_html
+        )
+        article = parse(text, default_id)
+        article.path = str(path)
+        yield article
     except ReadError as exc:
         yield ReadFailure(exc.path, exc.reason)
     except OSError as exc:

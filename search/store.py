@@ -11,8 +11,8 @@ killed process releases), acquired with a bounded timeout; everything put in
 one ``writer()`` session commits atomically (Whoosh writes segment files, then
 swaps the table of contents), so a crash leaves the last completed commit.
 
-Reads: one searcher per thread, moved to the newest commit with
-``refresh()`` (cheap: reuses unchanged segments), never reopened per query.
+Reads: one searcher per thread, replaced by a new one only when a commit has
+landed (see ``WhooshStore.searcher``), never reopened per query.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ class WriteReport:
     failed: list[dict[str, str]] = field(default_factory=list)  # {"id"/"path", "reason"}
     passages: int = 0
 
-    def merge(self, other: "WriteReport") -> None:
+    def merge(self, other: WriteReport) -> None:
         for name in ("added", "replaced", "unchanged", "deleted", "failed"):
             getattr(self, name).extend(getattr(other, name))
         self.passages += other.passages
@@ -162,7 +162,7 @@ def passage_documents(article: Article, passages: list[Passage]) -> Iterator[dic
 class WriteSession:
     """Puts and deletes inside one commit; use ``WhooshStore.writer()``."""
 
-    def __init__(self, store: "WhooshStore", writer: Any) -> None:
+    def __init__(self, store: WhooshStore, writer: Any) -> None:
         self._store = store
         self._writer = writer
         self._searcher = writer.searcher()
@@ -267,54 +267,21 @@ class WhooshStore:
 
     # -- reading ---------------------------------------------------------
     def searcher(self) -> Any:
-        """This thread's searcher, moved to the newest commit if there is one."""
-        s = getattr(self._local, "searcher", None)
-        if s is None:
-            s = self.ix.searcher()
-        elif not s.up_to_date():
-            if s.ixreader.segments() is None:  # an empty index's reader cannot refresh
-                s.close()
-                s = self.ix.searcher()
-            else:
-                s = self._refreshed(s)
-        self._local.searcher = s
-        return s
+        """This thread's searcher, moved to the newest commit if there is one.
 
-    def _refreshed(self, old: Any) -> Any:
-        """A searcher on the newest commit, reusing the readers of unchanged segments.
-
-        Not ``Searcher.refresh()``: in whoosh-reloaded 2.7.5 it matches readers by
-        segment id alone and also keeps the old reader's segments, so after a merge
-        the merged-away segments come back (documents counted twice) and new
-        deletions in a kept segment are not seen. Here a reader is reused only
-        when its segment is still in the index with the same deletion count.
+        Whoosh's ``Searcher.refresh()`` is not used: in whoosh-reloaded 2.7.5 it
+        reuses segment readers whose deletions changed and keeps merged-away
+        segments, so deleted or replaced passages would stay visible. A new
+        searcher is opened only when the generation changed (a cheap check of
+        the table of contents), never per query.
         """
-        from whoosh.reading import MultiReader, SegmentReader
-        from whoosh.searching import Searcher
-
-        toc = self.ix._read_toc()
-        if not toc.segments:
-            old.close()
-            return self.ix.searcher()
-        reusable = {}
-        for r, _ in old.ixreader.leaf_readers():
-            seg = r.segment() if hasattr(r, "segment") else None
-            if seg is not None:
-                reusable[(seg.segment_id(), seg.deleted_count())] = r
-        readers = []
-        for seg in toc.segments:
-            r = reusable.pop((seg.segment_id(), seg.deleted_count()), None)
-            if r is None:
-                r = SegmentReader(self.ix.storage, toc.schema, seg, generation=toc.generation)
-            readers.append(r)
-        for r in reusable.values():
-            r.close()
-        if len(readers) == 1:
-            readers[0]._gen = toc.generation
-            reader = readers[0]
-        else:
-            reader = MultiReader(readers, generation=toc.generation)
-        return Searcher(reader, fromindex=self.ix)
+        s = getattr(self._local, "searcher", None)
+        if s is None or not s.up_to_date():
+            if s is not None:
+                s.close()
+            s = self.ix.searcher()
+            self._local.searcher = s
+        return s
 
     @property
     def generation(self) -> int:

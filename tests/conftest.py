@@ -243,3 +243,50 @@ def seed_passages():
 
 
 __all__ = ["PassThrough", "annotate", "build", "index_articles", "seed_items", "small_items"]
+
+
+# --- fixtures of the foundation tests (readers, passages, store, CLI) ----------
+SEED_ID = "000_e23b3335c9472580"
+
+
+@pytest.fixture(scope="session")
+def seed_file() -> Path:
+    from search.corpus import bundled_corpus_path
+
+    return bundled_corpus_path() / f"{SEED_ID}.txt"
+
+
+@pytest.fixture(scope="session")
+def seed_doc(seed_file) -> Article:
+    """The seed article as the plain-text reader reads it."""
+    (article,) = list(read_paths([seed_file]))
+    return article
+
+
+@pytest.fixture(scope="session")
+def enricher():
+    """The real spaCy enricher, loaded once per test session."""
+    from search.indexer import default_enricher
+
+    return default_enricher()
+
+
+@pytest.fixture()
+def corpus_dir(tmp_path, seed_file) -> Path:
+    """A folder holding a copy of the seed article."""
+    import shutil
+
+    d = tmp_path / "corpus"
+    d.mkdir()
+    shutil.copy(seed_file, d / seed_file.name)
+    return d
+
+
+@pytest.fixture(scope="session")
+def seed_index(tmp_path_factory, seed_file, enricher) -> WhooshStore:
+    """A real index of the seed article with real enrichment, built once (read-only)."""
+    from search.indexer import index_paths
+
+    store = WhooshStore(tmp_path_factory.mktemp("seed-index"))
+    index_paths(store, [str(seed_file)], enricher=enricher)
+    return store

@@ -1,0 +1,105 @@
+"""Streaming enrichment of many articles, in one process or several.
+
+``Enricher.enrich`` consumes its input lazily and yields results in input
+order. With ``n_process=1`` it runs ``nlp.pipe`` over the article texts in
+batches and applies the rules in the same process. With ``n_process>1`` it uses
+a pool of worker processes it controls (``backend="pool"``, the default), each
+running ``nlp.pipe`` *and* the rules on a chunk of texts, so the rule overhead
+is spread over the workers too; at most ``2 * n_process`` chunks are in flight,
+so memory stays bounded. ``backend="spacy"`` uses spaCy's own
+``nlp.pipe(n_process=...)`` instead (rules then run in the parent); see
+docs/benchmarks.md for which is faster.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+from collections import deque
+from collections.abc import Iterable, Iterator
+from itertools import islice
+
+from spacy.tokens import Doc
+
+from search.enrich.assign import assign
+from search.enrich.entities import Mention, extract_mentions
+from search.enrich.nlp import load_nlp
+from search.enrich.quotes import ArticleQuote, extract_quotes
+from search.models import Article, Passage
+
+Found = tuple[list[Mention], list[ArticleQuote]]
+
+
+def analyse_doc(doc: Doc) -> Found:
+    """Entities and quotations of one parsed article, with article offsets."""
+    mentions = extract_mentions(doc)
+    return mentions, extract_quotes(doc, mentions)
+
+
+def enrich_doc(doc: Doc, passages: list[Passage]) -> list[Passage]:
+    """Fill the passages of one parsed article."""
+    mentions, quotes = analyse_doc(doc)
+    return assign(passages, mentions, quotes)
+
+
+def _analyse_texts(texts: list[str], batch_size: int) -> list[Found]:
+    """Worker entry point: parse and analyse a chunk of article texts."""
+    nlp = load_nlp()
+    return [analyse_doc(doc) for doc in nlp.pipe(texts, batch_size=batch_size)]
+
+
+class Enricher:
+    """Enriches a stream of (article, passages) with entities and quotations."""
+
+    def __init__(self, n_process: int = 1, batch_size: int = 16, backend: str = "pool") -> None:
+        if n_process < 1:
+            raise ValueError("n_process must be >= 1")
+        if backend not in ("pool", "spacy"):
+            raise ValueError("backend must be 'pool' or 'spacy'")
+        self.n_process = n_process
+        self.batch_size = batch_size
+        self.backend = backend
+
+    def enrich(
+        self, items: Iterable[tuple[Article, list[Passage]]]
+    ) -> Iterator[tuple[Article, list[Passage]]]:
+        """Yield each (article, passages) with entities and quotes filled, in input order."""
+        if self.n_process == 1 or self.backend == "spacy":
+            yield from self._enrich_spacy(items)
+        else:
+            yield from self._enrich_pool(items)
+
+    def _enrich_spacy(
+        self, items: Iterable[tuple[Article, list[Passage]]]
+    ) -> Iterator[tuple[Article, list[Passage]]]:
+        nlp = load_nlp()
+        pairs = ((article.text, (article, passages)) for article, passages in items)
+        for doc, (article, passages) in nlp.pipe(
+            pairs, as_tuples=True, batch_size=self.batch_size, n_process=self.n_process
+        ):
+            yield article, enrich_doc(doc, passages)
+
+    def _enrich_pool(
+        self, items: Iterable[tuple[Article, list[Passage]]]
+    ) -> Iterator[tuple[Article, list[Passage]]]:
+        load_nlp()  # load once in the parent: forked workers inherit it
+        methods = mp.get_all_start_methods()
+        ctx = mp.get_context("fork" if "fork" in methods else "spawn")
+        iterator = iter(items)
+        pending: deque = deque()
+        with ctx.Pool(self.n_process) as pool:
+            while True:
+                while len(pending) < 2 * self.n_process:
+                    chunk = list(islice(iterator, self.batch_size))
+                    if not chunk:
+                        break
+                    texts = [article.text for article, _ in chunk]
+                    pending.append(
+                        (chunk, pool.apply_async(_analyse_texts, (texts, self.batch_size)))
+                    )
+                if not pending:
+                    break
+                chunk, result = pending.popleft()
+                for (article, passages), (mentions, quotes) in zip(
+                    chunk, result.get(), strict=True
+                ):
+                    yield article, assign(passages, mentions, quotes)

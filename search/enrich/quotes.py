@@ -1,0 +1,681 @@
+"""Quotations and reported speech of one article, with speakers.
+
+Pipeline for one article (the whole text is parsed once, for context):
+
+1. ``find_quote_spans``: quoted segments, found on characters paragraph by
+   paragraph. Straight quotes toggle; curly quotes also say which way they
+   face, which repairs missing marks (a stray closing mark is dropped, an
+   opening mark met inside an open quote closes it and opens a new one). A quote
+   still open at the end of a paragraph ends there; when the next paragraph
+   opens with a quote mark it is the continuation of the same quotation
+   (the newspaper convention for quotes running over several paragraphs).
+2. ``attribute``: for each quoted segment, the *frame* is the unquoted part of
+   the sentences it touches (plus a previous sentence ending in ":"). The cue
+   is the speech verb of the frame nearest the quote, preferring one that
+   governs the quote in the parse; the speaker is its subject, found by walking
+   up participles and passives ("was quoted as saying", "..., saying"), or the
+   object of "according to". Proper names become canonical names, "he"/"she"
+   are resolved by ``PersonTracker``; other mentions ("officials", "it",
+   "they") keep the mention but have speaker None. A segment without a frame
+   cue takes the speaker of the previous quotation in its paragraph (or of the
+   quotation it continues).
+3. ``indirect_speech``: unquoted sentences whose speech verb has a clausal
+   complement ("Solano alleges that ...", "..., said Solano") or that hold
+   "according to X": kind "indirect", text = the reported clause.
+
+Kinds: "direct" for a quotation that stands as speech (it opens the sentence
+or follows ":" / "," / a speech verb), "partial" for a fragment quoted inside
+paraphrase. Quoted fragments of at most three words with no cue in their frame
+(titles, scare quotes) are dropped. ``cue`` is the lemma of the speech verb
+("say", "tell", "according to").
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+
+from spacy.tokens import Doc, Token
+
+from search.enrich.entities import Mention
+from search.enrich.pronouns import PersonTracker, pronoun_gender
+from search.textnorm import fold
+
+OPEN_MARKS = "“„«"
+CLOSE_MARKS = "”»"
+STRAIGHT_MARKS = '"'
+ALL_MARKS = OPEN_MARKS + CLOSE_MARKS + STRAIGHT_MARKS
+_PARA_SPLIT = re.compile(r"\n[ \t\r\f\v]*\n\s*")
+
+SPEECH_VERBS = frozenset(
+    [
+        "say",
+        "tell",
+        "add",
+        "allege",
+        "claim",
+        "warn",
+        "accuse",
+        "describe",
+        "write",
+        "tweet",
+        "post",
+        "ask",
+        "call",
+        "state",
+        "explain",
+        "note",
+        "report",
+        "reply",
+        "respond",
+        "declare",
+        "conclude",
+        "argue",
+        "insist",
+        "continue",
+        "announce",
+        "admit",
+        "acknowledge",
+        "recall",
+        "remark",
+        "comment",
+        "suggest",
+        "complain",
+        "predict",
+        "promise",
+        "pledge",
+        "vow",
+        "urge",
+        "joke",
+        "quip",
+        "shout",
+        "yell",
+        "scream",
+        "whisper",
+        "testify",
+        "answer",
+        "boast",
+        "brag",
+        "concede",
+        "confirm",
+        "deny",
+        "emphasize",
+        "emphasise",
+        "stress",
+        "observe",
+        "read",
+        "quote",
+        "mention",
+        "maintain",
+        "contend",
+        "assert",
+        "caution",
+        "agree",
+        "counter",
+        "retort",
+        "demand",
+        "proclaim",
+        "lament",
+        "muse",
+        "repeat",
+        "reiterate",
+        "wonder",
+        "exclaim",
+        "chant",
+        "dub",
+        "label",
+        "brand",
+        "term",
+        "praise",
+        "criticize",
+        "criticise",
+        "blast",
+        "slam",
+        "mock",
+        "dismiss",
+        "decry",
+        "hail",
+        "thank",
+        "apologize",
+        "apologise",
+        "threaten",
+        "tout",
+        "insist",
+        "charge",
+        "predict",
+        "declare",
+        "proclaim",
+        "lash",
+        "rail",
+        "explain",
+        "recount",
+        "write",
+    ]
+)
+INDIRECT_VERBS = frozenset(
+    [
+        "say",
+        "tell",
+        "allege",
+        "claim",
+        "warn",
+        "argue",
+        "insist",
+        "announce",
+        "add",
+        "deny",
+        "admit",
+        "state",
+        "explain",
+        "note",
+        "report",
+        "suggest",
+        "acknowledge",
+        "predict",
+        "promise",
+        "complain",
+        "contend",
+        "maintain",
+        "assert",
+        "reply",
+        "respond",
+        "write",
+        "tweet",
+        "declare",
+        "confirm",
+        "stress",
+        "emphasize",
+        "emphasise",
+        "testify",
+        "concede",
+        "charge",
+    ]
+)
+NON_SPEAKERS = frozenset(
+    {"it", "they", "we", "i", "you", "people", "this", "that", "there", "who", "which", "one"}
+)
+SUBJECT_DEPS = ("nsubj", "nsubjpass")
+CLIMB_DEPS = ("xcomp", "advcl", "pcomp", "conj", "prep", "acl", "ccomp")
+
+
+@dataclass
+class QuoteSpan:
+    """A quoted segment; ``start``/``end`` exclude the marks (article offsets)."""
+
+    start: int
+    end: int
+    mark: int  # offset of the opening mark
+    para: int
+    left_open: bool = False  # no closing mark before the paragraph ended
+    continues: bool = False  # continues a quote left open in the previous paragraph
+
+
+@dataclass
+class ArticleQuote:
+    """A quotation with article-level offsets (converted to passage offsets later)."""
+
+    start: int
+    end: int
+    text: str
+    kind: str
+    speaker: str | None
+    speaker_mention: str | None
+    speaker_start: int | None
+    speaker_end: int | None
+    cue: str | None
+
+
+def paragraph_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each non-empty paragraph: blocks separated by blank lines."""
+    spans = []
+    pos = 0
+    for m in _PARA_SPLIT.finditer(text):
+        spans.append((pos, m.start()))
+        pos = m.end()
+    spans.append((pos, len(text)))
+    out = []
+    for s, e in spans:
+        while s < e and text[s].isspace():
+            s += 1
+        while e > s and text[e - 1].isspace():
+            e -= 1
+        if s < e:
+            out.append((s, e))
+    return out
+
+
+def _trimmed(text: str, s: int, e: int) -> tuple[int, int]:
+    while s < e and text[s].isspace():
+        s += 1
+    while e > s and text[e - 1].isspace():
+        e -= 1
+    return s, e
+
+
+def find_quote_spans(text: str, paragraphs: list[tuple[int, int]]) -> list[QuoteSpan]:
+    """Quoted segments of the article, paragraph by paragraph."""
+    spans: list[QuoteSpan] = []
+    prev_left_open = False
+    for pi, (ps, pe) in enumerate(paragraphs):
+        opened: int | None = None
+        first = True
+        para_spans: list[QuoteSpan] = []
+        for i in range(ps, pe):
+            c = text[i]
+            if c not in ALL_MARKS:
+                continue
+            if opened is None:
+                if c in CLOSE_MARKS or not text[i + 1 : pe].strip():
+                    continue  # stray closing mark, or a mark ending the paragraph
+                opened = i
+            else:
+                if (
+                    c in OPEN_MARKS
+                    and text[opened] in OPEN_MARKS
+                    and (i + 1 < pe and not text[i + 1].isspace())
+                    and (i == ps or text[i - 1].isspace())
+                ):
+                    # missing closing mark: close here and open again
+                    s, e = _trimmed(text, opened + 1, i)
+                    if s < e:
+                        para_spans.append(QuoteSpan(s, e, opened, pi))
+                    opened = i
+                    continue
+                s, e = _trimmed(text, opened + 1, i)
+                if s < e:
+                    para_spans.append(QuoteSpan(s, e, opened, pi))
+                opened = None
+        if opened is not None:
+            s, e = _trimmed(text, opened + 1, pe)
+            if s < e:
+                para_spans.append(QuoteSpan(s, e, opened, pi, left_open=True))
+        if para_spans and prev_left_open and para_spans[0].mark == ps:
+            para_spans[0].continues = True
+        first = bool(first)
+        prev_left_open = bool(para_spans) and para_spans[-1].left_open
+        spans.extend(para_spans)
+    return spans
+
+
+class _Context:
+    """Per-article lookups shared by the attribution rules."""
+
+    def __init__(
+        self,
+        doc: Doc,
+        mentions: list[Mention],
+        spans: list[QuoteSpan],
+        paragraphs: list[tuple[int, int]],
+    ) -> None:
+        self.doc = doc
+        self.text = doc.text
+        self.paragraphs = paragraphs
+        self.para_starts = [s for s, _ in paragraphs]
+        self.tok_starts = [t.idx for t in doc]
+        n = len(doc)
+        self.quoted = [False] * n
+        for sp in spans:
+            a = bisect.bisect_left(self.tok_starts, sp.mark)
+            b = bisect.bisect_left(self.tok_starts, sp.end)
+            for k in range(a, min(b, n)):
+                self.quoted[k] = True
+            # the closing mark too
+            if b < n and doc[b].text in ALL_MARKS:
+                self.quoted[b] = True
+        for t in doc:
+            if t.text in ALL_MARKS:
+                self.quoted[t.i] = True
+        self.mention_at: dict[int, Mention] = {}
+        for m in mentions:
+            for k in range(m.tok_start, m.tok_end):
+                self.mention_at[k] = m
+        self.tracker = PersonTracker(doc, mentions, self.quoted)
+        self.person_names = {
+            tuple(fold(m.name).split()): m.name for m in mentions if m.type == "person"
+        }
+
+    def para_of(self, char: int) -> int:
+        return max(0, bisect.bisect_right(self.para_starts, char) - 1)
+
+    def token_at(self, char: int) -> int:
+        """Index of the token holding (or first after) a character offset."""
+        k = bisect.bisect_right(self.tok_starts, char) - 1
+        return max(0, k)
+
+    # -- speakers ---------------------------------------------------------------
+
+    def subject_of(self, cue: Token) -> Token | None:
+        """Grammatical speaker of a speech verb, climbing participles and passives."""
+        if cue.lower_ == "according":
+            for child in cue.children:
+                if child.lower_ == "to":
+                    for obj in child.children:
+                        if obj.dep_ == "pobj":
+                            return obj
+            return None
+        t = cue
+        for _ in range(5):
+            subj = [c for c in t.children if c.dep_ in SUBJECT_DEPS]
+            if subj:
+                s = subj[0]
+                if s.lower_ in ("who", "that") and t.dep_ == "relcl":
+                    return t.head
+                return s
+            if t.dep_ == "relcl":
+                return t.head
+            if t.dep_ not in CLIMB_DEPS or t.head is t:
+                return None
+            t = t.head
+            if t.pos_ not in ("VERB", "AUX", "ADP"):
+                return None
+        return None
+
+    def speaker_from(self, tok: Token) -> tuple[str | None, str | None, int | None, int | None]:
+        """(speaker, mention, mention start, mention end) for a subject token."""
+        m = self.mention_at.get(tok.i)
+        if m is None:
+            for c in tok.children:
+                if c.dep_ in ("compound", "appos") and c.i in self.mention_at:
+                    cand = self.mention_at[c.i]
+                    if c.dep_ == "compound" or cand.type == "person":
+                        m = cand
+                        break
+        if m is not None:
+            return m.name, m.text, m.start, m.end
+        word = tok.lower_
+        if pronoun_gender(word) and tok.pos_ == "PRON":
+            return self.tracker.resolve(tok.i, word), tok.text, tok.idx, tok.idx + len(tok)
+        if tok.pos_ == "PROPN":
+            left = tok
+            while (
+                left.i > 0
+                and self.doc[left.i - 1].dep_ == "compound"
+                and (self.doc[left.i - 1].head is tok)
+            ):
+                left = self.doc[left.i - 1]
+            span = self.doc[left.i : tok.i + 1]
+            key = tuple(fold(span.text).split())
+            for full, name in self.person_names.items():
+                if key and key[-1] == full[-1]:
+                    return name, span.text, span.start_char, span.end_char
+            if word not in NON_SPEAKERS:
+                return span.text, span.text, span.start_char, span.end_char
+        if word in NON_SPEAKERS or tok.pos_ == "PRON":
+            return None, tok.text, tok.idx, tok.idx + len(tok)
+        # A description ("the spokesman", "officials"): keep the mention only.
+        left = tok.left_edge
+        right = tok
+        for c in tok.rights:
+            if c.dep_ == "prep" and c.lower_ in ("of", "for", "at", "from"):
+                right = c.right_edge
+        span = self.doc[left.i : right.i + 1]
+        return None, span.text, span.start_char, span.end_char
+
+
+def _is_cue(tok: Token) -> bool:
+    if tok.lower_ == "according":
+        return any(c.lower_ == "to" for c in tok.children)
+    return tok.pos_ == "VERB" and tok.lemma_.lower() in SPEECH_VERBS
+
+
+def _cue_name(tok: Token) -> str:
+    return "according to" if tok.lower_ == "according" else tok.lemma_.lower()
+
+
+def _governs(cue: Token, toks: list[Token]) -> bool:
+    for t in toks:
+        h = t
+        for _ in range(6):
+            if h is cue:
+                return True
+            if h.head is h:
+                break
+            h = h.head
+    return False
+
+
+def _kind(text: str, sp: QuoteSpan, ctx: _Context, cue: Token | None) -> str:
+    """direct for a quote that stands as speech, partial for a fragment in paraphrase."""
+    if sp.continues:
+        return "direct"
+    ps = ctx.paragraphs[sp.para][0]
+    before = text[ps : sp.mark].rstrip()
+    content = text[sp.start : sp.end]
+    words = content.split()
+    if not before or before[-1] in ":,.?!;—–-([":
+        if len(words) <= 3 and not re.search(r"[.?!,]\W*$", content):
+            return "partial"
+        return "direct"
+    prev_word = re.findall(r"[A-Za-z]+$", before)
+    if cue is not None and prev_word and ctx.doc[ctx.token_at(sp.mark - 1)] is cue:
+        return "direct"
+    return "partial"
+
+
+_SENTENCE = re.compile(r"^\W*[A-Z].*[.?!]\W*$", re.DOTALL)
+FOLLOW_GAP = 80  # max characters between a paragraph's last quote and its end
+
+
+def _colon_cue(sp: QuoteSpan, ctx: _Context) -> Token | None:
+    """The verb of a clause introducing the quote with a colon ("X continued: ...").
+
+    The colon may end the previous paragraph when the quote opens its own.
+    """
+    text = ctx.text
+    before = text[: sp.mark].rstrip()
+    if not before.endswith(":"):
+        return None
+    colon = ctx.token_at(len(before) - 1)
+    if ctx.para_of(len(before) - 1) not in (sp.para, sp.para - 1):
+        return None
+    tok = ctx.doc[colon]
+    sent = tok.sent
+    cands = [t for t in sent if t.i < colon and not ctx.quoted[t.i]]
+    cues = [t for t in cands if _is_cue(t)]
+    if cues:
+        return cues[-1]
+    root = sent.root
+    if root.i < colon and not ctx.quoted[root.i] and root.pos_ in ("VERB", "AUX"):
+        return root
+    return None
+
+
+def _previous_quote_in_paragraph(
+    qi: int, sp: QuoteSpan, spans: list[QuoteSpan], out: list
+) -> ArticleQuote | None:
+    """The last attributed quote before this one in its paragraph (or the one it continues)."""
+    for pj in range(qi - 1, -1, -1):
+        psp = spans[pj]
+        if psp.para != sp.para and not (sp.continues and psp.para == sp.para - 1):
+            return None
+        prevq = out[pj]
+        if prevq is not None and (prevq.speaker or prevq.speaker_mention):
+            return prevq
+    return None
+
+
+def _previous_paragraph_quote(
+    qi: int, sp: QuoteSpan, spans: list[QuoteSpan], out: list, ctx: _Context
+) -> ArticleQuote | None:
+    """Speaker source for a quote opening a paragraph right after an attributed one."""
+    ps = ctx.paragraphs[sp.para][0]
+    if sp.mark != ps or qi == 0 or spans[qi - 1].para != sp.para - 1:
+        return None
+    prev_end = ctx.paragraphs[sp.para - 1][1]
+    if prev_end - spans[qi - 1].end > FOLLOW_GAP:
+        return None
+    for pj in range(qi - 1, -1, -1):
+        if spans[pj].para != sp.para - 1:
+            break
+        prevq = out[pj]
+        if prevq is not None and prevq.speaker:
+            return prevq
+    return None
+
+
+def attribute(
+    doc: Doc,
+    mentions: list[Mention],
+    spans: list[QuoteSpan],
+    paragraphs: list[tuple[int, int]],
+    ctx: _Context | None = None,
+) -> list[ArticleQuote]:
+    """Speaker, cue and kind of each quoted segment."""
+    ctx = ctx or _Context(doc, mentions, spans, paragraphs)
+    text = doc.text
+    out: list[ArticleQuote | None] = []
+    for qi, sp in enumerate(spans):
+        first_tok = ctx.token_at(sp.start)
+        last_tok = ctx.token_at(max(sp.start, sp.end - 1))
+        qtoks = [doc[k] for k in range(first_tok, last_tok + 1)]
+        sents = []
+        for k in (ctx.token_at(sp.mark), first_tok, last_tok):
+            s = doc[k].sent
+            if s not in sents:
+                sents.append(s)
+        # the sentence right after, when the quote closes a sentence and the cue
+        # sits in a fragment the model split off ("...," he said.)
+        end_sent = doc[last_tok].sent
+        if end_sent.end < len(doc):
+            nxt = doc[end_sent.end].sent
+            if ctx.para_of(nxt.start_char) == sp.para and nxt not in sents:
+                head_toks = [t for t in nxt if not t.is_punct and not t.is_space]
+                if (
+                    head_toks
+                    and not ctx.quoted[head_toks[0].i]
+                    and len(head_toks) <= 6
+                    and any(_is_cue(t) for t in head_toks[:3])
+                ):
+                    sents.append(nxt)
+        ps, pe = ctx.paragraphs[sp.para]
+        frame = [
+            t
+            for s in sents
+            for t in s
+            if not ctx.quoted[t.i] and ps <= t.idx < pe and not t.is_punct and not t.is_space
+        ]
+        cues = [t for t in frame if _is_cue(t)]
+        cue = None
+        if cues:
+            cue = min(
+                cues,
+                key=lambda t, a=first_tok, b=last_tok, q=qtoks: (
+                    0 if _governs(t, q) else 1,
+                    min(abs(t.i - a), abs(t.i - b)),
+                ),
+            )
+        speaker = mention = None
+        mstart = mend = None
+        if cue is not None:
+            subj = ctx.subject_of(cue)
+            if subj is not None and not ctx.quoted[subj.i]:
+                speaker, mention, mstart, mend = ctx.speaker_from(subj)
+        if cue is None:
+            cue = _colon_cue(sp, ctx)
+            if cue is not None:
+                subj = ctx.subject_of(cue)
+                if subj is not None and not ctx.quoted[subj.i]:
+                    speaker, mention, mstart, mend = ctx.speaker_from(subj)
+        kind = _kind(text, sp, ctx, cue)
+        content = text[sp.start : sp.end]
+        if cue is None and len(content.split()) <= 3 and not _SENTENCE.search(content):
+            out.append(None)  # a title or scare quote, not speech
+            continue
+        if cue is None:
+            # follow-on: the previous quotation of the paragraph (or the one continued),
+            # else the last attributed quote of the previous paragraph
+            prevq = _previous_quote_in_paragraph(qi, sp, spans, out)
+            if prevq is None:
+                prevq = _previous_paragraph_quote(qi, sp, spans, out, ctx)
+            if prevq is not None:
+                speaker, mention = prevq.speaker, prevq.speaker_mention
+                mstart, mend = prevq.speaker_start, prevq.speaker_end
+        out.append(
+            ArticleQuote(
+                start=sp.start,
+                end=sp.end,
+                text=text[sp.start : sp.end],
+                kind=kind,
+                speaker=speaker,
+                speaker_mention=mention,
+                speaker_start=mstart,
+                speaker_end=mend,
+                cue=_cue_name(cue) if cue is not None else None,
+            )
+        )
+    # A quote left open whose speaker is only named in its continuation.
+    for qi in range(len(spans) - 2, -1, -1):
+        q, nxt_q = out[qi], out[qi + 1]
+        if (
+            q is not None
+            and nxt_q is not None
+            and spans[qi + 1].continues
+            and q.speaker_mention is None
+            and nxt_q.speaker_mention is not None
+        ):
+            q.speaker, q.speaker_mention = nxt_q.speaker, nxt_q.speaker_mention
+            q.speaker_start, q.speaker_end = nxt_q.speaker_start, nxt_q.speaker_end
+    return [q for q in out if q is not None]
+
+
+def indirect_speech(doc: Doc, ctx: _Context) -> list[ArticleQuote]:
+    """Reported speech without quotation marks: "X said (that) ...", "according to X"."""
+    out: list[ArticleQuote] = []
+    for sent in doc.sents:
+        for tok in sent:
+            if ctx.quoted[tok.i]:
+                continue
+            if tok.lower_ == "according" and _is_cue(tok):
+                prep = tok
+                content = [t for t in sent if not (prep.left_edge.i <= t.i <= prep.right_edge.i)]
+                cue_tok = tok
+            elif tok.pos_ == "VERB" and tok.lemma_.lower() in INDIRECT_VERBS:
+                comps = [c for c in tok.children if c.dep_ == "ccomp"]
+                if not comps:
+                    continue
+                comp = comps[0]
+                content = [t for t in doc[comp.left_edge.i : comp.right_edge.i + 1]]
+                cue_tok = tok
+            else:
+                continue
+            while content and (
+                content[0].is_punct or content[0].is_space or content[0].dep_ == "mark"
+            ):
+                content = content[1:]
+            while content and (content[-1].is_punct or content[-1].is_space):
+                content = content[:-1]
+            if len(content) < 3 or any(ctx.quoted[t.i] for t in content):
+                continue
+            subj = ctx.subject_of(cue_tok)
+            if subj is None or ctx.quoted[subj.i]:
+                continue
+            speaker, mention, mstart, mend = ctx.speaker_from(subj)
+            if speaker is None and (mention or "").lower() in NON_SPEAKERS:
+                continue
+            s, e = content[0].idx, content[-1].idx + len(content[-1])
+            out.append(
+                ArticleQuote(
+                    start=s,
+                    end=e,
+                    text=doc.text[s:e],
+                    kind="indirect",
+                    speaker=speaker,
+                    speaker_mention=mention,
+                    speaker_start=mstart,
+                    speaker_end=mend,
+                    cue=_cue_name(cue_tok),
+                )
+            )
+    return out
+
+
+def extract_quotes(doc: Doc, mentions: list[Mention]) -> list[ArticleQuote]:
+    """All quotations (direct, partial, indirect) of a parsed article, in text order."""
+    paragraphs = paragraph_spans(doc.text)
+    spans = find_quote_spans(doc.text, paragraphs)
+    ctx = _Context(doc, mentions, spans, paragraphs)
+    quotes = attribute(doc, mentions, spans, paragraphs, ctx)
+    quotes.extend(indirect_speech(doc, ctx))
+    quotes.sort(key=lambda q: q.start)
+    return quotes

@@ -1,0 +1,177 @@
+"""Rendering results for the terminal and for scripts.
+
+Scripts get the same records the API returns (``--json``: the whole result,
+``--jsonl``: one record a line, ``--csv``: flat columns). People get a
+readable list with highlighted matches: colour only on a terminal and never
+when ``NO_COLOR`` is set (rich honours both).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+CSV_LIST_SEP = "; "
+
+
+def make_console(stderr: bool = False) -> Console:
+    """A console that writes plain text when not on a terminal or when NO_COLOR is set."""
+    stream = sys.stderr if stderr else sys.stdout
+    no_color = bool(os.environ.get("NO_COLOR"))
+    return Console(
+        file=stream,
+        no_color=no_color,
+        highlight=False,
+        soft_wrap=not stream.isatty(),
+        emoji=False,
+    )
+
+
+def to_json(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=2)
+
+
+def jsonl_lines(records: Iterable[dict[str, Any]]) -> Iterable[str]:
+    for r in records:
+        yield json.dumps(r, ensure_ascii=False)
+
+
+def _flat(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        parts = []
+        for v in value:
+            if isinstance(v, dict):
+                parts.append(v.get("name") or v.get("text") or json.dumps(v, ensure_ascii=False))
+            else:
+                parts.append(str(v))
+        return CSV_LIST_SEP.join(parts)
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def to_csv(records: list[dict[str, Any]], columns: list[str]) -> str:
+    """CSV with a header; list values joined with '; ', entities by canonical name."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(columns)
+    for r in records:
+        w.writerow([_flat(r.get(c)) for c in columns])
+    return buf.getvalue()
+
+
+PASSAGE_COLUMNS = [
+    "id", "article_id", "title", "source", "date", "score", "speakers", "text",
+]  # fmt: skip
+QUOTE_COLUMNS = [
+    "id", "passage_id", "article_id", "speaker", "kind", "cue", "start", "end", "text",
+]  # fmt: skip
+
+
+def marked(text: str, matches: list[list[int]], style: str = "bold yellow") -> Text:
+    """Text with the [start, length] ranges styled."""
+    t = Text(text)
+    for start, length in matches or []:
+        t.stylize(style, start, start + length)
+    return t
+
+
+def snippet_window(text: str, matches: list[list[int]], width: int = 320) -> tuple[str, list]:
+    """A window of ``text`` around the first match, with the matches shifted into it."""
+    if len(text) <= width:
+        return text, matches
+    first = matches[0][0] if matches else 0
+    start = max(0, min(first - width // 4, len(text) - width))
+    # move to a word boundary
+    if start > 0:
+        sp = text.find(" ", start)
+        start = sp + 1 if 0 <= sp < first else start
+    end = min(len(text), start + width)
+    if end < len(text):
+        sp = text.rfind(" ", start, end)
+        end = sp if sp > start else end
+    shifted = [[s - start, n] for s, n in matches if s >= start and s + n <= end]
+    return (
+        ("…" if start > 0 else "") + text[start:end] + ("…" if end < len(text) else ""),
+        [[s + (1 if start > 0 else 0), n] for s, n in shifted],
+    )
+
+
+def print_hits(console: Console, result: dict[str, Any], show_facets: bool = False) -> None:
+    """The human-readable list of passage or quote hits, then the facets if asked."""
+    hits = result["hits"]
+    first = (result["page"] - 1) * result["per_page"]
+    for n, h in enumerate(hits, start=first + 1):
+        if "passage_id" in h:  # a quote
+            head = Text(f"{n}. ", style="bold")
+            head.append(h.get("speaker") or "(unknown speaker)", style="bold cyan")
+            head.append(f"  {h['kind']}", style="magenta")
+            if h.get("cue"):
+                head.append(f" · {h['cue']}", style="magenta")
+            console.print(head)
+            body = marked(f"“{h['text']}”", [[s + 1, ln] for s, ln in h.get("matches") or []])
+            body.pad_left(3)
+            console.print(body)
+            meta = f"   {h.get('title') or ''} · {h['passage_id']}"
+            console.print(Text(meta, style="dim"))
+        else:
+            head = Text(f"{n}. ", style="bold")
+            head.append(h.get("title") or h["article_id"], style="bold")
+            extra = " · ".join(x for x in (h.get("source"), h.get("date")) if x)
+            if extra:
+                head.append(f"  {extra}", style="dim")
+            console.print(head)
+            text, matches = snippet_window(h["text"], h.get("matches") or [])
+            body = marked(text, matches)
+            body.pad_left(3)
+            console.print(body)
+            chips = Text("   ")
+            if h.get("speakers"):
+                chips.append("said: " + ", ".join(h["speakers"]), style="cyan")
+                chips.append("  ")
+            names = list(dict.fromkeys(e["name"] for e in h.get("entities") or []))
+            if names:
+                chips.append(", ".join(names[:8]), style="green")
+            chips.append(f"  [{h['id']}]", style="dim")
+            console.print(chips)
+        console.print()
+    total = result["total"]
+    summary = f"{total} {'match' if total == 1 else 'matches'}"
+    if result.get("total_pages", 1) > 1:
+        summary += f" · page {result['page']} of {result['total_pages']}"
+    summary += f" · {result.get('took_ms', 0):.0f} ms"
+    if result.get("partial"):
+        summary += " · partial (time limit reached)"
+    console.print(Text(summary, style="dim"))
+    if result.get("suggestion"):
+        console.print(Text(f"Did you mean: {result['suggestion']}", style="yellow"))
+    if show_facets and result.get("facets"):
+        console.print()
+        for name, facet in result["facets"].items():
+            print_facet(console, facet, name)
+
+
+def print_facet(console: Console, facet: dict[str, Any], name: str | None = None) -> None:
+    """One facet: its values with counts, selected ones marked."""
+    console.print(Text(name or facet["name"], style="bold underline"))
+    values = facet.get("values") or []
+    width = max((len(v["value"]) for v in values), default=0)
+    for v in values:
+        mark = "[x] " if v.get("selected") else "    "
+        line = Text(f"{mark}{v['value']:<{width}}  ")
+        line.append(str(v["count"]), style="cyan")
+        console.print(line)
+    if not values:
+        console.print(Text("    (no values)", style="dim"))
+    if facet.get("more"):
+        console.print(Text(f"    … {facet['more']} more values", style="dim"))
