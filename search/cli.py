@@ -287,6 +287,7 @@ class ProgressReporter:
         self.interval = interval
         self.last = 0.0
         self.skipped: list[dict[str, str]] = []
+        self.committed = 0
         self._progress = None
         self._task = None
         if self.tty:
@@ -311,8 +312,12 @@ class ProgressReporter:
         )
         if self._progress is not None:
             self._progress.update(self._task, description=msg)
-        elif time.monotonic() - self.last >= self.interval:
+            return
+        # plain lines: after every commit, and every few seconds in between
+        committed_now = progress.committed != self.committed
+        if committed_now or time.monotonic() - self.last >= self.interval:
             self.last = time.monotonic()
+            self.committed = progress.committed
             click.echo(msg, err=True)
 
     def close(self) -> None:
@@ -637,6 +642,22 @@ def key(obj: Context, since: str | None, until: str | None, expires_in: str, sec
             ) from None
         expires = int(time.time()) + seconds
     click.echo(make_key(secret, Scope(filters, since, until, expires)))
+
+
+@cli.command()
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+def completion(shell: str) -> None:
+    """Print the shell completion script for SHELL.
+
+    \b
+    Examples:
+      eval "$(newsquarry completion bash)"        # in ~/.bashrc
+      newsquarry completion fish > ~/.config/fish/completions/newsquarry.fish
+    """
+    from click.shell_completion import get_completion_class
+
+    cls = get_completion_class(shell)
+    click.echo(cls(cli, {}, "newsquarry", "_NEWSQUARRY_COMPLETE").source())
 
 
 def main() -> None:

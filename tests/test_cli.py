@@ -115,3 +115,48 @@ def test_console_script_runs(tmp_path, corpus_dir):
     assert "1 added" in p.stdout
     # not a terminal: no progress bar escape codes on stderr
     assert "\x1b[" not in p.stderr
+
+
+def _many_articles(path: Path, seed_text: str, n: int) -> None:
+    paras = [p for p in seed_text.split("\n\n")[1:] if p.strip()]
+    with path.open("w", encoding="utf-8") as fh:
+        for i in range(n):
+            text = "\n\n".join(paras[(i + k) % len(paras)] for k in range(3))
+            fh.write(json.dumps({"id": f"art-{i:04d}", "title": f"Story {i}", "text": text}) + "\n")
+
+
+def test_ctrl_c_during_indexing_keeps_committed_articles(tmp_path, seed_file):
+    import signal
+    import time
+
+    feed = tmp_path / "feed.jsonl"
+    _many_articles(feed, seed_file.read_text(encoding="utf-8"), 120)
+    env = dict(os.environ, NEWSQUARRY_INDEX=str(tmp_path / "ix"), PYTHONPATH=str(ROOT))
+    cmd = [sys.executable, "-m", "search.cli", "index", str(feed), "--commit-every", "5"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 90
+    lines = []
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        lines.append(line)
+        if " committed" in line and not line.startswith("0 read") and "· 0 committed" not in line:
+            break
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, "".join(lines) + err
+    assert "Interrupted: " in err and "the index is intact" in err
+    assert "Traceback" not in err
+    done = int(err.split("Interrupted: ")[1].split()[0])
+    assert 5 <= done < 120 and done % 5 == 0
+    # the index opens and holds exactly the committed articles, each with all its passages
+    r = CliRunner().invoke(cli, ["--index", str(tmp_path / "ix"), "stats", "--json"])
+    stats = json.loads(r.stdout)
+    assert stats["articles"] == done
+    # the same command again completes the rest, with no duplicate
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert f"{120 - done} added" in p.stdout and f"{done} unchanged" in p.stdout
+    stats = json.loads(
+        CliRunner().invoke(cli, ["--index", str(tmp_path / "ix"), "stats", "--json"]).stdout
+    )
+    assert stats["articles"] == 120

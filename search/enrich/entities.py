@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 
 from spacy.tokens import Doc, Span, Token
 
@@ -201,12 +202,37 @@ def _clean_span(doc: Doc, start: int, end: int, label: str) -> tuple[int, int]:
     return start, end
 
 
+@lru_cache(maxsize=1)
+def common_words() -> frozenset[str]:
+    """English dictionary words (the lemmatizer's index): not a dropped first name.
+
+    Empty when the pipeline has no lookup lemmatizer; then names are not extended.
+    """
+    from search.enrich.nlp import load_nlp
+
+    nlp = load_nlp()
+    if "lemmatizer" not in nlp.pipe_names:
+        return frozenset()
+    lookups = nlp.get_pipe("lemmatizer").lookups
+    if not lookups.has_table("lemma_index"):
+        return frozenset()
+    table = lookups.get_table("lemma_index")
+    return frozenset(w for key in table for w in table[key])
+
+
 def _extend_person_left(doc: Doc, start: int, taken: set[int]) -> int:
-    """Take back capitalised proper nouns the model left out of a person name."""
-    while start > 0:
+    """Take back a capitalised proper noun the model left out of a person name.
+
+    Only a word that is not an English dictionary word ("Raúl" but not
+    "Billionaire" or "Editor"), at most two of them.
+    """
+    words = common_words()
+    limit = start - 2
+    while start > max(0, limit) and words:
         prev = doc[start - 1]
         if (
             prev.pos_ == "PROPN"
+            and prev.lower_ not in words
             and prev.text[:1].isupper()
             and prev.is_alpha
             and not _is_title(prev)

@@ -453,6 +453,67 @@ def _kind(text: str, sp: QuoteSpan, ctx: _Context, cue: Token | None) -> str:
     return "partial"
 
 
+_SENTENCE = re.compile(r"^\W*[A-Z].*[.?!]\W*$", re.DOTALL)
+FOLLOW_GAP = 80  # max characters between a paragraph's last quote and its end
+
+
+def _colon_cue(sp: QuoteSpan, ctx: _Context) -> Token | None:
+    """The verb of a clause introducing the quote with a colon ("X continued: ...").
+
+    The colon may end the previous paragraph when the quote opens its own.
+    """
+    text = ctx.text
+    before = text[: sp.mark].rstrip()
+    if not before.endswith(":"):
+        return None
+    colon = ctx.token_at(len(before) - 1)
+    if ctx.para_of(len(before) - 1) not in (sp.para, sp.para - 1):
+        return None
+    tok = ctx.doc[colon]
+    sent = tok.sent
+    cands = [t for t in sent if t.i < colon and not ctx.quoted[t.i]]
+    cues = [t for t in cands if _is_cue(t)]
+    if cues:
+        return cues[-1]
+    root = sent.root
+    if root.i < colon and not ctx.quoted[root.i] and root.pos_ in ("VERB", "AUX"):
+        return root
+    return None
+
+
+def _previous_quote_in_paragraph(
+    qi: int, sp: QuoteSpan, spans: list[QuoteSpan], out: list
+) -> ArticleQuote | None:
+    """The last attributed quote before this one in its paragraph (or the one it continues)."""
+    for pj in range(qi - 1, -1, -1):
+        psp = spans[pj]
+        if psp.para != sp.para and not (sp.continues and psp.para == sp.para - 1):
+            return None
+        prevq = out[pj]
+        if prevq is not None and (prevq.speaker or prevq.speaker_mention):
+            return prevq
+    return None
+
+
+def _previous_paragraph_quote(
+    qi: int, sp: QuoteSpan, spans: list[QuoteSpan], out: list, ctx: _Context
+) -> ArticleQuote | None:
+    """Speaker source for a quote opening a paragraph right after an attributed one."""
+    ps = ctx.paragraphs[sp.para][0]
+    if sp.mark != ps or qi == 0 or spans[qi - 1].para != sp.para - 1:
+        return None
+    prev_end = ctx.paragraphs[sp.para - 1][1]
+    if prev_end - spans[qi - 1].end > FOLLOW_GAP:
+        return None
+    for pj in range(qi - 1, -1, -1):
+        if spans[pj].para != sp.para - 1:
+            break
+        prevq = out[pj]
+        if prevq is not None and prevq.speaker:
+            return prevq
+    return None
+
+
 def attribute(
     doc: Doc,
     mentions: list[Mention],
@@ -487,12 +548,6 @@ def attribute(
                     and any(_is_cue(t) for t in head_toks[:3])
                 ):
                     sents.append(nxt)
-        first_sent = sents[0]
-        if first_sent.start > 0:
-            prev = doc[first_sent.start - 1].sent
-            last = [t for t in prev if not t.is_space]
-            if last and last[-1].text == ":" and ctx.para_of(prev.start_char) == sp.para:
-                sents.insert(0, prev)
         ps, pe = ctx.paragraphs[sp.para]
         frame = [
             t
@@ -516,22 +571,26 @@ def attribute(
             subj = ctx.subject_of(cue)
             if subj is not None and not ctx.quoted[subj.i]:
                 speaker, mention, mstart, mend = ctx.speaker_from(subj)
+        if cue is None:
+            cue = _colon_cue(sp, ctx)
+            if cue is not None:
+                subj = ctx.subject_of(cue)
+                if subj is not None and not ctx.quoted[subj.i]:
+                    speaker, mention, mstart, mend = ctx.speaker_from(subj)
         kind = _kind(text, sp, ctx, cue)
-        words = text[sp.start : sp.end].split()
-        if cue is None and len(words) <= 3:
+        content = text[sp.start : sp.end]
+        if cue is None and len(content.split()) <= 3 and not _SENTENCE.search(content):
             out.append(None)  # a title or scare quote, not speech
             continue
         if cue is None:
-            # follow-on: the previous quotation of the paragraph (or the one continued)
-            for pj in range(qi - 1, -1, -1):
-                prevq = out[pj]
-                psp = spans[pj]
-                if psp.para != sp.para and not (sp.continues and psp.para == sp.para - 1):
-                    break
-                if prevq is not None and (prevq.speaker or prevq.speaker_mention):
-                    speaker, mention = prevq.speaker, prevq.speaker_mention
-                    mstart, mend = prevq.speaker_start, prevq.speaker_end
-                    break
+            # follow-on: the previous quotation of the paragraph (or the one continued),
+            # else the last attributed quote of the previous paragraph
+            prevq = _previous_quote_in_paragraph(qi, sp, spans, out)
+            if prevq is None:
+                prevq = _previous_paragraph_quote(qi, sp, spans, out, ctx)
+            if prevq is not None:
+                speaker, mention = prevq.speaker, prevq.speaker_mention
+                mstart, mend = prevq.speaker_start, prevq.speaker_end
         out.append(
             ArticleQuote(
                 start=sp.start,
