@@ -19,6 +19,7 @@ from typing import Any
 
 from flask import Response, request, stream_with_context, url_for
 from flask_smorest import Blueprint
+from marshmallow import RAISE
 
 from search.requests import SearchRequest, SearchResult
 from search.schema import FACETS
@@ -196,7 +197,7 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
     facet_args = facet_values_args_schema(settings)
 
     @blp.route("/search", methods=["GET"])
-    @blp.arguments(passage_args, location="query", error_status_code=400)
+    @blp.arguments(passage_args, location="query", error_status_code=400, unknown=RAISE)
     @blp.response(200, PassageSearchResponse)
     @blp.doc(**ALT_CONTENT)
     def search_passages(args: dict[str, Any]) -> Response:
@@ -209,7 +210,7 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
         return run_search(args, "passages")
 
     @blp.route("/quotes", methods=["GET"])
-    @blp.arguments(quote_args, location="query", error_status_code=400)
+    @blp.arguments(quote_args, location="query", error_status_code=400, unknown=RAISE)
     @blp.response(200, QuoteSearchResponse)
     @blp.doc(**ALT_CONTENT)
     def search_quotes(args: dict[str, Any]) -> Response:
@@ -217,7 +218,7 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
         return run_search(args, "quotes")
 
     @blp.route("/facets/<string:facet>", methods=["GET"])
-    @blp.arguments(facet_args, location="query", error_status_code=400)
+    @blp.arguments(facet_args, location="query", error_status_code=400, unknown=RAISE)
     @blp.response(200, FacetValuesResponse)
     def facet_value_search(args: dict[str, Any], facet: str) -> Response:
         """Values of one facet starting with a prefix, with counts (type-ahead).
