@@ -8,7 +8,6 @@ Errors are one line on stderr; ``--debug`` shows the traceback.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -548,10 +547,16 @@ def delete(obj: Context, article_ids: tuple[str, ...]) -> None:
 @cli.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=click.IntRange(1, 65535), default=8080, show_default=True)
-@click.option("--workers", type=click.IntRange(1), default=2, show_default=True,
-              help="Worker processes (one per core suits this size).")
-@click.option("--threads", type=click.IntRange(1), default=4, show_default=True,
-              help="Threads per worker.")
+@click.option(
+    "--workers",
+    type=click.IntRange(1),
+    default=2,
+    show_default=True,
+    help="Worker processes (one per core suits this size).",
+)
+@click.option(
+    "--threads", type=click.IntRange(1), default=4, show_default=True, help="Threads per worker."
+)
 @click.pass_obj
 @handle_errors
 def serve(obj: Context, host: str, port: int, workers: int, threads: int) -> None:
@@ -592,10 +597,18 @@ def serve(obj: Context, host: str, port: int, workers: int, threads: int) -> Non
 @click.option("--article", multiple=True)
 @click.option("--since", help="Earliest date the key can see (YYYY[-MM[-DD]]).")
 @click.option("--until", help="Latest date the key can see.")
-@click.option("--expires-in", default="30d", show_default=True,
-              help="Lifetime: a number with s, m, h or d (e.g. 12h, 30d); 'never' for none.")
-@click.option("--secret", envvar="NEWSQUARRY_SECRET", required=True,
-              help="The server secret [env: NEWSQUARRY_SECRET].")
+@click.option(
+    "--expires-in",
+    default="30d",
+    show_default=True,
+    help="Lifetime: a number with s, m, h or d (e.g. 12h, 30d); 'never' for none.",
+)
+@click.option(
+    "--secret",
+    envvar="NEWSQUARRY_SECRET",
+    required=True,
+    help="The server secret [env: NEWSQUARRY_SECRET].",
+)
 @click.pass_obj
 @handle_errors
 def key(obj: Context, since: str | None, until: str | None, expires_in: str, secret: str,
@@ -619,7 +632,9 @@ def key(obj: Context, since: str | None, until: str | None, expires_in: str, sec
         try:
             seconds = int(expires_in[:-1]) * units[expires_in[-1]]
         except (KeyError, ValueError, IndexError):
-            raise click.BadParameter("use e.g. 30m, 12h, 30d or never", param_hint="--expires-in")
+            raise click.BadParameter(
+                "use e.g. 30m, 12h, 30d or never", param_hint="--expires-in"
+            ) from None
         expires = int(time.time()) + seconds
     click.echo(make_key(secret, Scope(filters, since, until, expires)))
 

@@ -99,7 +99,7 @@ def test_index_dir_from_environment(runner, tmp_path, corpus_dir):
 
 
 def test_help_has_examples_for_every_command(runner):
-    for name, command in cli.commands.items():
+    for name, _command in cli.commands.items():
         r = runner.invoke(cli, [name, "--help"])
         assert r.exit_code == 0
         assert "Example" in r.output, name

@@ -39,7 +39,7 @@ def test_short_paragraphs_join_their_neighbour():
 
 def test_long_paragraph_splits_at_sentences_never_inside_a_quote():
     quote = '"This is a quoted sentence. And another one inside the same quote. And a third."'
-    sentences = ["Sentence number %d is here." % i for i in range(30)]
+    sentences = [f"Sentence number {i} is here." for i in range(30)]
     para = " ".join(sentences[:15]) + " " + quote + " " + " ".join(sentences[15:])
     art = Article(id="a", title="t", text=para)
     passages = split_passages(art, min_chars=50, max_chars=300)
