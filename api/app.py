@@ -114,7 +114,7 @@ def create_app(
         "origins": "*" if origins in ([], ["*"]) else origins,
         "send_wildcard": origins in ([], ["*"]),
         "methods": ["GET", "HEAD", "OPTIONS"],
-        "allow_headers": ["If-None-Match", "Accept", "X-Request-Id"],
+        "allow_headers": ["If-None-Match", "Accept", "X-Request-Id", "X-Newsquarry-Key"],
         "expose_headers": ["ETag", "Link", "X-Request-Id", "X-Total-Count", "X-Partial-Result",
                            "Retry-After"],
         "max_age": 600,

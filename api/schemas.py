@@ -138,6 +138,13 @@ def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
                 "The Accept header (application/x-ndjson, text/csv) works too."
             },
         )
+        key = fields.String(
+            validate=validate.Length(max=4000),
+            metadata={
+                "description": "Scoped read key (or header X-Newsquarry-Key): the search is "
+                "restricted to the key's filters"
+            },
+        )
         export = fields.Boolean(
             load_default=False,
             metadata={
@@ -258,6 +265,9 @@ class FacetValueSchema(Out):
     value = fields.String(required=True)
     count = fields.Integer(required=True)
     selected = fields.Boolean(required=True)
+    label = fields.String(
+        allow_none=True, metadata={"description": "Human label where the value is an id"}
+    )
     toggle_url = fields.String(
         required=True,
         metadata={"description": "This search with the value selected or unselected (page 1)"},

@@ -76,6 +76,24 @@ def to_search_request(args: dict[str, Any], mode: str, settings: dict[str, Any])
     )
 
 
+def search_library(store: Any, req: SearchRequest, settings: dict[str, Any]) -> SearchResult:
+    """The library's search (``store.search``), run with this app's settings and limits."""
+    from search.searching import run_search as library_search
+
+    return library_search(store, req, settings)
+
+
+def apply_read_key(req: SearchRequest, given: str | None) -> SearchRequest:
+    """Restrict the request to a scoped read key's filters (``?key=`` or X-Newsquarry-Key)."""
+    key = given or request.headers.get("X-Newsquarry-Key")
+    if not key:
+        return req
+    from search.keys import apply_scope, verify_key
+
+    scope = verify_key(str(backend().settings.get("secret") or ""), key)
+    return apply_scope(req, scope)
+
+
 def result_body(result: SearchResult, settings: dict[str, Any]) -> tuple[dict[str, Any], dict]:
     """The JSON body of a search result and its page links."""
     body = result.to_dict()
@@ -103,6 +121,7 @@ def _finish(resp: Response, etag: str | None, cache_state: str | None = None) ->
         resp.headers["Cache-Control"] = "no-store"
     if cache_state:
         resp.headers["X-Cache"] = cache_state
+    resp.headers["Vary"] = "Accept, X-Newsquarry-Key"
     return resp
 
 
@@ -112,7 +131,7 @@ def run_search(args: dict[str, Any], mode: str) -> Response:
     settings = be.settings
     fmt = negotiate(request, args.pop("format", None))
     export = args.pop("export", False)
-    req = to_search_request(args, mode, settings)
+    req = apply_read_key(to_search_request(args, mode, settings), args.pop("key", None))
     store = be.store()
     if export:
         if fmt == "json":
@@ -134,7 +153,7 @@ def run_search(args: dict[str, Any], mode: str) -> Response:
         resp.headers.extend(cached.headers)
         return _finish(resp, etag, "HIT")
 
-    result = store.search(req)
+    result = search_library(store, req, settings)
     body, links = result_body(result, settings)
     headers: list[tuple[str, str]] = [("Link", link_header(links))]
     if fmt == "json":
@@ -164,7 +183,7 @@ def export_response(store: Any, req: SearchRequest, fmt: str, settings: dict[str
     per_page = int(settings["max_per_page"])
     depth = int(settings["max_page_depth"])
     req.per_page, req.page, req.facets, req.suggest = per_page, 1, [], False
-    first = store.search(req)  # errors in the query surface here, as a proper status
+    first = search_library(store, req, settings)  # errors in the query surface here, as a proper status
 
     def hits() -> Any:
         result = first
@@ -176,7 +195,7 @@ def export_response(store: Any, req: SearchRequest, fmt: str, settings: dict[str
             if (req.page + 1) * per_page > depth or req.page * per_page >= result.total:
                 return
             req.page += 1
-            result = store.search(req)
+            result = search_library(store, req, settings)
 
     lines = jsonl_lines(hits()) if fmt == "jsonl" else csv_lines(hits(), req.mode)
     resp = Response(stream_with_context(lines), mimetype=MIMETYPES[fmt])
@@ -235,14 +254,14 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
         mode = args.pop("mode", "passages")
         prefix = args.pop("prefix", "")
         size = args.pop("size", 10)
-        req = to_search_request(args, mode, be.settings)
+        req = apply_read_key(to_search_request(args, mode, be.settings), args.pop("key", None))
         req.facets, req.facet_size, req.highlight, req.suggest = [facet], size, False, False
         key = request_key(request, "json")
         generation = int(store.generation)
         etag = make_etag(generation, key)
         if etag_matches(request, etag):
             return not_modified(etag)
-        result = facet_values(store, facet, prefix, req, size)
+        result = facet_values(store, facet, prefix, req, size, be.settings)
         endpoint = "search.search_quotes" if mode == "quotes" else "search.search_passages"
         base = url_for(endpoint, _external=True)
         values = [
