@@ -38,7 +38,7 @@ class ProblemApi(Api):
     ERROR_SCHEMA = ProblemSchema
     DEFAULT_ERROR_RESPONSE_NAME = "DEFAULT_ERROR"
 
-    def _register_responses(self) -> None:  # noqa: D401 - flask-smorest hook
+    def _register_responses(self) -> None:
         saved = self.DEFAULT_RESPONSE_CONTENT_TYPE
         self.DEFAULT_RESPONSE_CONTENT_TYPE = errors.PROBLEM_MIMETYPE
         try:
@@ -108,9 +108,11 @@ def create_app(
     api.register_blueprint(meta.blp)
     errors.register_error_handlers(app)
 
+    _install_request_id(app)  # before CORS: after_request hooks run in reverse order
     origins = [o.strip() for o in str(settings.get("cors_origins") or "*").split(",") if o.strip()]
     cors_read = {
-        "origins": origins or "*",
+        "origins": "*" if origins in ([], ["*"]) else origins,
+        "send_wildcard": origins in ([], ["*"]),
         "methods": ["GET", "HEAD", "OPTIONS"],
         "allow_headers": ["If-None-Match", "Accept", "X-Request-Id", "X-Newsquarry-Key"],
         "expose_headers": ["ETag", "Link", "X-Request-Id", "X-Total-Count", "X-Partial-Result",
@@ -120,9 +122,7 @@ def create_app(
     }
     CORS(app, resources={r"/v1/*": cors_read, r"/health/*": cors_read,
                          r"/openapi.json": cors_read})
-
-    _install_request_id(app)
-    scoping.install(app)  # scoped read keys (web)
+    scoping.install(app)  # scoped read keys: early 403, documents, Vary (web)
     app.register_blueprint(pages.blp)  # search page, permalinks, oEmbed, /embed, widget (web)
     return app
 

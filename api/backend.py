@@ -72,7 +72,7 @@ class Backend:
             return True, None, int(store.generation)
         except IndexUnavailable as exc:
             return False, exc.message, None
-        except Exception as exc:  # a broken index must not break the health check
+        except Exception as exc:  # noqa: BLE001 - a broken index must not break health checks
             return False, f"cannot read the index: {exc}", None
 
     # -- writes -----------------------------------------------------------

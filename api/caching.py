@@ -24,8 +24,8 @@ CACHE_CONTROL = "public, no-cache"  # cache, but revalidate with the ETag each t
 def request_key(req: Request, fmt: str) -> str:
     """The parts of a request that decide its response body."""
     query = "&".join(sorted(req.query_string.decode("latin-1").split("&")))
-    scoped_key = req.headers.get("X-Newsquarry-Key", "")  # api.scoping: a key changes the body
-    return f"{req.host}|{req.path}|{query}|{fmt}|{scoped_key}"
+    key = req.headers.get("X-Newsquarry-Key", "")
+    return f"{req.host}|{req.path}|{query}|{fmt}|{key}"
 
 
 def make_etag(generation: int, key: str) -> str:

@@ -88,6 +88,17 @@ def _strip_location(messages: Any) -> Any:
     return messages
 
 
+def _collapse_indices(errors: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Query parameters are named without list positions: "facet.0" -> "facet"."""
+    out: dict[str, list[str]] = {}
+    for name, msgs in errors.items():
+        key = ".".join(p for p in name.split(".") if not p.isdigit()) or name
+        for m in msgs:
+            if m not in out.setdefault(key, []):
+                out[key].append(m)
+    return out
+
+
 def problem_response(
     status: int,
     title: str,
@@ -150,14 +161,15 @@ def _json_safe(value: Any) -> bool:
 def from_http_exception(exc: HTTPException) -> Response:
     """A werkzeug/flask-smorest HTTP error (including argument validation) as a problem."""
     status = exc.code or 500
-    if status >= 500 and not isinstance(exc, ApiError):
-        if isinstance(exc, InternalServerError) and exc.original_exception is not None:
-            return internal_error(exc.original_exception)
+    if isinstance(exc, InternalServerError) and exc.original_exception is not None:
+        return internal_error(exc.original_exception)
     data = getattr(exc, "data", None) or {}
     errors = None
     messages = data.get("errors") or data.get("messages")
     if messages:
         errors = flatten_messages(_strip_location(messages))
+        if isinstance(messages, Mapping) and set(messages) <= {"query", "querystring"}:
+            errors = _collapse_indices(errors)
     title = HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else exc.name
     detail = data.get("message") or (
         "some parameters are invalid: see errors" if errors else _detail_for(status, exc)

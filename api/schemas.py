@@ -138,18 +138,19 @@ def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
                 "The Accept header (application/x-ndjson, text/csv) works too."
             },
         )
+        key = fields.String(
+            validate=validate.Length(max=4000),
+            metadata={
+                "description": "Scoped read key (or header X-Newsquarry-Key): the search is "
+                "restricted to the key's filters"
+            },
+        )
         export = fields.Boolean(
             load_default=False,
             metadata={
                 "description": "With format=jsonl or csv: stream every hit up to the page "
                 "depth limit, page after page, instead of one page"
             },
-        )
-
-        key = fields.String(
-            validate=validate.Length(max=4000),
-            metadata={"description": "A scoped read key (or the X-Newsquarry-Key header): "
-                      "its fixed filters apply to the search and cannot be widened"},
         )
 
         @validates_schema
@@ -264,6 +265,9 @@ class FacetValueSchema(Out):
     value = fields.String(required=True)
     count = fields.Integer(required=True)
     selected = fields.Boolean(required=True)
+    label = fields.String(
+        allow_none=True, metadata={"description": "Human label where the value is an id"}
+    )
     toggle_url = fields.String(
         required=True,
         metadata={"description": "This search with the value selected or unselected (page 1)"},

@@ -5,16 +5,17 @@ A key (``search.keys``) travels as the ``X-Newsquarry-Key`` header or the
 quote, facet value, passage and article endpoints: a malformed, tampered or
 expired key is a 403 problem (``Invalid key``) whatever the endpoint.
 
-- Searches: ``scoped(request)`` passes the library request through
-  ``apply_scope``, so the key's filters are ANDed in and a request asking for
-  values outside them is refused (never silently widened); facet values
-  outside the scope are dropped from the counts (``restrict_facets``), since
-  multi-select counting would otherwise show them.
+- Searches: the search views pass the library request through
+  ``apply_scope`` (``api.views.search.apply_read_key``), so the key's filters
+  are ANDed in and values outside them are refused (never silently widened).
+  Here, facet values outside the scope are dropped from the counts
+  (``restrict_facets``, ``restrict_values``): multi-select counting leaves a
+  facet's own filter out, so it would otherwise list what the key hides.
 - Passages and articles: readable only when they fall inside the scope (for
   an article, when at least one of its passages does); otherwise 403.
 
 Responses that depend on a key say so (``Vary: X-Newsquarry-Key``), and the
-response cache keys on the header too (see ``api.caching.request_key``).
+response cache keys on the header too (``api.caching.request_key``).
 """
 
 from __future__ import annotations
@@ -23,8 +24,7 @@ from typing import Any
 
 from flask import Flask, Response, g, request
 
-from search.keys import KeyRefused, Scope, _bound, apply_scope, verify_key
-from search.requests import SearchRequest
+from search.keys import KeyRefused, Scope, _bound, verify_key
 from search.textnorm import fold
 
 HEADER = "X-Newsquarry-Key"
@@ -39,8 +39,8 @@ ENTITY_FACETS = ("person", "org", "place")
 
 
 def given_key() -> str | None:
-    """The key sent with this request (header first, then ``?key=``), if any."""
-    key = request.headers.get(HEADER) or request.args.get("key")
+    """The key sent with this request (``?key=`` first, then the header), if any."""
+    key = request.args.get("key") or request.headers.get(HEADER)
     return key.strip() if key and key.strip() else None
 
 
@@ -56,12 +56,6 @@ def current_scope() -> Scope | None:
         scope = verify_key(str(backend().settings.get("secret") or ""), key)
     g.nq_scope = scope
     return scope
-
-
-def scoped(req: SearchRequest) -> SearchRequest:
-    """The library request restricted to this request's key (unchanged without one)."""
-    scope = current_scope()
-    return apply_scope(req, scope) if scope is not None else req
 
 
 def _allows(scope: Scope, facet: str, value: str) -> bool:

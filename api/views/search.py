@@ -19,6 +19,7 @@ from typing import Any
 
 from flask import Response, request, stream_with_context, url_for
 from flask_smorest import Blueprint
+from marshmallow import RAISE
 
 from search.requests import SearchRequest, SearchResult
 from search.schema import FACETS
@@ -35,7 +36,7 @@ from ..schemas import (
     facet_values_args_schema,
     search_args_schema,
 )
-from ..scoping import restrict_facets, restrict_values, scoped
+from ..scoping import restrict_facets, restrict_values
 
 ALT_CONTENT = {
     "responses": {
@@ -58,7 +59,7 @@ ALT_CONTENT = {
 def to_search_request(args: dict[str, Any], mode: str, settings: dict[str, Any]) -> SearchRequest:
     """Validated query arguments -> the library's request."""
     filters = {name: list(args[name]) for name in FACETS if args.get(name)}
-    return scoped(SearchRequest(
+    return SearchRequest(
         q=args.get("q", ""),
         filters=filters,
         date_from=args.get("date_from"),
@@ -73,7 +74,25 @@ def to_search_request(args: dict[str, Any], mode: str, settings: dict[str, Any])
         mode=mode,
         suggest=args.get("suggest", True),
         time_limit=float(settings["search_time_limit"]) or None,
-    ))  # scoped: a scoped read key's filters are ANDed in (api.scoping)
+    )
+
+
+def search_library(store: Any, req: SearchRequest, settings: dict[str, Any]) -> SearchResult:
+    """The library's search (``store.search``), run with this app's settings and limits."""
+    from search.searching import run_search as library_search
+
+    return library_search(store, req, settings)
+
+
+def apply_read_key(req: SearchRequest, given: str | None) -> SearchRequest:
+    """Restrict the request to a scoped read key's filters (``?key=`` or X-Newsquarry-Key)."""
+    key = given or request.headers.get("X-Newsquarry-Key")
+    if not key:
+        return req
+    from search.keys import apply_scope, verify_key
+
+    scope = verify_key(str(backend().settings.get("secret") or ""), key)
+    return apply_scope(req, scope)
 
 
 def result_body(result: SearchResult, settings: dict[str, Any]) -> tuple[dict[str, Any], dict]:
@@ -104,6 +123,7 @@ def _finish(resp: Response, etag: str | None, cache_state: str | None = None) ->
         resp.headers["Cache-Control"] = "no-store"
     if cache_state:
         resp.headers["X-Cache"] = cache_state
+    resp.headers["Vary"] = "Accept, X-Newsquarry-Key"
     return resp
 
 
@@ -113,7 +133,7 @@ def run_search(args: dict[str, Any], mode: str) -> Response:
     settings = be.settings
     fmt = negotiate(request, args.pop("format", None))
     export = args.pop("export", False)
-    req = to_search_request(args, mode, settings)
+    req = apply_read_key(to_search_request(args, mode, settings), args.pop("key", None))
     store = be.store()
     if export:
         if fmt == "json":
@@ -135,7 +155,7 @@ def run_search(args: dict[str, Any], mode: str) -> Response:
         resp.headers.extend(cached.headers)
         return _finish(resp, etag, "HIT")
 
-    result = store.search(req)
+    result = search_library(store, req, settings)
     body, links = result_body(result, settings)
     headers: list[tuple[str, str]] = [("Link", link_header(links))]
     if fmt == "json":
@@ -165,7 +185,7 @@ def export_response(store: Any, req: SearchRequest, fmt: str, settings: dict[str
     per_page = int(settings["max_per_page"])
     depth = int(settings["max_page_depth"])
     req.per_page, req.page, req.facets, req.suggest = per_page, 1, [], False
-    first = store.search(req)  # errors in the query surface here, as a proper status
+    first = search_library(store, req, settings)  # errors in the query surface here, as a proper status
 
     def hits() -> Any:
         result = first
@@ -177,7 +197,7 @@ def export_response(store: Any, req: SearchRequest, fmt: str, settings: dict[str
             if (req.page + 1) * per_page > depth or req.page * per_page >= result.total:
                 return
             req.page += 1
-            result = store.search(req)
+            result = search_library(store, req, settings)
 
     lines = jsonl_lines(hits()) if fmt == "jsonl" else csv_lines(hits(), req.mode)
     resp = Response(stream_with_context(lines), mimetype=MIMETYPES[fmt])
@@ -198,7 +218,7 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
     facet_args = facet_values_args_schema(settings)
 
     @blp.route("/search", methods=["GET"])
-    @blp.arguments(passage_args, location="query", error_status_code=400)
+    @blp.arguments(passage_args, location="query", error_status_code=400, unknown=RAISE)
     @blp.response(200, PassageSearchResponse)
     @blp.doc(**ALT_CONTENT)
     def search_passages(args: dict[str, Any]) -> Response:
@@ -211,7 +231,7 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
         return run_search(args, "passages")
 
     @blp.route("/quotes", methods=["GET"])
-    @blp.arguments(quote_args, location="query", error_status_code=400)
+    @blp.arguments(quote_args, location="query", error_status_code=400, unknown=RAISE)
     @blp.response(200, QuoteSearchResponse)
     @blp.doc(**ALT_CONTENT)
     def search_quotes(args: dict[str, Any]) -> Response:
@@ -219,7 +239,7 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
         return run_search(args, "quotes")
 
     @blp.route("/facets/<string:facet>", methods=["GET"])
-    @blp.arguments(facet_args, location="query", error_status_code=400)
+    @blp.arguments(facet_args, location="query", error_status_code=400, unknown=RAISE)
     @blp.response(200, FacetValuesResponse)
     def facet_value_search(args: dict[str, Any], facet: str) -> Response:
         """Values of one facet starting with a prefix, with counts (type-ahead).
@@ -236,14 +256,14 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
         mode = args.pop("mode", "passages")
         prefix = args.pop("prefix", "")
         size = args.pop("size", 10)
-        req = to_search_request(args, mode, be.settings)
+        req = apply_read_key(to_search_request(args, mode, be.settings), args.pop("key", None))
         req.facets, req.facet_size, req.highlight, req.suggest = [facet], size, False, False
         key = request_key(request, "json")
         generation = int(store.generation)
         etag = make_etag(generation, key)
         if etag_matches(request, etag):
             return not_modified(etag)
-        result = restrict_values(facet_values(store, facet, prefix, req, size))
+        result = restrict_values(facet_values(store, facet, prefix, req, size, be.settings))
         endpoint = "search.search_quotes" if mode == "quotes" else "search.search_passages"
         base = url_for(endpoint, _external=True)
         values = [
