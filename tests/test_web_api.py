@@ -11,7 +11,11 @@ import re
 import time
 
 import pytest
-from web_support import SECRET, SEED_ID, XSS_ID, XSS_IMG, XSS_TEXT, make_app, web_index
+
+try:  # tests/ is a package (tests/__init__.py) or a plain folder on sys.path
+    from tests.web_support import SECRET, SEED_ID, XSS_ID, XSS_IMG, XSS_TEXT, make_app, web_index
+except ModuleNotFoundError:
+    from web_support import SECRET, SEED_ID, XSS_ID, XSS_IMG, XSS_TEXT, make_app, web_index
 
 from search.keys import Scope, make_key
 
