@@ -449,6 +449,8 @@ function showError(detail) {
 // ---------------------------------------------------------------- loading
 async function load() {
   const state = readState();
+  const canonical = stateUrl(state);
+  if (canonical !== location.pathname + location.search) history.replaceState(null, "", canonical);
   renderChrome(state);
   const focusKey = document.activeElement?.dataset?.focus;
   inflight?.abort();
