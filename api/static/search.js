@@ -366,7 +366,7 @@ function renderFacets(state, body) {
       active.append(el("button", {
         type: "button", class: "chip active", "data-focus": `active:${f}:${v}`,
         "aria-label": `Remove ${SINGULAR[f]} ${v}`, onclick: () => go(toggled(state, f, v)),
-      }, [el("span", { class: "k", text: `${SINGULAR[f]}: ` }), v, el("span", { "aria-hidden": "true", text: " ×" })]));
+      }, [el("span", { class: "k", text: `${SINGULAR[f]}:` }), el("span", { text: v }), el("span", { "aria-hidden": "true", text: "×" })]));
     }
   }
   if (n > 1) {

@@ -145,7 +145,7 @@ def passage(article_id: str, n: int) -> Response:
         "passage.html",
         article=article,
         passage=p,
-        before=passages[max(0, i - 2):i],
+        before=passages[max(0, i - 1):i],
         after=passages[i + 1:i + 3],
         segments=marked_segments(p["text"], p.get("entities", [])),
         groups=entity_groups(p.get("entities", [])),
