@@ -332,6 +332,22 @@ def test_quotes_view_and_permalink(page, api_url):
     page.watch.assert_clean()
 
 
+def test_did_you_mean_and_query_errors(page, api_url):
+    page.goto(f"{api_url}/?q=tortue")
+    wait_loaded(page)
+    link = page.locator("#suggestion a")
+    assert link.inner_text() == "torture"
+    link.click()
+    wait_loaded(page)
+    assert dict(parse_qsl(urlsplit(page.url).query))["q"] == "torture"
+    assert assert_page_matches_api(api_url, page)["total"] > 0
+    page.goto(f"{api_url}/?q=foo:bar")
+    page.wait_for_selector("#error:not([hidden])")
+    assert "unknown field 'foo'" in page.locator("#error").inner_text()
+    assert page.locator("#hits > li").count() == 0
+    page.watch.assert_clean(allow=("400",))
+
+
 def test_phone_width(browser, api_url):
     context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
                                   has_touch=True, device_scale_factor=1)

@@ -463,14 +463,17 @@ async function load() {
     const r = await fetch(`${endpoint}?${apiParams(state)}`, { signal: ctrl.signal, headers: { Accept: "application/json" } });
     body = await r.json().catch(() => ({}));
     if (!r.ok) {
-      const fields = body.errors ? Object.entries(body.errors).map(([k, v]) => `${k}: ${v.join(" ")}`).join("; ") : "";
-      throw new Error(`${body.title || "Error"}: ${body.detail || r.status}${fields ? ` (${fields})` : ""}`);
+      const detail = body.detail || `HTTP ${r.status}`;
+      const fields = Object.entries(body.errors || {})
+        .filter(([, v]) => v.join(" ") !== detail)
+        .map(([k, v]) => `${k}: ${v.join(" ")}`).join("; ");
+      throw new Error(`${body.title || "Error"}: ${detail}${fields ? ` (${fields})` : ""}`);
     }
   } catch (err) {
     if (err.name === "AbortError") return;
-    $("hits").replaceChildren();
-    $("pager").replaceChildren();
+    for (const id of ["hits", "pager", "histogram", "facet-list"]) $(id).replaceChildren();
     $("status").textContent = "";
+    $("suggestion").hidden = true;
     showError(err.message);
     document.body.removeAttribute("aria-busy");
     return;
