@@ -307,7 +307,7 @@ def extract_mentions(doc: Doc) -> list[Mention]:
         ):
             end = ents[k + 1].end
             skip_next = True
-        if label == "PERSON":
+        if label in ("PERSON", "ORG"):
             head = _institution_head(doc, ent)
             if head is not None:
                 s, e = _clean_span(doc, start, head.i + 1, "ORG")

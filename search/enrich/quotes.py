@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 from spacy.tokens import Doc, Token
 
-from search.enrich.entities import Mention
+from search.enrich.entities import TITLES, Mention
 from search.enrich.pronouns import PersonTracker, pronoun_gender
 from search.textnorm import fold
 
@@ -402,6 +402,21 @@ class _Context:
     def speaker_from(self, tok: Token) -> tuple[str | None, str | None, int | None, int | None]:
         """(speaker, mention, mention start, mention end) for a subject token."""
         m = self.mention_at.get(tok.i)
+        if m is None and tok.lower_.rstrip(".") in TITLES:
+            # "said Army Capt. Christian Pardo", "Vice President for news Dave Gorab"
+            for t in tok.subtree:
+                cand = self.mention_at.get(t.i)
+                if cand is not None and cand.type == "person":
+                    m = cand
+                    break
+            if m is None:
+                for t in self.doc[tok.i + 1 : min(tok.i + 5, tok.sent.end)]:
+                    cand = self.mention_at.get(t.i)
+                    if cand is not None and cand.type == "person":
+                        m = cand
+                        break
+                    if not (t.pos_ == "PROPN" or t.is_punct):
+                        break
         if m is None:
             for c in tok.children:
                 if c.dep_ in ("compound", "appos") and c.i in self.mention_at:
@@ -446,11 +461,22 @@ class _Context:
 def _is_cue(tok: Token) -> bool:
     if tok.lower_ == "according":
         return any(c.lower_ == "to" for c in tok.children)
-    return tok.pos_ == "VERB" and tok.lemma_.lower() in SPEECH_VERBS
+    if tok.pos_ != "VERB":
+        return False
+    lemma = tok.lemma_.lower()
+    if lemma == "call" and tok.i >= 2 and tok.nbor(-1).text == "-" and tok.nbor(-2).lower_ == "so":
+        return False  # "so-called": a scare quote, not speech
+    if lemma == "go":  # "Trump went on"
+        return any(c.dep_ == "prt" and c.lower_ == "on" for c in tok.children)
+    return lemma in SPEECH_VERBS
 
 
 def _cue_name(tok: Token) -> str:
-    return "according to" if tok.lower_ == "according" else tok.lemma_.lower()
+    if tok.lower_ == "according":
+        return "according to"
+    if tok.lemma_.lower() == "go":
+        return "go on"
+    return tok.lemma_.lower()
 
 
 def _governs(cue: Token, toks: list[Token]) -> bool:
