@@ -153,7 +153,9 @@ class View:
     def __init__(
         self, leaves: list[tuple[Any, int]], cols: list[SegmentColumns], registries: dict
     ) -> None:
-        self.leaves = leaves  # (segment reader, offset)
+        # readers are not kept: each thread evaluates queries on its own searcher's
+        # readers (Whoosh readers are not thread-safe and may be closed on refresh)
+        self.offsets = [off for _, off in leaves]
         self.cols = cols
         self.registries = registries
         self.size = sum(c.ndocs for c in cols)
@@ -260,7 +262,7 @@ class DocValuesCache:
 
     def view(self, searcher: Any) -> View:
         """The view for a searcher, reading only segments not seen before."""
-        leaves = [(r, off) for r, off in searcher.ixreader.leaf_readers() if hasattr(r, "segment")]
+        leaves = leaves_of(searcher)
         key = tuple(
             (r.segment().segment_id(), r.segment().deleted_count(), off) for r, off in leaves
         )
@@ -322,9 +324,14 @@ class Deadline:
             raise SearchTimeout(f"the search took longer than {self.seconds:g} s and was stopped")
 
 
-def _term_mask(view: View, fieldname: str, btext: bytes) -> np.ndarray:
+def leaves_of(searcher: Any) -> list[tuple[Any, int]]:
+    """(segment reader, docnum offset) of a searcher, in docnum order."""
+    return [(r, off) for r, off in searcher.ixreader.leaf_readers() if hasattr(r, "segment")]
+
+
+def _term_mask(view: View, leaves: list, fieldname: str, btext: bytes) -> np.ndarray:
     m = view.empty()
-    for (reader, off), c in zip(view.leaves, view.cols):
+    for reader, off in leaves:
         ids = segment_term_ids(reader, fieldname, btext)
         if ids:
             m[np.asarray(ids, dtype=np.int64) + off] = True
@@ -339,42 +346,49 @@ def _to_bytes(searcher: Any, fieldname: str, text: Any) -> bytes:
 
 def match_mask(searcher: Any, view: View, q: Any, deadline: Deadline) -> np.ndarray:
     """The live documents matching a Whoosh query, as a boolean mask (no scoring)."""
-    return _eval(searcher, view, q, deadline) & view.live
+    leaves = leaves_of(searcher)
+    if [off for _, off in leaves] != view.offsets:
+        raise RuntimeError("doc-values view does not belong to this searcher")
+    return _eval(searcher, view, leaves, q, deadline) & view.live
 
 
-def _eval(searcher: Any, view: View, q: Any, deadline: Deadline) -> np.ndarray:
+def _eval(searcher: Any, view: View, leaves: list, q: Any, deadline: Deadline) -> np.ndarray:
     deadline.check()
     if q is None or isinstance(q, wq.qcore._NullQuery):
         return view.empty()
     if isinstance(q, wq.Every):
         return np.ones(view.size, dtype=bool)
     if isinstance(q, wq.Term):
-        return _term_mask(view, q.fieldname, _to_bytes(searcher, q.fieldname, q.text))
+        return _term_mask(view, leaves, q.fieldname, _to_bytes(searcher, q.fieldname, q.text))
     if isinstance(q, wq.Not):
-        return ~_eval(searcher, view, q.query, deadline)
+        return ~_eval(searcher, view, leaves, q.query, deadline)
     if isinstance(q, wq.AndNot):
-        return _eval(searcher, view, q.a, deadline) & ~_eval(searcher, view, q.b, deadline)
+        return _eval(searcher, view, leaves, q.a, deadline) & ~_eval(
+            searcher, view, leaves, q.b, deadline
+        )
     if isinstance(q, wq.AndMaybe):
-        return _eval(searcher, view, q.a, deadline)
+        return _eval(searcher, view, leaves, q.a, deadline)
     if isinstance(q, wq.Require):
-        return _eval(searcher, view, q.a, deadline) & _eval(searcher, view, q.b, deadline)
+        return _eval(searcher, view, leaves, q.a, deadline) & _eval(
+            searcher, view, leaves, q.b, deadline
+        )
     if isinstance(q, wq.And):
         m = np.ones(view.size, dtype=bool)
         for sub in q.subqueries:
-            m &= _eval(searcher, view, sub, deadline)
+            m &= _eval(searcher, view, leaves, sub, deadline)
         return m
     if isinstance(q, (wq.Or, wq.DisjunctionMax)):
         m = view.empty()
         for sub in q.subqueries:
-            m |= _eval(searcher, view, sub, deadline)
+            m |= _eval(searcher, view, leaves, sub, deadline)
         return m
     if isinstance(q, wq.ConstantScoreQuery) or (
         isinstance(q, wq.WrappingQuery) and not isinstance(q, wq.Not)
     ):
-        return _eval(searcher, view, q.child, deadline)
+        return _eval(searcher, view, leaves, q.child, deadline)
     if isinstance(q, wq.MultiTerm):
         m = view.empty()
-        for (reader, off), c in zip(view.leaves, view.cols):
+        for reader, off in leaves:
             for btext in q._btexts(reader):
                 ids = segment_term_ids(reader, q.fieldname, btext)
                 if ids:

@@ -39,6 +39,7 @@ from whoosh.qparser import (
 
 from .docvalues import View
 from .errors import QueryError
+from .schema import text_analyzer
 from .textnorm import fold
 
 TEXT_FIELDS = ("text", "title", "quote")
@@ -63,6 +64,7 @@ BINARY_OPS = {"AND", "OR", "ANDNOT", "ANDMAYBE"}
 _FIELD_RE = re.compile(r"(\w+):")
 _DATE_RE = re.compile(r"^\d{4}(?:-\d{2}(?:-\d{2})?)?$")
 _PREFIX_CLASSES = (wq.Prefix, wq.Wildcard)
+_STEMMER = text_analyzer()
 
 
 @dataclass
@@ -310,6 +312,8 @@ class _Rewriter:
         if fname == "date":
             return self._date_query(q)
         if fname in TEXT_FIELDS:
+            if isinstance(q, _PREFIX_CLASSES):
+                return self._word_pattern(q, negated)
             if isinstance(q, wq.MultiTerm):
                 terms = self._expand(q)
                 if not negated:
@@ -323,9 +327,15 @@ class _Rewriter:
 
     # -- helpers -----------------------------------------------------------
     def _position(self, needle: str) -> int | None:
+        """Where a word of the query starts (patterns first), for error messages."""
         folded = fold(needle)
-        for tok in self.tokens:
-            if tok.kind in ("word", "phrase") and folded and folded in fold(tok.text):
+        words = [t for t in self.tokens if t.kind in ("word", "phrase")]
+        patterns = [t for t in words if any(c in t.text for c in "*?~")]
+        for tok in patterns:
+            if fold(tok.text).startswith(folded):
+                return tok.start
+        for tok in words:
+            if folded and folded in fold(tok.text):
                 return tok.start
         return None
 
@@ -342,6 +352,22 @@ class _Rewriter:
                 position=self._position(q.text.rstrip("*?")),
             )
         return [t.decode("utf-8") if isinstance(t, bytes) else t for t in terms]
+
+    def _word_pattern(self, q: Any, negated: bool) -> Any:
+        """A prefix or wildcard on a stemmed field, matched against whole words.
+
+        The stemmed lexicon holds "spi" for "spies", so ``spie*`` would miss it:
+        the pattern is expanded over the unstemmed ``spell`` field, and the words
+        found are stemmed back into the field's terms.
+        """
+        pattern = type(q)("spell", q.text)
+        words = self._expand(pattern)
+        stems = sorted({t.text for w in words for t in _STEMMER(w)})
+        if not negated:
+            self.highlight.update(stems)
+        if not stems:
+            return wq.NullQuery
+        return wq.Or([wq.Term(q.fieldname, s) for s in stems], boost=q.boost)
 
     def _value_query(self, q: Any) -> Any:
         """field:value on a facet field -> Or of the raw terms whose folded words match."""
