@@ -187,10 +187,21 @@ def _is_title(tok: Token) -> bool:
 
 
 def _clean_span(doc: Doc, start: int, end: int, label: str) -> tuple[int, int]:
-    """Cut determiners/titles at the front and possessives/junk at the back."""
+    """Cut determiners/titles at the front and possessives/junk at the back.
+
+    A dictionary word in front of a title is part of the title ("Political
+    Editor Matthew Boyle" -> "Matthew Boyle").
+    """
+    words = common_words() if label == "PERSON" else frozenset()
     while start < end and (
         doc[start].lower_ in DETERMINERS
         or (label == "PERSON" and _is_title(doc[start]))
+        or (
+            doc[start].lower_ in words
+            and start + 1 < end
+            and (_is_title(doc[start + 1]) or doc[start + 1].lower_ in words)
+            and end - start > 2
+        )
         or doc[start].is_punct
         or doc[start].is_space
     ):
@@ -296,7 +307,7 @@ def extract_mentions(doc: Doc) -> list[Mention]:
         ):
             end = ents[k + 1].end
             skip_next = True
-        if label == "PERSON":
+        if label in ("PERSON", "ORG"):
             head = _institution_head(doc, ent)
             if head is not None:
                 s, e = _clean_span(doc, start, head.i + 1, "ORG")

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 from spacy.tokens import Doc, Token
 
-from search.enrich.entities import Mention
+from search.enrich.entities import TITLES, Mention
 from search.enrich.pronouns import PersonTracker, pronoun_gender
 from search.textnorm import fold
 
@@ -371,9 +371,52 @@ class _Context:
                 return None
         return None
 
+    def inverted_subject(self, cue: Token) -> Token | None:
+        """A name right after a subjectless cue the parser took as its object ("added Gowdy")."""
+        if cue.lower_ == "according":
+            return None
+        for tok in self.doc[cue.i + 1 : cue.i + 5]:
+            if tok.is_punct or self.quoted[tok.i]:
+                return None
+            if tok.i in self.mention_at and self.mention_at[tok.i].type == "person":
+                while tok.dep_ == "compound" and tok.head.i in self.mention_at:
+                    tok = tok.head
+                return tok
+            if pronoun_gender(tok.lower_) and tok.lower_ in ("he", "she"):
+                return tok
+        return None
+
+    def preceding_name(self, cue: Token) -> Token | None:
+        """A person named just before a subjectless cue ("Clinton, exasperated, responded")."""
+        if cue.lower_ == "according":
+            return None
+        for k in range(cue.i - 1, max(cue.sent.start, cue.i - 8) - 1, -1):
+            tok = self.doc[k]
+            if self.quoted[tok.i]:
+                return None
+            m = self.mention_at.get(k)
+            if m is not None and m.type == "person" and tok.dep_ not in ("pobj", "dobj", "poss"):
+                return tok
+        return None
+
     def speaker_from(self, tok: Token) -> tuple[str | None, str | None, int | None, int | None]:
         """(speaker, mention, mention start, mention end) for a subject token."""
         m = self.mention_at.get(tok.i)
+        if m is None and tok.lower_.rstrip(".") in TITLES:
+            # "said Army Capt. Christian Pardo", "Vice President for news Dave Gorab"
+            for t in tok.subtree:
+                cand = self.mention_at.get(t.i)
+                if cand is not None and cand.type == "person":
+                    m = cand
+                    break
+            if m is None:
+                for t in self.doc[tok.i + 1 : min(tok.i + 5, tok.sent.end)]:
+                    cand = self.mention_at.get(t.i)
+                    if cand is not None and cand.type == "person":
+                        m = cand
+                        break
+                    if not (t.pos_ == "PROPN" or t.is_punct):
+                        break
         if m is None:
             for c in tok.children:
                 if c.dep_ in ("compound", "appos") and c.i in self.mention_at:
@@ -386,7 +429,9 @@ class _Context:
         word = tok.lower_
         if pronoun_gender(word) and tok.pos_ == "PRON":
             return self.tracker.resolve(tok.i, word), tok.text, tok.idx, tok.idx + len(tok)
-        if tok.pos_ == "PROPN":
+        if tok.pos_ == "PROPN" or (
+            tok.text[:1].isupper() and tok.pos_ in ("NOUN", "X") and tok.i != tok.sent.start
+        ):
             left = tok
             while (
                 left.i > 0
@@ -416,11 +461,22 @@ class _Context:
 def _is_cue(tok: Token) -> bool:
     if tok.lower_ == "according":
         return any(c.lower_ == "to" for c in tok.children)
-    return tok.pos_ == "VERB" and tok.lemma_.lower() in SPEECH_VERBS
+    if tok.pos_ != "VERB":
+        return False
+    lemma = tok.lemma_.lower()
+    if lemma == "call" and tok.i >= 2 and tok.nbor(-1).text == "-" and tok.nbor(-2).lower_ == "so":
+        return False  # "so-called": a scare quote, not speech
+    if lemma == "go":  # "Trump went on"
+        return any(c.dep_ == "prt" and c.lower_ == "on" for c in tok.children)
+    return lemma in SPEECH_VERBS
 
 
 def _cue_name(tok: Token) -> str:
-    return "according to" if tok.lower_ == "according" else tok.lemma_.lower()
+    if tok.lower_ == "according":
+        return "according to"
+    if tok.lemma_.lower() == "go":
+        return "go on"
+    return tok.lemma_.lower()
 
 
 def _governs(cue: Token, toks: list[Token]) -> bool:
@@ -433,6 +489,39 @@ def _governs(cue: Token, toks: list[Token]) -> bool:
                 break
             h = h.head
     return False
+
+
+def _depth(tok: Token) -> int:
+    depth = 0
+    while tok.head is not tok and depth < 50:
+        tok = tok.head
+        depth += 1
+    return depth
+
+
+def _is_finite_with_subject(tok: Token) -> bool:
+    has_subject = any(c.dep_ in SUBJECT_DEPS for c in tok.children)
+    finite = tok.tag_ in ("VBD", "VBZ", "VBP", "MD") or any(c.dep_ == "aux" for c in tok.children)
+    return has_subject and finite
+
+
+def _choose_cue(cues: list[Token], qtoks: list[Token], first: int, last: int) -> Token:
+    """The speech verb a quotation belongs to.
+
+    Among the verbs governing the quote, the lowest finite one with its own
+    subject ("Sanders said Trump called them 'rapists'" -> called), else the
+    highest ("Clinton says she expects Obama to announce an 'intensification'"
+    -> says; "X rejected it, calling it 'a Y'" -> the verb above). Without a
+    governing verb, the nearest one.
+    """
+    governing = [t for t in cues if _governs(t, qtoks)]
+    if governing:
+        by_depth = sorted(governing, key=_depth, reverse=True)  # lowest first
+        for t in by_depth:
+            if _is_finite_with_subject(t):
+                return t
+        return by_depth[-1]
+    return min(cues, key=lambda t: min(abs(t.i - first), abs(t.i - last)))
 
 
 def _kind(text: str, sp: QuoteSpan, ctx: _Context, cue: Token | None) -> str:
@@ -558,17 +647,11 @@ def attribute(
         cues = [t for t in frame if _is_cue(t)]
         cue = None
         if cues:
-            cue = min(
-                cues,
-                key=lambda t, a=first_tok, b=last_tok, q=qtoks: (
-                    0 if _governs(t, q) else 1,
-                    min(abs(t.i - a), abs(t.i - b)),
-                ),
-            )
+            cue = _choose_cue(cues, qtoks, first_tok, last_tok)
         speaker = mention = None
         mstart = mend = None
         if cue is not None:
-            subj = ctx.subject_of(cue)
+            subj = ctx.subject_of(cue) or ctx.inverted_subject(cue) or ctx.preceding_name(cue)
             if subj is not None and not ctx.quoted[subj.i]:
                 speaker, mention, mstart, mend = ctx.speaker_from(subj)
         if cue is None:
@@ -582,7 +665,7 @@ def attribute(
         if cue is None and len(content.split()) <= 3 and not _SENTENCE.search(content):
             out.append(None)  # a title or scare quote, not speech
             continue
-        if cue is None:
+        if speaker is None and mention is None:
             # follow-on: the previous quotation of the paragraph (or the one continued),
             # else the last attributed quote of the previous paragraph
             prevq = _previous_quote_in_paragraph(qi, sp, spans, out)
