@@ -162,7 +162,7 @@ class View:
         self.nkeys = {f: len(registries[f].keys) for f in VALUE_FIELDS}
         self.keys = {f: registries[f].keys[: self.nkeys[f]] for f in VALUE_FIELDS}
         live = []
-        for (reader, _), c in zip(leaves, cols):
+        for (reader, _), c in zip(leaves, cols, strict=True):
             m = np.ones(c.ndocs, dtype=bool)
             if reader.has_deletions():
                 dels = np.fromiter(reader.deleted_docs_set, dtype=np.int64)
@@ -176,7 +176,7 @@ class View:
         self.gids: dict[str, np.ndarray] = {}
         for f in VALUE_FIELDS:
             parts_d, parts_g = [], []
-            for (_, off), c in zip(leaves, cols):
+            for (_, off), c in zip(leaves, cols, strict=True):
                 parts_d.append(c.docs[f].astype(np.int64) + off)
                 parts_g.append(c.gids[f])
             self.docs[f] = np.concatenate(parts_d) if parts_d else np.zeros(0, np.int64)

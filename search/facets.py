@@ -250,7 +250,7 @@ class FacetCounter:
             buckets, counts, fmt = self._date_buckets(interval)
             pairs = [
                 (fmt(int(b)), int(c))
-                for b, c in zip(buckets, counts)
+                for b, c in zip(buckets, counts, strict=True)
                 if fmt(int(b)).startswith(want)
             ]
             pairs.sort(key=lambda p: (-p[1], p[0]))
