@@ -182,6 +182,7 @@ class View:
             self.docs[f] = np.concatenate(parts_d) if parts_d else np.zeros(0, np.int64)
             self.gids[f] = np.concatenate(parts_g) if parts_g else np.zeros(0, np.int32)
         self._doctype_masks: dict[str, np.ndarray] = {}
+        self._ranks: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
         self._present: dict[str, dict[int, list[str]]] = {}
 
@@ -221,6 +222,17 @@ class View:
             return np.zeros(self.nkeys[fieldname], dtype=np.int64)
         sel = mask[docs]
         return np.bincount(self.gids[fieldname][sel], minlength=self.nkeys[fieldname])
+
+    def rank(self, fieldname: str) -> np.ndarray:
+        """Alphabetical rank of each key id (stable tie-breaking), computed once per view."""
+        r = self._ranks.get(fieldname)
+        if r is None:
+            keys = self.keys[fieldname]
+            order = np.argsort(np.asarray(keys, dtype=object)) if keys else np.zeros(0, int)
+            r = np.empty(len(keys), dtype=np.int64)
+            r[order] = np.arange(len(keys))
+            self._ranks[fieldname] = r
+        return r
 
     # -- values ------------------------------------------------------------
     def gid(self, fieldname: str, key: str) -> int | None:
