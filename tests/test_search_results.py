@@ -92,8 +92,10 @@ def test_quote_search_for_each_speaker(seed_store, speaker):
 def test_what_did_alvarenga_say_about_torture(seed_store):
     r = run_search(seed_store, SearchRequest(q="speaker:alvarenga torture", mode="quotes"))
     assert [h.text for h in r.hits] == [
-        "Unfortunately, in Venezuela, if they catch you, they will torture you physically "
-        "and psychologically."
+        (
+            "Unfortunately, in Venezuela, if they catch you, they will torture you physically "
+            "and psychologically."
+        )
     ]
     assert r.hits[0].speaker == "Raúl Daniel Alvarenga"
     assert "<mark>torture</mark>" in r.hits[0].snippet
