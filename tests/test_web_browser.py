@@ -109,7 +109,8 @@ def browser():
 
 
 class Watch:
-    """What a page did that it should not: dialogs, console errors, page errors, requests to /x."""
+    """What a page did that it should not: dialogs, console errors (CSP violations included),
+    page errors, requests for the injected ``<img src=x>``, requests to any other host."""
 
     def __init__(self, page):
         self.dialogs: list[str] = []
@@ -118,7 +119,15 @@ class Watch:
         page.on("dialog", self._dialog)
         page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
         page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
-        page.on("request", lambda r: urlsplit(r.url).path.endswith("/x") and self.stray.append(r.url))
+        self.external: list[str] = []
+        page.on("request", self._request)
+
+    def _request(self, request):
+        url = urlsplit(request.url)
+        if url.path.endswith("/x"):
+            self.stray.append(request.url)
+        if url.scheme not in ("data", "about", "blob") and url.hostname != "127.0.0.1":
+            self.external.append(request.url)  # everything must come from the two loopback servers
 
     def _dialog(self, dialog):
         self.dialogs.append(dialog.message)
@@ -129,6 +138,7 @@ class Watch:
         assert self.dialogs == [], f"dialogs opened: {self.dialogs}"
         assert errors == [], f"console errors: {errors}"
         assert self.stray == [], f"injected <img src=x> was loaded: {self.stray}"
+        assert self.external == [], f"requests off the loopback servers: {self.external}"
 
 
 @pytest.fixture()
@@ -455,3 +465,22 @@ def test_widget_on_another_origin(page, api_url, host_url):
     # the expired key's 403 is reported by the browser as a failed resource load
     page.watch.assert_clean(allow=("403",))
 
+
+
+def test_the_watch_sees_injected_markup_and_the_csp_blocks_it(page, api_url, host_url):
+    """Control: markup injected on purpose is noticed, and on our pages the CSP stops it."""
+    page.goto(f"{api_url}/passages/{XSS_ID}/1")
+    page.evaluate(f"document.body.insertAdjacentHTML('beforeend', {XSS_IMG!r})")
+    page.wait_for_timeout(300)
+    assert page.watch.stray  # the <img src=x> was requested ...
+    assert page.watch.dialogs == []  # ... but its inline onerror did not run (CSP)
+    assert any("Content Security Policy" in e for e in page.watch.errors)
+
+    other = page.context.new_page()
+    watch = Watch(other)
+    other.goto(host_url)  # no CSP on the host page: the same markup would run there
+    other.evaluate(f"document.body.insertAdjacentHTML('beforeend', {XSS_IMG!r})")
+    other.wait_for_function("() => true")
+    other.wait_for_timeout(300)
+    assert watch.dialogs == ["1"]
+    other.close()
