@@ -221,6 +221,8 @@ def tick(pg, facet: str, value: str, keyboard: bool = False) -> None:
     )
     wait_loaded(pg)
     assert pg.locator(f'section.facet[data-facet="{facet}"] input[value="{value}"]').is_checked()
+    if keyboard:  # focus stays on the box after the page re-renders, so Tab goes on from there
+        assert pg.evaluate("document.activeElement.value") == value
 
 
 # ------------------------------------------------------------------ tests
