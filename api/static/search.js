@@ -345,6 +345,7 @@ function renderHistogram(state, data) {
     }, [el("span", { class: "bar-wrap" }, [bar]), el("span", { class: "count", text: v.count ?? "" }), el("span", { class: "label", text: v.value })]));
   }
   box.append(bars);
+  if (data?.more) box.append(el("p", { class: "hint", text: `${data.more} more ${interval} buckets not shown: pick a larger bucket or narrow the search` }));
 }
 
 function renderFacets(state, body) {
