@@ -455,6 +455,20 @@ def test_widget_on_another_origin(page, api_url, host_url):
                              params={"q": "torture", "per_page": 3, "page": 2}, timeout=10).json()
         assert hits("w-torture")[3:] == [h["id"] for h in page2["hits"]]
 
+    # changing an attribute reloads the widget
+    page.locator("#w-probe").evaluate("e => e.setAttribute('q', 'blackout')")
+    page.wait_for_function("() => document.querySelector('#w-probe').shadowRoot"
+                           ".querySelector('mark')?.textContent === 'blackout'")
+
+    # a page script may send the key as a header: CORS lets it through (preflight)
+    key = make_key(SECRET, Scope(filters={"source": ["Andean Post"]}))
+    sources = page.evaluate(
+        """([api, key]) => fetch(api + '/v1/search?per_page=50', {headers: {'X-Newsquarry-Key': key}})
+               .then(r => r.json()).then(b => [...new Set(b.hits.map(h => h.source))])""",
+        [api_url, key],
+    )
+    assert sources == ["Andean Post"]
+
     # the oEmbed html and the /embed iframe show the probe as text
     card = page.frame_locator("#oembed iframe").locator("blockquote")
     assert XSS_TEXT in card.inner_text()
