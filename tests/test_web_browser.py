@@ -406,6 +406,9 @@ def test_script_bearing_article_runs_nothing(page, api_url):
 
 def test_widget_on_another_origin(page, api_url, host_url):
     assert urlsplit(api_url).port != urlsplit(host_url).port
+    page.add_init_script("""window.__nqResize = [];
+        addEventListener('message', e => e.data && e.data.type === 'newsquarry:resize'
+                         && window.__nqResize.push(e.data.height));""")
     page.goto(host_url)
     for wid in ("w-torture", "w-speaker", "w-probe", "w-key"):
         page.wait_for_selector(f"#{wid} li")
@@ -474,6 +477,7 @@ def test_widget_on_another_origin(page, api_url, host_url):
     assert XSS_TEXT in card.inner_text()
     framed = page.frame_locator("#embed-frame").locator("newsquarry-results li").first
     assert XSS_TEXT in framed.inner_text()
+    page.wait_for_function("() => window.__nqResize.some(h => h > 100)")  # /embed reports its height
     # out-of-viewport iframes are not painted in full-page shots: make the viewport the page
     page.set_viewport_size({"width": 1280, "height": page.evaluate("document.body.scrollHeight + 40")})
     page.wait_for_timeout(300)
