@@ -524,6 +524,37 @@ def _choose_cue(cues: list[Token], qtoks: list[Token], first: int, last: int) ->
     return min(cues, key=lambda t: min(abs(t.i - first), abs(t.i - last)))
 
 
+_SMALL_WORDS = frozenset("of the and a an in on for to with at by or".split())
+
+
+def _is_title(content: str) -> bool:
+    """A short capitalised fragment: the name of a show, book or group."""
+    words = re.findall(r"[^\W\d_][\w’'-]*", content)
+    if not words or len(words) > 4 or not words[0][0].isupper():
+        return False
+    return all(w[0].isupper() or w.lower() in _SMALL_WORDS for w in words)
+
+
+def _person_subject_above(qtoks: list[Token], ctx: _Context) -> Token | None:
+    """The person subject of the nearest clause above a quoted fragment, if any."""
+    if not qtoks:
+        return None
+    tok = qtoks[0]
+    seen = 0
+    while tok.head is not tok and seen < 8:
+        tok = tok.head
+        seen += 1
+        if ctx.quoted[tok.i] or tok.pos_ not in ("VERB", "AUX"):
+            continue
+        for c in tok.children:
+            if c.dep_ in SUBJECT_DEPS and not ctx.quoted[c.i]:
+                m = ctx.mention_at.get(c.i)
+                if (m is not None and m.type == "person") or c.lower_ in ("he", "she"):
+                    return c
+                return None
+    return None
+
+
 def _kind(text: str, sp: QuoteSpan, ctx: _Context, cue: Token | None) -> str:
     """direct for a quote that stands as speech, partial for a fragment in paraphrase."""
     if sp.continues:
@@ -664,6 +695,14 @@ def attribute(
         content = text[sp.start : sp.end]
         if cue is None and len(content.split()) <= 3 and not _SENTENCE.search(content):
             out.append(None)  # a title or scare quote, not speech
+            continue
+        if speaker is None and mention is None and kind == "partial":
+            # a fragment quoted inside a clause whose subject is a person: theirs
+            subj = _person_subject_above(qtoks, ctx)
+            if subj is not None:
+                speaker, mention, mstart, mend = ctx.speaker_from(subj)
+        if speaker is None and kind == "partial" and _is_title(content):
+            out.append(None)  # a title ("Good Morning America"), not speech
             continue
         if speaker is None and mention is None:
             # follow-on: the previous quotation of the paragraph (or the one continued),
