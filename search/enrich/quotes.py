@@ -577,28 +577,39 @@ _SENTENCE = re.compile(r"^\W*[A-Z].*[.?!]\W*$", re.DOTALL)
 FOLLOW_GAP = 80  # max characters between a paragraph's last quote and its end
 
 
-def _colon_cue(sp: QuoteSpan, ctx: _Context) -> Token | None:
-    """The verb of a clause introducing the quote with a colon ("X continued: ...").
+def _colon_cue(sp: QuoteSpan, ctx: _Context) -> tuple[Token | None, Token | None]:
+    """(cue, speaker) of a clause introducing the quote with a colon.
 
-    The colon may end the previous paragraph when the quote opens its own.
+    "X continued: ...", "X delivered a retort: ..." (the highest verb with a
+    subject before the colon) or a bare "Clinton: ..." (the name is the
+    speaker, no cue). The colon may end the previous paragraph when the quote
+    opens its own.
     """
     text = ctx.text
     before = text[: sp.mark].rstrip()
     if not before.endswith(":"):
-        return None
+        return None, None
     colon = ctx.token_at(len(before) - 1)
     if ctx.para_of(len(before) - 1) not in (sp.para, sp.para - 1):
-        return None
+        return None, None
     tok = ctx.doc[colon]
-    sent = tok.sent
-    cands = [t for t in sent if t.i < colon and not ctx.quoted[t.i]]
+    cands = [t for t in tok.sent if t.i < colon and not ctx.quoted[t.i]]
     cues = [t for t in cands if _is_cue(t)]
     if cues:
-        return cues[-1]
-    root = sent.root
-    if root.i < colon and not ctx.quoted[root.i] and root.pos_ in ("VERB", "AUX"):
-        return root
-    return None
+        return cues[-1], None
+    verbs = [
+        t
+        for t in cands
+        if t.pos_ in ("VERB", "AUX") and any(c.dep_ in SUBJECT_DEPS for c in t.children)
+    ]
+    if verbs:
+        return min(verbs, key=_depth), None
+    if colon > 0:
+        prev = ctx.doc[colon - 1]
+        m = ctx.mention_at.get(prev.i)
+        if (m is not None and m.type in ("person", "org")) or prev.pos_ == "PROPN":
+            return None, prev
+    return None, None
 
 
 def _previous_quote_in_paragraph(
@@ -661,11 +672,12 @@ def attribute(
             nxt = doc[end_sent.end].sent
             if ctx.para_of(nxt.start_char) == sp.para and nxt not in sents:
                 head_toks = [t for t in nxt if not t.is_punct and not t.is_space]
+                gap = text[sp.end : nxt.start_char]
                 if (
                     head_toks
                     and not ctx.quoted[head_toks[0].i]
-                    and len(head_toks) <= 6
-                    and any(_is_cue(t) for t in head_toks[:3])
+                    and not re.search(r"\w", gap)
+                    and any(_is_cue(t) for t in head_toks[:4])
                 ):
                     sents.append(nxt)
         ps, pe = ctx.paragraphs[sp.para]
@@ -686,11 +698,11 @@ def attribute(
             if subj is not None and not ctx.quoted[subj.i]:
                 speaker, mention, mstart, mend = ctx.speaker_from(subj)
         if cue is None:
-            cue = _colon_cue(sp, ctx)
+            cue, subj = _colon_cue(sp, ctx)
             if cue is not None:
                 subj = ctx.subject_of(cue)
-                if subj is not None and not ctx.quoted[subj.i]:
-                    speaker, mention, mstart, mend = ctx.speaker_from(subj)
+            if subj is not None and not ctx.quoted[subj.i]:
+                speaker, mention, mstart, mend = ctx.speaker_from(subj)
         kind = _kind(text, sp, ctx, cue)
         content = text[sp.start : sp.end]
         if cue is None and len(content.split()) <= 3 and not _SENTENCE.search(content):
