@@ -705,14 +705,19 @@ def attribute(
                 speaker, mention, mstart, mend = ctx.speaker_from(subj)
         kind = _kind(text, sp, ctx, cue)
         content = text[sp.start : sp.end]
-        if cue is None and len(content.split()) <= 3 and not _SENTENCE.search(content):
-            out.append(None)  # a title or scare quote, not speech
-            continue
         if speaker is None and mention is None and kind == "partial":
             # a fragment quoted inside a clause whose subject is a person: theirs
             subj = _person_subject_above(qtoks, ctx)
             if subj is not None:
                 speaker, mention, mstart, mend = ctx.speaker_from(subj)
+        if (
+            cue is None
+            and speaker is None
+            and len(content.split()) <= 3
+            and not _SENTENCE.search(content)
+        ):
+            out.append(None)  # a title or scare quote, not speech
+            continue
         if speaker is None and kind == "partial" and _is_title(content):
             out.append(None)  # a title ("Good Morning America"), not speech
             continue
