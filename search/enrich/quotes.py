@@ -355,7 +355,7 @@ class _Context:
                             return obj
             return None
         t = cue
-        for _ in range(5):
+        for _ in range(7):
             subj = [c for c in t.children if c.dep_ in SUBJECT_DEPS]
             if subj:
                 s = subj[0]
@@ -364,10 +364,19 @@ class _Context:
                 return s
             if t.dep_ == "relcl":
                 return t.head
-            if t.dep_ not in CLIMB_DEPS or t.head is t:
+            if t is cue:
+                # "Conway notes": the name parsed as a compound of the verb
+                names = [
+                    c
+                    for c in t.children
+                    if c.dep_ == "compound" and c.i < t.i and c.pos_ == "PROPN"
+                ]
+                if names:
+                    return names[-1]
+            if t.dep_ not in CLIMB_DEPS + ("pobj", "dobj") or t.head is t:
                 return None
             t = t.head
-            if t.pos_ not in ("VERB", "AUX", "ADP"):
+            if t.pos_ not in ("VERB", "AUX", "ADP", "NOUN"):
                 return None
         return None
 
@@ -505,11 +514,20 @@ def _is_finite_with_subject(tok: Token) -> bool:
     return has_subject and finite
 
 
+def _names_subject(tok: Token) -> bool:
+    """The verb's subject is a name or a personal pronoun, not a description."""
+    for c in tok.children:
+        if c.dep_ in SUBJECT_DEPS:
+            return c.pos_ == "PROPN" or c.lower_ in ("he", "she", "i", "we", "they")
+    return False
+
+
 def _choose_cue(cues: list[Token], qtoks: list[Token], first: int, last: int) -> Token:
     """The speech verb a quotation belongs to.
 
     Among the verbs governing the quote, the lowest finite one with its own
-    subject ("Sanders said Trump called them 'rapists'" -> called), else the
+    subject, a name or pronoun ("Sanders said Trump called them 'rapists'" ->
+    called; "X said the platform should reiterate 'Y'" -> said), else the
     highest ("Clinton says she expects Obama to announce an 'intensification'"
     -> says; "X rejected it, calling it 'a Y'" -> the verb above). Without a
     governing verb, the nearest one.
@@ -518,7 +536,7 @@ def _choose_cue(cues: list[Token], qtoks: list[Token], first: int, last: int) ->
     if governing:
         by_depth = sorted(governing, key=_depth, reverse=True)  # lowest first
         for t in by_depth:
-            if _is_finite_with_subject(t):
+            if _is_finite_with_subject(t) and (t is by_depth[-1] or _names_subject(t)):
                 return t
         return by_depth[-1]
     return min(cues, key=lambda t: min(abs(t.i - first), abs(t.i - last)))
