@@ -44,7 +44,7 @@ MAX_ARTICLE_CHARS = 1_000_000
 # (room for MAX_ARTICLE_CHARS escaped as \uXXXX, plus metadata)
 MAX_LINE_BYTES = 6 * MAX_ARTICLE_CHARS + 1024 * 1024
 _ID_OK = re.compile(r"[^A-Za-z0-9._-]+")
-_FRONT_LINE = re.compile(r"^(%s)\s*:\s*(.*)$" % "|".join(FRONT_KEYS), re.IGNORECASE)
+_FRONT_LINE = re.compile(r"^({})\s*:\s*(.*)$".format("|".join(FRONT_KEYS)), re.IGNORECASE)
 
 
 @dataclass

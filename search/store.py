@@ -54,7 +54,7 @@ class WriteReport:
     failed: list[dict[str, str]] = field(default_factory=list)  # {"id"/"path", "reason"}
     passages: int = 0
 
-    def merge(self, other: "WriteReport") -> None:
+    def merge(self, other: WriteReport) -> None:
         for name in ("added", "replaced", "unchanged", "deleted", "failed"):
             getattr(self, name).extend(getattr(other, name))
         self.passages += other.passages
@@ -166,7 +166,7 @@ def passage_documents(article: Article, passages: list[Passage]) -> Iterator[dic
 class WriteSession:
     """Puts and deletes inside one commit; use ``WhooshStore.writer()``."""
 
-    def __init__(self, store: "WhooshStore", writer: Any) -> None:
+    def __init__(self, store: WhooshStore, writer: Any) -> None:
         self._store = store
         self._writer = writer
         self._searcher = writer.searcher()
