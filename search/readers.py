@@ -256,6 +256,12 @@ def read_jsonl(path: Path) -> Iterator[Article | ReadFailure]:
         yield ReadFailure(str(path), exc.strerror or str(exc))
         return
     with fh:
+        head = fh.read(8192)
+        if b"\x00" in head:  # e.g. a compressed feed: one failure, not one per "line"
+            gz = " (gzip-compressed: decompress it first)" if head[:2] == b"\x1f\x8b" else ""
+            yield ReadFailure(str(path), f"binary file (contains NUL bytes){gz}")
+            return
+        fh.seek(0)
         any_line = False
         for lineno, raw in enumerate(iter(lambda: fh.readline(MAX_LINE_BYTES + 1), b""), 1):
             if not raw.strip():
