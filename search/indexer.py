@@ -87,32 +87,40 @@ def index_articles(
     stream = iter(enricher.enrich(todo()))
     pending: tuple[Article, list[Passage]] | None = None
     try:
-        done = False
-        while not done:
-            done = True
+        first = True
+        while True:
+            # Enrich the whole batch *before* taking the write lock, so the lock
+            # is held only while the batch is written: other writers (the API,
+            # another `index` run) wait for one batch's write, not for its NLP.
+            batch: list[tuple[Article, list[Passage]]] = []
+            ids: set[str] = set()
+            end = False
+            while len(batch) < commit_every:
+                item = pending if pending is not None else next(stream, None)
+                pending = None
+                if item is None:
+                    end = True
+                    break
+                if item[0].id in ids:
+                    # same id twice in one batch: commit, then the later one replaces it
+                    pending = item
+                    break
+                ids.add(item[0].id)
+                batch.append(item)
+                if on_progress:
+                    on_progress(progress, report)
+            if not batch and not first:
+                break
+            first = False
             with store.writer() as w:
-                batch = 0
-                while True:
-                    item = pending if pending is not None else next(stream, None)
-                    pending = None
-                    if item is None:
-                        break
-                    article, passages = item
-                    if w.seen(article.id):
-                        # same id twice in one batch: commit, then the later one replaces it
-                        pending, done = item, False
-                        break
+                for article, passages in batch:
                     w.put(article, passages)
-                    batch += 1
-                    if on_progress:
-                        on_progress(progress, report)
-                    if batch >= commit_every:
-                        done = False
-                        break
             report.merge(w.report)
             progress.committed = len(report.added) + len(report.replaced)
             if on_progress:
                 on_progress(progress, report)
+            if end:
+                break
     except KeyboardInterrupt as exc:
         exc.report = report  # type: ignore[attr-defined]
         raise
