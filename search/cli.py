@@ -8,7 +8,6 @@ Errors are one line on stderr; ``--debug`` shows the traceback.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -288,6 +287,7 @@ class ProgressReporter:
         self.interval = interval
         self.last = 0.0
         self.skipped: list[dict[str, str]] = []
+        self.committed = 0
         self._progress = None
         self._task = None
         if self.tty:
@@ -312,8 +312,12 @@ class ProgressReporter:
         )
         if self._progress is not None:
             self._progress.update(self._task, description=msg)
-        elif time.monotonic() - self.last >= self.interval:
+            return
+        # plain lines: after every commit, and every few seconds in between
+        committed_now = progress.committed != self.committed
+        if committed_now or time.monotonic() - self.last >= self.interval:
             self.last = time.monotonic()
+            self.committed = progress.committed
             click.echo(msg, err=True)
 
     def close(self) -> None:
@@ -543,6 +547,117 @@ def delete(obj: Context, article_ids: tuple[str, ...]) -> None:
         click.echo(f"deleted {article_id}")
     if missing:
         fail("no such article: " + ", ".join(missing), 3)
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8080, show_default=True)
+@click.option(
+    "--workers",
+    type=click.IntRange(1),
+    default=2,
+    show_default=True,
+    help="Worker processes (one per core suits this size).",
+)
+@click.option(
+    "--threads", type=click.IntRange(1), default=4, show_default=True, help="Threads per worker."
+)
+@click.pass_obj
+@handle_errors
+def serve(obj: Context, host: str, port: int, workers: int, threads: int) -> None:
+    """Serve the HTTP API, search page and widget under gunicorn.
+
+    Indexes the bundled corpus first when the index is empty. Settings come
+    from NEWSQUARRY_* environment variables (see docs/api.md), e.g.
+    NEWSQUARRY_WRITE_TOKEN enables the write endpoints.
+
+    \b
+    Examples:
+      newsquarry serve
+      newsquarry serve --port 9000 --workers 2 --threads 8
+      curl 'http://127.0.0.1:8080/v1/search?q=torture'
+    """
+    ensure_index(obj)
+    env = dict(os.environ, NEWSQUARRY_INDEX=obj.index_dir)
+    argv = [
+        sys.executable, "-m", "gunicorn",
+        "--config", "python:api.gunicorn_conf",
+        "--bind", f"{host}:{port}",
+        "--workers", str(workers),
+        "--threads", str(threads),
+        "api.wsgi:app",
+    ]  # fmt: skip
+    click.echo(f"Serving {obj.index_dir} on http://{host}:{port}/", err=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, argv, env)
+
+
+@cli.command()
+@click.option("--speaker", multiple=True, help="Fix this speaker (repeat to allow several).")
+@click.option("--person", multiple=True)
+@click.option("--org", multiple=True)
+@click.option("--place", multiple=True)
+@click.option("--source", multiple=True, help="Fix this source.")
+@click.option("--article", multiple=True)
+@click.option("--since", help="Earliest date the key can see (YYYY[-MM[-DD]]).")
+@click.option("--until", help="Latest date the key can see.")
+@click.option(
+    "--expires-in",
+    default="30d",
+    show_default=True,
+    help="Lifetime: a number with s, m, h or d (e.g. 12h, 30d); 'never' for none.",
+)
+@click.option(
+    "--secret",
+    envvar="NEWSQUARRY_SECRET",
+    required=True,
+    help="The server secret [env: NEWSQUARRY_SECRET].",
+)
+@click.pass_obj
+@handle_errors
+def key(obj: Context, since: str | None, until: str | None, expires_in: str, secret: str,
+        **kw: Any) -> None:  # fmt: skip
+    """Make a scoped read key for an embedder: fixed filters and an expiry.
+
+    Requests made with the key (header X-Newsquarry-Key or ?key=) can narrow
+    its filters but never widen them.
+
+    \b
+    Examples:
+      NEWSQUARRY_SECRET=... newsquarry key --source "News from the world" --expires-in 7d
+      newsquarry key --speaker "Harry Solano" --expires-in never
+    """
+    from .keys import Scope, make_key
+
+    filters = {name: list(values) for name, values in kw.items() if values}
+    expires = None
+    if expires_in != "never":
+        units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+        try:
+            seconds = int(expires_in[:-1]) * units[expires_in[-1]]
+        except (KeyError, ValueError, IndexError):
+            raise click.BadParameter(
+                "use e.g. 30m, 12h, 30d or never", param_hint="--expires-in"
+            ) from None
+        expires = int(time.time()) + seconds
+    click.echo(make_key(secret, Scope(filters, since, until, expires)))
+
+
+@cli.command()
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+def completion(shell: str) -> None:
+    """Print the shell completion script for SHELL.
+
+    \b
+    Examples:
+      eval "$(newsquarry completion bash)"        # in ~/.bashrc
+      newsquarry completion fish > ~/.config/fish/completions/newsquarry.fish
+    """
+    from click.shell_completion import get_completion_class
+
+    cls = get_completion_class(shell)
+    click.echo(cls(cli, {}, "newsquarry", "_NEWSQUARRY_COMPLETE").source())
 
 
 def main() -> None:

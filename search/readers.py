@@ -36,7 +36,7 @@ FRONT_KEYS = ("id", "title", "date", "url", "source", "author")
 MAX_FILE_BYTES = 50 * 1024 * 1024  # a single article file larger than this is refused
 MAX_ARTICLE_CHARS = 5_000_000
 _ID_OK = re.compile(r"[^A-Za-z0-9._-]+")
-_FRONT_LINE = re.compile(r"^(%s)\s*:\s*(.*)$" % "|".join(FRONT_KEYS), re.IGNORECASE)
+_FRONT_LINE = re.compile(r"^({})\s*:\s*(.*)$".format("|".join(FRONT_KEYS)), re.IGNORECASE)
 
 
 @dataclass

@@ -99,5 +99,7 @@ class Enricher:
                 if not pending:
                     break
                 chunk, result = pending.popleft()
-                for (article, passages), (mentions, quotes) in zip(chunk, result.get()):
+                for (article, passages), (mentions, quotes) in zip(
+                    chunk, result.get(), strict=True
+                ):
                     yield article, assign(passages, mentions, quotes)

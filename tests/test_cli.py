@@ -1,0 +1,255 @@
+"""The command line, driven through click's CliRunner and real subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from search.cli import cli
+
+SEED_ID = "000_e23b3335c9472580"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture()
+def runner():
+    return CliRunner()
+
+
+@pytest.fixture()
+def index_dir(tmp_path):
+    return str(tmp_path / "index")
+
+
+def run(runner, index_dir, *args, env=None):
+    return runner.invoke(cli, ["--index", index_dir, *args], env=env, catch_exceptions=False)
+
+
+def test_index_summary_and_idempotence(runner, index_dir, corpus_dir):
+    r = run(runner, index_dir, "index", str(corpus_dir))
+    assert r.exit_code == 0, r.output
+    assert "1 added, 0 replaced, 0 unchanged, 0 skipped, 0 failed; 19 passages written." in r.stdout
+    r = run(runner, index_dir, "index", str(corpus_dir))
+    assert r.exit_code == 0
+    assert "0 added, 0 replaced, 1 unchanged" in r.stdout
+
+
+def test_index_reports_bad_files_and_exit_code(runner, index_dir, corpus_dir, tmp_path):
+    (corpus_dir / "bin.txt").write_bytes(b"\x00binary")
+    (corpus_dir / "empty.txt").write_bytes(b"")
+    (corpus_dir / "bad.txt").write_bytes(b"T\n\n\xff\xfe")
+    r = run(runner, index_dir, "index", str(corpus_dir))
+    # some good articles: the bad files are reported but the run succeeds
+    assert r.exit_code == 0
+    assert "failed: " in r.stderr and "bin.txt: binary file" in r.stderr
+    assert "empty.txt: empty file" in r.stderr and "bad.txt: invalid UTF-8" in r.stderr
+    assert "1 added" in r.stdout and "3 failed" in r.stdout
+    # nothing indexable at all: non-zero
+    only_bad = tmp_path / "bad"
+    only_bad.mkdir()
+    (only_bad / "empty.txt").write_bytes(b"")
+    r = run(runner, index_dir, "index", str(only_bad))
+    assert r.exit_code == 2
+    assert "Error: nothing could be indexed" in r.stderr
+
+
+def test_stats_and_delete(runner, index_dir, corpus_dir):
+    run(runner, index_dir, "index", str(corpus_dir))
+    r = run(runner, index_dir, "stats", "--json")
+    data = json.loads(r.stdout)
+    assert (data["articles"], data["passages"]) == (1, 19) and data["quotes"] > 5
+    r = run(runner, index_dir, "delete", SEED_ID)
+    assert r.exit_code == 0 and f"deleted {SEED_ID}" in r.stdout
+    r = run(runner, index_dir, "delete", SEED_ID)
+    assert r.exit_code == 3 and "no such article" in r.stderr
+    assert json.loads(run(runner, index_dir, "stats", "--json").stdout)["articles"] == 0
+
+
+def test_show_passage_and_article(runner, index_dir, corpus_dir):
+    run(runner, index_dir, "index", str(corpus_dir))
+    r = run(runner, index_dir, "show", f"{SEED_ID}#p18", "--json")
+    rec = json.loads(r.stdout)
+    assert rec["speakers"] == ["Raúl Daniel Alvarenga"]
+    r = run(runner, index_dir, "show", f"{SEED_ID}#p18", env={"NO_COLOR": "1"})
+    assert "My escape in Colombia was like a movie" in r.stdout
+    assert "— Raúl Daniel Alvarenga (direct)" in r.stdout
+    assert "\x1b[" not in r.stdout
+    r = run(runner, index_dir, "show", SEED_ID)
+    assert r.stdout.count(f"[{SEED_ID}#p") == 19
+    r = run(runner, index_dir, "show", "nope")
+    assert r.exit_code == 3 and r.stderr.strip() == "Error: no article with id 'nope'"
+
+
+def test_missing_index_is_a_clear_error(runner, tmp_path):
+    r = run(runner, str(tmp_path / "none"), "stats")
+    assert r.exit_code == 5 and r.stderr.startswith("Error: no index at")
+
+
+def test_index_dir_from_environment(runner, tmp_path, corpus_dir):
+    env = {"NEWSQUARRY_INDEX": str(tmp_path / "env-index")}
+    r = runner.invoke(cli, ["index", str(corpus_dir)], env=env)
+    assert r.exit_code == 0
+    assert (tmp_path / "env-index").is_dir()
+
+
+def test_help_has_examples_for_every_command(runner):
+    for name, _command in cli.commands.items():
+        r = runner.invoke(cli, [name, "--help"])
+        assert r.exit_code == 0
+        assert "Example" in r.output, name
+
+
+def test_console_script_runs(tmp_path, corpus_dir):
+    env = dict(os.environ, NEWSQUARRY_INDEX=str(tmp_path / "ix"), PYTHONPATH=str(ROOT))
+    p = subprocess.run(
+        [sys.executable, "-m", "search.cli", "index", str(corpus_dir)],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert "1 added" in p.stdout
+    # not a terminal: no progress bar escape codes on stderr
+    assert "\x1b[" not in p.stderr
+
+
+def _many_articles(path: Path, seed_text: str, n: int) -> None:
+    paras = [p for p in seed_text.split("\n\n")[1:] if p.strip()]
+    with path.open("w", encoding="utf-8") as fh:
+        for i in range(n):
+            text = "\n\n".join(paras[(i + k) % len(paras)] for k in range(3))
+            fh.write(json.dumps({"id": f"art-{i:04d}", "title": f"Story {i}", "text": text}) + "\n")
+
+
+def test_ctrl_c_during_indexing_keeps_committed_articles(tmp_path, seed_file):
+    import signal
+    import time
+
+    feed = tmp_path / "feed.jsonl"
+    _many_articles(feed, seed_file.read_text(encoding="utf-8"), 120)
+    env = dict(os.environ, NEWSQUARRY_INDEX=str(tmp_path / "ix"), PYTHONPATH=str(ROOT))
+    cmd = [sys.executable, "-m", "search.cli", "index", str(feed), "--commit-every", "5"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 90
+    lines = []
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        lines.append(line)
+        if " committed" in line and not line.startswith("0 read") and "· 0 committed" not in line:
+            break
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, "".join(lines) + err
+    assert "Interrupted: " in err and "the index is intact" in err
+    assert "Traceback" not in err
+    done = int(err.split("Interrupted: ")[1].split()[0])
+    assert 5 <= done < 120 and done % 5 == 0
+    # the index opens and holds exactly the committed articles, each with all its passages
+    r = CliRunner().invoke(cli, ["--index", str(tmp_path / "ix"), "stats", "--json"])
+    stats = json.loads(r.stdout)
+    assert stats["articles"] == done
+    # the same command again completes the rest, with no duplicate
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert f"{120 - done} added" in p.stdout and f"{done} unchanged" in p.stdout
+    stats = json.loads(
+        CliRunner().invoke(cli, ["--index", str(tmp_path / "ix"), "stats", "--json"]).stdout
+    )
+    assert stats["articles"] == 120
+
+
+@pytest.fixture()
+def seeded(runner, index_dir, corpus_dir):
+    r = run(runner, index_dir, "index", str(corpus_dir))
+    assert r.exit_code == 0
+    return index_dir
+
+
+def test_search_exit_codes_like_grep(runner, seeded):
+    r = run(runner, seeded, "search", "Chavez")
+    assert r.exit_code == 0 and "Hugo Chávez" in r.stdout
+    r = run(runner, seeded, "search", "zeppelin")
+    assert r.exit_code == 1 and r.stdout == "" and "No matches." in r.stderr
+    r = run(runner, seeded, "search", '"safe harbor')
+    assert r.exit_code == 2 and r.stderr.startswith("Error: ") and "Traceback" not in r.output
+    r = run(runner, seeded, "search", "x", "--facet", "nope")
+    assert r.exit_code == 2 and r.stderr.startswith("Error: ")
+
+
+def test_search_output_formats_are_the_same_records(runner, seeded):
+    import csv
+    import io
+
+    whole = json.loads(run(runner, seeded, "search", "Guaido", "--json", "-n", "3").stdout)
+    assert whole["total"] == 6 and len(whole["hits"]) == 3
+    lines = run(runner, seeded, "search", "Guaido", "--jsonl", "-n", "3").stdout.splitlines()
+    assert [json.loads(x) for x in lines] == whole["hits"]
+    rows = list(csv.DictReader(io.StringIO(run(runner, seeded, "search", "Guaido", "--csv",
+                                               "-n", "3").stdout)))  # fmt: skip
+    assert [r["id"] for r in rows] == [h["id"] for h in whole["hits"]]
+    assert rows[0]["text"] == whole["hits"][0]["text"]
+
+
+def test_search_flags_filters_facets_and_paging(runner, seeded):
+    r = run(runner, seeded, "search", "", "--speaker", "Harry Solano", "--json")
+    data = json.loads(r.stdout)
+    assert data["total"] > 0
+    assert all("Harry Solano" in h["speakers"] for h in data["hits"])
+    r = run(runner, seeded, "search", "Guaido", "--facet", "person", "-n", "2", "--page", "2")
+    assert r.exit_code == 0
+    assert "page 2 of 3" in r.stdout and "person" in r.stdout and "Juan Guaidó" in r.stdout
+
+
+def test_quotes_command_lists_speakers(runner, seeded):
+    r = run(runner, seeded, "quotes", "torture", "--speaker", "Raúl Daniel Alvarenga", "--json")
+    data = json.loads(r.stdout)
+    assert data["total"] == 1
+    (q,) = data["hits"]
+    assert q["speaker"] == "Raúl Daniel Alvarenga" and q["kind"] == "direct"
+    assert "they will torture you physically" in q["text"]
+    assert q["passage_id"] == f"{SEED_ID}#p19" and q["article_id"] == SEED_ID
+
+
+def test_facets_command(runner, seeded):
+    r = run(runner, seeded, "facets", "person", "--prefix", "gua", "--json")
+    data = json.loads(r.stdout)
+    assert [v["value"] for v in data["values"]] == ["Juan Guaidó"]
+    r = run(runner, seeded, "facets", "nope")
+    assert r.exit_code == 2 and "Error:" in r.stderr
+
+
+def test_colour_only_on_terminal_and_never_with_no_color(runner, seeded):
+    # CliRunner is not a terminal: plain text
+    r = run(runner, seeded, "search", "Guaido")
+    assert "\x1b[" not in r.stdout
+    # a real pseudo-terminal gets colour, unless NO_COLOR is set
+    import pty
+
+    env = dict(os.environ, NEWSQUARRY_INDEX=seeded, PYTHONPATH=str(ROOT), COLUMNS="100")
+    for no_color, expect in ((None, True), ("1", False)):
+        if no_color:
+            env["NO_COLOR"] = no_color
+        out = _run_in_pty(pty, [sys.executable, "-m", "search.cli", "search", "Guaido"], env)
+        assert "Guaidó" in out
+        assert ("\x1b[" in out) is expect, out[:200]
+
+
+def _run_in_pty(pty, argv, env) -> str:
+    pid, fd = pty.fork()
+    if pid == 0:  # child
+        os.execve(argv[0], argv, env)
+    chunks = []
+    while True:
+        try:
+            data = os.read(fd, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.waitpid(pid, 0)
+    return b"".join(chunks).decode("utf-8", "replace")
