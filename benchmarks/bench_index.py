@@ -79,8 +79,14 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
     nlp = load_nlp()  # loading (~2.5 s) is excluded from every mode alike
     count = Counter()
     stream = count.wrap(_articles(args.corpus, args.limit))
-    result: dict[str, Any] = {"mode": args.worker, "processes": args.processes,
-                              "batch_size": args.batch_size}  # fmt: skip
+    result: dict[str, Any] = {
+        "mode": args.worker,
+        "processes": args.processes,
+        "batch_size": args.batch_size,
+        "prefetch": args.prefetch,
+        "backend": args.backend,
+        "commit_every": args.commit_every,
+    }
     index_dir = None
     cpu0 = _cpu()
     with TreeMemory() as mem:
@@ -93,7 +99,12 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
             from search.enrich import Enricher
             from search.passages import split_passages
 
-            enricher = Enricher(n_process=args.processes, batch_size=args.batch_size)
+            enricher = Enricher(
+                n_process=args.processes,
+                batch_size=args.batch_size,
+                prefetch=args.prefetch,
+                backend=args.backend,
+            )
             pairs = ((a, split_passages(a)) for a in stream if hasattr(a, "text"))
             for _ in enricher.enrich(pairs):
                 pass
@@ -104,7 +115,12 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
 
             index_dir = args.index_dir or tempfile.mkdtemp(prefix="bench-index-")
             store = WhooshStore(index_dir)
-            enricher = Enricher(n_process=args.processes, batch_size=args.batch_size)
+            enricher = Enricher(
+                n_process=args.processes,
+                batch_size=args.batch_size,
+                prefetch=args.prefetch,
+                backend=args.backend,
+            )
             report = index_articles(store, stream, enricher=enricher,
                                     commit_every=args.commit_every)  # fmt: skip
             result["passages"] = report.passages
@@ -178,6 +194,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--processes", type=int, default=2)
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--commit-every", type=int, default=500)
+    ap.add_argument("--prefetch", type=int, default=8, help="Enricher chunks queued per worker")
+    ap.add_argument("--backend", default="pool", help="Enricher backend: pool or spacy")
     ap.add_argument("--modes", default="nlp,index", help="comma-separated: nlp,enrich,index")
     ap.add_argument("--repeat", type=int, default=1, help="interleaved rounds")
     ap.add_argument("--optimize", action="store_true", help="time an optimize after index")
