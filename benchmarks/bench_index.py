@@ -39,7 +39,29 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from benchmarks.memwatch import TreeMemory
+from benchmarks.memwatch import TreeMemory, tree_cpu, tree_memory
+
+QUERIES = ["cocoa", "oil prices", "interest rates", "bank", "trade deficit", "wheat export",
+           "profit", "\"central bank\"", "opec output", "dollar yen"]  # fmt: skip
+
+
+def query_ms(index_dir: str, rounds: int = 5) -> float:
+    """Median milliseconds of a top-10 Whoosh query on the passage text (fixed query set)."""
+    from whoosh.qparser import QueryParser
+
+    from search.store import WhooshStore
+
+    store = WhooshStore(index_dir, create=False)
+    s = store.ix.searcher()
+    parser = QueryParser("text", store.ix.schema)
+    times = []
+    for _ in range(rounds):
+        for q in QUERIES:
+            t0 = time.perf_counter()
+            s.search(parser.parse(q), limit=10)
+            times.append((time.perf_counter() - t0) * 1000)
+    s.close()
+    return round(statistics.median(times), 2)
 
 
 class Counter:
@@ -70,6 +92,12 @@ def _cpu() -> float:
     s = resource.getrusage(resource.RUSAGE_SELF)
     c = resource.getrusage(resource.RUSAGE_CHILDREN)
     return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+
+
+def _self_cpu() -> float:
+    """CPU seconds of this process alone (counted by ``tree_cpu`` too)."""
+    s = resource.getrusage(resource.RUSAGE_SELF)
+    return s.ru_utime + s.ru_stime
 
 
 def run_one(args: argparse.Namespace) -> dict[str, Any]:
@@ -115,6 +143,21 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
 
             index_dir = args.index_dir or tempfile.mkdtemp(prefix="bench-index-")
             store = WhooshStore(index_dir)
+            timeline: list[dict[str, Any]] = []
+            cpu_base = _cpu()
+
+            def at_commit(progress: Any, report: Any) -> None:
+                if progress.commits > len(timeline):
+                    rss, pss = tree_memory()
+                    timeline.append({
+                        "articles": progress.done,
+                        "words": progress.words,
+                        "wall_s": round(time.perf_counter() - t0, 2),
+                        "cpu_s": round(tree_cpu() + _cpu() - cpu_base - _self_cpu(), 2),
+                        "pss_mb": round(pss / 2**20),
+                        "rss_mb": round(rss / 2**20),
+                    })  # fmt: skip
+
             enricher = Enricher(
                 n_process=args.processes,
                 batch_size=args.batch_size,
@@ -122,8 +165,10 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
                 backend=args.backend,
             )
             report = index_articles(store, stream, enricher=enricher,
-                                    commit_every=args.commit_every)  # fmt: skip
+                                    commit_every=args.commit_every,
+                                    on_progress=at_commit)  # fmt: skip
             result["passages"] = report.passages
+            result["timeline"] = timeline
         wall = time.perf_counter() - t0
     cpu = _cpu() - cpu0
     result.update(
@@ -144,12 +189,16 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
         stats = WhooshStore(index_dir, create=False).stats()
         result.update(index_mb=round(stats["size_bytes"] / 2**20, 1),
                       segments=stats["segments"])  # fmt: skip
+        result["query_ms"] = query_ms(index_dir)
         if args.optimize:
             from search.indexer import optimize
 
             t0 = time.perf_counter()
             optimize(WhooshStore(index_dir, create=False))
             result["optimize_s"] = round(time.perf_counter() - t0, 1)
+            stats = WhooshStore(index_dir, create=False).stats()
+            result["optimized_index_mb"] = round(stats["size_bytes"] / 2**20, 1)
+            result["optimized_query_ms"] = query_ms(index_dir)
         if not args.index_dir:
             shutil.rmtree(index_dir, ignore_errors=True)
     return result

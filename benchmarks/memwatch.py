@@ -51,6 +51,19 @@ def _rollup(pid: int) -> tuple[int, int]:
     return rss, pss
 
 
+def tree_cpu(root: int | None = None) -> float:
+    """CPU seconds (user + system) used so far by a process tree's live processes."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in tree_pids(root or os.getpid()):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / tick
+
+
 def tree_memory(root: int | None = None) -> tuple[int, int]:
     """(sum of RSS, sum of PSS) in bytes over a process tree."""
     rss = pss = 0
