@@ -36,6 +36,7 @@ from .readers import JSONL_EXTS, SUPPORTED, ReadFailure, Skipped, iter_files, re
 from .store import WhooshStore, WriteReport
 
 RATE_WINDOW = 30.0  # seconds of history behind the rate shown and the ETA
+MAX_DEFAULT_PROCESSES = 4  # each spaCy worker holds ~200 MB: keep the default under 2 GB
 
 
 @dataclass
@@ -66,9 +67,11 @@ class Progress:
     def done(self) -> int:
         return self.committed + self.unchanged + self.failed
 
-    def sample(self) -> None:
-        """Record (time, done) for the recent rate; called at each commit."""
+    def sample(self, force: bool = False) -> None:
+        """Record (time, done) for the recent rate: at each commit, else at most once a second."""
         now = time.monotonic()
+        if not force and self._samples and now - self._samples[-1][0] < 1.0:
+            return
         self._samples.append((now, self.done))
         while len(self._samples) > 2 and now - self._samples[1][0] >= RATE_WINDOW:
             self._samples.popleft()
@@ -98,6 +101,19 @@ def default_enricher(**kw: Any) -> Any:
     from .enrich import Enricher
 
     return Enricher(**kw)
+
+
+def default_processes() -> int:
+    """NLP worker processes by default: one per usable core, at most ``MAX_DEFAULT_PROCESSES``.
+
+    NLP is CPU-bound, so more workers than cores only add memory; the writer
+    shares the cores (see docs/benchmarks.md, "Indexing").
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_DEFAULT_PROCESSES))
 
 
 def count_lines(path: Path, chunk: int = 1 << 20) -> int:
@@ -177,6 +193,7 @@ def index_articles(
             if not force and known == digest:
                 report.unchanged.append(item.id)
                 progress.unchanged += 1
+                progress.sample()
                 if on_progress:
                     on_progress(progress, report)
                 continue
@@ -186,7 +203,7 @@ def index_articles(
 
     stream = iter(enricher.enrich(todo()))
     pending: tuple[Article, list[Passage]] | None = None
-    progress.sample()
+    progress.sample(force=True)
     try:
         done = False
         while not done:
@@ -205,6 +222,7 @@ def index_articles(
                         break
                     w.put(article, passages)
                     batch.append((article.id, article.content_hash))
+                    progress.sample()
                     if on_progress:
                         on_progress(progress, report)
                     if len(batch) >= commit_every:
@@ -216,7 +234,7 @@ def index_articles(
                     del in_flight[article_id]  # the index answers for it now
             progress.committed = len(report.added) + len(report.replaced)
             progress.commits += 1
-            progress.sample()
+            progress.sample(force=True)
             if on_progress:
                 on_progress(progress, report)
     except KeyboardInterrupt as exc:
@@ -253,8 +271,11 @@ def optimize(store: WhooshStore, timeout: float | None = None) -> dict[str, Any]
     from whoosh.index import LockError
 
     wait = store.lock_timeout if timeout is None else timeout
-    before = len(store.ix._segments())
+    segments = store.ix._segments()
+    before = len(segments)
     t0 = time.monotonic()
+    if before <= 1 and not any(s.has_deletions() for s in segments):
+        return {"segments_before": before, "segments_after": before, "seconds": 0.0}
     try:
         w = store.ix.writer(timeout=wait, delay=0.05)
     except LockError:

@@ -192,3 +192,28 @@ def test_repeated_id_in_stream_is_enriched_once_per_version(tmp_path):
     assert enricher.ids == [a.id, a.id]  # the identical copy skipped, the new version taken
     assert article_ids(store) == [a.id]
     assert len(report.unchanged) == 1
+
+
+def test_cli_index_shows_eta_and_optimize_merges(tmp_path):
+    from click.testing import CliRunner
+
+    from search.cli import cli
+
+    src = tmp_path / "a.jsonl"
+    with src.open("w") as fh:
+        for i in range(12):
+            a = make_article(i)
+            fh.write(json.dumps({"id": a.id, "title": a.title, "text": a.text}) + "\n")
+    ix = str(tmp_path / "ix")
+    runner = CliRunner()
+    args = ["--index", ix, "index", str(src), "--processes", "1", "--commit-every", "4"]
+    r = runner.invoke(cli, args, catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert "12 added" in r.stdout and "ETA" in r.stderr and "/12 done" in r.stderr
+    r = runner.invoke(cli, [*args, "--optimize"], catch_exceptions=False)
+    assert "12 unchanged" in r.stdout and "-> 1 segments" in r.stdout
+    r = runner.invoke(cli, ["--index", ix, "optimize"], catch_exceptions=False)
+    assert r.exit_code == 0 and "1 -> 1 segments" in r.stdout
+    r = runner.invoke(cli, ["--index", ix, "stats", "--json"], catch_exceptions=False)
+    stats = json.loads(r.stdout)
+    assert stats["articles"] == 12 and stats["segments"] == 1
