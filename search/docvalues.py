@@ -338,7 +338,11 @@ class Deadline:
 
 def leaves_of(searcher: Any) -> list[tuple[Any, int]]:
     """(segment reader, docnum offset) of a searcher, in docnum order."""
-    return [(r, off) for r, off in searcher.ixreader.leaf_readers() if hasattr(r, "segment")]
+    return [
+        (r, off)
+        for r, off in searcher.ixreader.leaf_readers()
+        if getattr(r, "segment", lambda: None)() is not None
+    ]
 
 
 def _term_mask(view: View, leaves: list, fieldname: str, btext: bytes) -> np.ndarray:
