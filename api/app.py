@@ -28,6 +28,7 @@ from .views import documents, meta
 from .views import search as search_views
 
 API_VERSION = "1"
+MAX_QUERY_STRING = 256 * 1024  # bytes; far above what the parameter limits allow
 _REQUEST_ID_OK = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 log = logging.getLogger("api.access")
 
@@ -133,6 +134,10 @@ def _install_request_id(app: Flask) -> None:
         given = request.headers.get("X-Request-Id", "")
         g.request_id = given if _REQUEST_ID_OK.match(given) else uuid.uuid4().hex
         g.started = time.perf_counter()
+        if len(request.query_string) > MAX_QUERY_STRING:
+            raise errors.ApiError(
+                414, f"the query string is longer than {MAX_QUERY_STRING} bytes"
+            )
 
     @app.after_request
     def _finish(resp: Response) -> Response:

@@ -246,6 +246,11 @@ def test_405_lists_allowed_methods(client):
     assert_problem(client.patch("/v1/articles/solano-exile"), 405)
 
 
+def test_414_for_an_absurd_query_string(client):
+    body = assert_problem(client.get("/v1/search?q=" + "x" * 300_000), 414)
+    assert "query string" in body["detail"]
+
+
 def test_invalid_parameters_get_per_field_errors(client):
     resp = client.get("/v1/search?per_page=0&sort=sideways&page=x&bogus=1")
     body = assert_problem(resp, 400)

@@ -271,3 +271,10 @@ def test_scoped_read_key(client, app):
     assert widen.status_code == 403 and widen.mimetype == PROBLEM
     forged = client.get(f"/v1/search?key={key[:-2]}xx")
     assert forged.status_code == 403
+
+
+def test_non_ascii_query_gives_ascii_link_headers(client):
+    resp = client.get("/v1/search?q=Guaid%C3%B3%C2%9B&per_page=1")
+    assert resp.status_code == 200
+    resp.headers["Link"].encode("ascii")
+    assert "Guaid%C3%B3" in resp.get_json()["links"]["self"]

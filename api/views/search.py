@@ -105,7 +105,7 @@ def result_body(result: SearchResult, settings: dict[str, Any]) -> tuple[dict[st
     deepest = max(1, int(settings["max_page_depth"]) // max(1, per_page))
     last = min(max(result.total_pages, 1), deepest)
     links = {
-        "self": request.url,
+        "self": page_url(request, page),  # percent-encoded: header values must be ASCII
         "next": page_url(request, page + 1) if page < last else None,
         "prev": page_url(request, min(page - 1, last)) if page > 1 else None,
     }
