@@ -278,3 +278,16 @@ def test_non_ascii_query_gives_ascii_link_headers(client):
     assert resp.status_code == 200
     resp.headers["Link"].encode("ascii")
     assert "Guaid%C3%B3" in resp.get_json()["links"]["self"]
+
+
+def test_fast_result_dict_matches_to_dict(app):
+    from api.formats import result_dict
+    from search.requests import SearchRequest
+    from search.searching import run_search
+
+    store = app.extensions["newsquarry"].store()
+    for mode in ("passages", "quotes"):
+        req = SearchRequest(q="Caracas OR oil", facets=["person", "date", "article"], mode=mode)
+        result = run_search(store, req)
+        assert json.dumps(result_dict(result), sort_keys=True) == json.dumps(
+            result.to_dict(), sort_keys=True)

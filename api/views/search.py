@@ -27,7 +27,7 @@ from search.schema import FACETS
 from ..backend import backend
 from ..caching import CACHE_CONTROL, CachedBody, etag_matches, make_etag, not_modified, request_key
 from ..errors import ApiError
-from ..formats import MIMETYPES, csv_lines, dumps, jsonl_lines, negotiate
+from ..formats import MIMETYPES, csv_lines, dumps, jsonl_lines, negotiate, result_dict
 from ..links import link_header, page_url, toggle_url
 from ..schemas import (
     FacetValuesResponse,
@@ -97,7 +97,7 @@ def apply_read_key(req: SearchRequest, given: str | None) -> SearchRequest:
 
 def result_body(result: SearchResult, settings: dict[str, Any]) -> tuple[dict[str, Any], dict]:
     """The JSON body of a search result and its page links."""
-    body = result.to_dict()
+    body = result_dict(result)
     restrict_facets(body.get("facets", {}))  # api.scoping: no values outside a key's scope
     base = request.base_url
     for name, facet in body.get("facets", {}).items():
@@ -191,7 +191,7 @@ def export_response(store: Any, req: SearchRequest, fmt: str, settings: dict[str
         result = first
         while True:
             for hit in result.hits:
-                yield asdict(hit)
+                yield dict(vars(hit))
             if result.partial or len(result.hits) < per_page:
                 return
             if (req.page + 1) * per_page > depth or req.page * per_page >= result.total:
