@@ -51,7 +51,8 @@ ALT_CONTENT = {
                 "ETag": {"schema": {"type": "string"}},
                 "Link": {"schema": {"type": "string"}, "description": "rel=next/prev/first"},
             },
-        }
+        },
+        304: {"description": "Not modified: the If-None-Match ETag is current"},
     }
 }
 
