@@ -28,7 +28,7 @@ from ..backend import backend
 from ..caching import CACHE_CONTROL, CachedBody, etag_matches, make_etag, not_modified, request_key
 from ..errors import ApiError
 from ..formats import MIMETYPES, csv_lines, dumps, jsonl_lines, negotiate, result_dict
-from ..links import link_header, page_url, toggle_url
+from ..links import Toggler, link_header, page_url
 from ..schemas import (
     FacetValuesResponse,
     PassageSearchResponse,
@@ -100,10 +100,10 @@ def result_body(result: SearchResult, settings: dict[str, Any]) -> tuple[dict[st
     """The JSON body of a search result and its page links."""
     body = result_dict(result)
     restrict_facets(body.get("facets", {}))  # api.scoping: no values outside a key's scope
-    base = request.base_url
+    toggle = Toggler(request, request.base_url)
     for name, facet in body.get("facets", {}).items():
         for v in facet.get("values", []):
-            v["toggle_url"] = toggle_url(request, base, name, v["value"], bool(v["selected"]))
+            v["toggle_url"] = toggle(name, v["value"], bool(v["selected"]))
     page, per_page = result.page, result.per_page
     deepest = max(1, int(settings["max_page_depth"]) // max(1, per_page))
     last = min(max(result.total_pages, 1), deepest)
@@ -266,13 +266,10 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
             return not_modified(etag)
         result = restrict_values(facet_values(store, facet, prefix, req, size, be.settings))
         endpoint = "search.search_quotes" if mode == "quotes" else "search.search_passages"
-        base = url_for(endpoint, _external=True)
+        toggle = Toggler(request, url_for(endpoint, _external=True),
+                         drop=("prefix", "size", "mode"))
         values = [
-            {
-                **asdict(v),
-                "toggle_url": toggle_url(request, base, facet, v.value, v.selected,
-                                         drop=("prefix", "size", "mode")),
-            }
+            {**asdict(v), "toggle_url": toggle(facet, v.value, v.selected)}
             for v in result.values
         ]
         body = {"name": facet, "prefix": prefix, "values": values,
