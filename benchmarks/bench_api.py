@@ -88,6 +88,42 @@ def library_times(store: WhooshStore, rounds: int) -> dict[str, float]:
     }
 
 
+def paired_times(store: WhooshStore, url: str, rounds: int) -> dict[str, float]:
+    """Library call and HTTP request for the same query, alternated, in milliseconds.
+
+    On a shared machine, load comes and goes; alternating the two keeps them
+    under the same conditions. The HTTP time includes the Python client's own
+    cost (requests, keep-alive), so the overhead it shows is an upper bound.
+    """
+    settings = load_settings()
+    session = requests.Session()
+    pairs = [
+        (SearchRequest(q=q, facets=list(FACETS4),
+                       time_limit=float(settings["search_time_limit"])), url + path)
+        for q, path in zip(QUERIES, search_paths(), strict=True)
+    ]
+    lib: list[float] = []
+    http: list[float] = []
+    for _ in range(rounds):
+        for req, full in pairs:
+            t0 = time.perf_counter()
+            run_search(store, req, settings)
+            t1 = time.perf_counter()
+            resp = session.get(full)
+            t2 = time.perf_counter()
+            if resp.status_code != 200:
+                raise RuntimeError(f"{full}: HTTP {resp.status_code}")
+            lib.append((t1 - t0) * 1000)
+            http.append((t2 - t1) * 1000)
+    return {
+        "lib_p50": pct(lib, 50), "http_p50": pct(http, 50),
+        "lib_mean": statistics.mean(lib), "http_mean": statistics.mean(http),
+        "overhead_p50": (pct(http, 50) - pct(lib, 50)) / pct(lib, 50) * 100,
+        "overhead_mean": (statistics.mean(http) - statistics.mean(lib))
+        / statistics.mean(lib) * 100,
+    }
+
+
 def search_paths() -> list[str]:
     return [
         "/v1/search?" + urlencode([("q", q)] + [("facet", f) for f in FACETS4]) for q in QUERIES
@@ -213,6 +249,8 @@ def main(argv: list[str] | None = None) -> None:
     server = Server(args.index, args.workers, args.threads, cache_size=0)
     try:
         server.warm(paths)
+        paired = paired_times(store, server.url, args.rounds)
+        print(f"paired: {paired}", file=sys.stderr)
         single = run_wrk(server.url, paths, 1, 1, args.duration)
         print(f"http c=1: {single}", file=sys.stderr)
         loaded = run_wrk(server.url, paths, args.connections, 2, args.duration)
@@ -234,14 +272,19 @@ def main(argv: list[str] | None = None) -> None:
     ceiling = cores / (lib["cpu_mean"] / 1000)
     overhead_mean = (single["mean"] - lib["mean"]) / lib["mean"] * 100
     overhead_p50 = (single["p50"] - lib["p50"]) / lib["p50"] * 100
+    load = os.getloadavg()
     print(f"""
+Load average during the run (other jobs on the machine): {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}
+
 | Measure (faceted search, {stats['passages']:,} passages) | Value |
 |---|---|
 | Library wall per query: p50 / p99 / mean (before) | {lib['p50']:.1f} / {lib['p99']:.1f} / {lib['mean']:.1f} ms |
 | Library wall per query: p50 / p99 / mean (after) | {lib_after['p50']:.1f} / {lib_after['p99']:.1f} / {lib_after['mean']:.1f} ms |
 | Library CPU per query (mean) | {lib['cpu_mean']:.1f} ms |
 | HTTP, 1 connection: p50 / p99 / mean | {single['p50']:.1f} / {single['p99']:.1f} / {single['mean']:.1f} ms |
-| HTTP overhead over the library (p50 / mean) | {overhead_p50:+.1f}% / {overhead_mean:+.1f}% |
+| HTTP overhead over the library, wrk c=1 vs library runs (p50 / mean) | {overhead_p50:+.1f}% / {overhead_mean:+.1f}% |
+| Paired, alternating library call and HTTP request: library / HTTP p50 | {paired['lib_p50']:.1f} / {paired['http_p50']:.1f} ms |
+| Paired HTTP overhead (p50 / mean) | {paired['overhead_p50']:+.1f}% / {paired['overhead_mean']:+.1f}% |
 | HTTP, {args.connections} connections: requests/s | {loaded['rps']:.1f} |
 | HTTP, {args.connections} connections: p50 / p99 (p99/p50) | {loaded['p50']:.1f} / {loaded['p99']:.1f} ms ({loaded['p99'] / loaded['p50']:.2f}x) |
 | Ceiling from library CPU ({cores} cores / CPU per query) | {ceiling:.1f} requests/s |
