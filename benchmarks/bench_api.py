@@ -216,7 +216,9 @@ def run_wrk(url: str, paths: list[str], connections: int, threads: int,
         ).stdout
     finally:
         os.unlink(script)
-    lat = dict(re.findall(r"^\s+(50|75|90|99)%\s+(\S+)$", out, re.M))
+    lat = dict(re.findall(r"^\s*(50|75|90|99)%\s+(\S+)\s*$", out, re.M))
+    if len(lat) < 4:
+        raise RuntimeError("cannot read wrk's latency distribution:\n" + out)
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     avg = re.search(r"Latency\s+(\S+)", out).group(1)
     errors = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
