@@ -173,6 +173,20 @@ class Server:
         if set(codes) != {200}:
             raise RuntimeError(f"warm-up got statuses {sorted(set(codes))}")
 
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) used so far by the master and its worker processes."""
+        tick = os.sysconf("SC_CLK_TCK")
+        total = 0.0
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            pid, ppid = int(stat.parent.name), int(fields[1])
+            if pid == self.proc.pid or ppid == self.proc.pid:
+                total += (int(fields[11]) + int(fields[12])) / tick
+        return total
+
     def stop(self) -> None:
         self.proc.terminate()
         try:
@@ -202,9 +216,12 @@ def _ms(text: str) -> float:
     return float(m.group(1)) * _UNITS[m.group(2)]
 
 
-def run_wrk(url: str, paths: list[str], connections: int, threads: int,
+def run_wrk(server: Server, paths: list[str], connections: int, threads: int,
             duration: int) -> dict[str, float]:
-    """Run wrk against the paths (cycled); requests/s and latency percentiles in ms."""
+    """Run wrk against the paths (cycled): requests/s, latency percentiles (ms), and the
+    server's CPU milliseconds per request."""
+    url = server.url
+    cpu0 = server.cpu_seconds()
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as fh:
         fh.write(LUA % ", ".join(f'"{p}"' for p in paths))
         script = fh.name
@@ -222,7 +239,10 @@ def run_wrk(url: str, paths: list[str], connections: int, threads: int,
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     avg = re.search(r"Latency\s+(\S+)", out).group(1)
     errors = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
+    count = int(re.search(r"(\d+) requests in", out).group(1))
+    cpu_ms = (server.cpu_seconds() - cpu0) * 1000 / max(count, 1)
     return {
+        "requests": count, "cpu_ms": cpu_ms,
         "rps": rps, "mean": _ms(avg), "p50": _ms(lat["50"]), "p90": _ms(lat["90"]),
         "p99": _ms(lat["99"]), "errors": int(errors.group(1)) if errors else 0,
     }
@@ -253,9 +273,9 @@ def main(argv: list[str] | None = None) -> None:
         server.warm(paths)
         paired = paired_times(store, server.url, args.rounds)
         print(f"paired: {paired}", file=sys.stderr)
-        single = run_wrk(server.url, paths, 1, 1, args.duration)
+        single = run_wrk(server, paths, 1, 1, args.duration)
         print(f"http c=1: {single}", file=sys.stderr)
-        loaded = run_wrk(server.url, paths, args.connections, 2, args.duration)
+        loaded = run_wrk(server, paths, args.connections, 2, args.duration)
         print(f"http c={args.connections}: {loaded}", file=sys.stderr)
     finally:
         server.stop()
@@ -263,7 +283,7 @@ def main(argv: list[str] | None = None) -> None:
     server = Server(args.index, args.workers, args.threads, cache_size=512)
     try:
         server.warm(paths)
-        cached = run_wrk(server.url, paths, args.connections, 2, args.duration)
+        cached = run_wrk(server, paths, args.connections, 2, args.duration)
         print(f"http cached c={args.connections}: {cached}", file=sys.stderr)
     finally:
         server.stop()
@@ -290,9 +310,14 @@ Load average during the run (other jobs on the machine): {load[0]:.1f} / {load[1
 | HTTP, {args.connections} connections: requests/s | {loaded['rps']:.1f} |
 | HTTP, {args.connections} connections: p50 / p99 (p99/p50) | {loaded['p50']:.1f} / {loaded['p99']:.1f} ms ({loaded['p99'] / loaded['p50']:.2f}x) |
 | Ceiling from library CPU ({cores} cores / CPU per query) | {ceiling:.1f} requests/s |
-| Throughput / ceiling | {loaded['rps'] / ceiling * 100:.0f}% |
+| Measured throughput / ceiling (machine shared with other jobs) | {loaded['rps'] / ceiling * 100:.0f}% |
+| Server CPU per request under load (gunicorn master + workers) | {loaded['cpu_ms']:.1f} ms |
+| CPU-bound throughput: {cores} cores / server CPU per request | {cores / (loaded['cpu_ms'] / 1000):.1f} requests/s |
+| CPU-bound throughput / ceiling (library CPU / server CPU per request) | {lib['cpu_mean'] / loaded['cpu_ms'] * 100:.0f}% |
+| Server CPU per request, 1 connection | {single['cpu_ms']:.1f} ms |
 | Cached, {args.connections} connections: requests/s | {cached['rps']:.1f} |
 | Cached, {args.connections} connections: p50 / p99 | {cached['p50']:.2f} / {cached['p99']:.2f} ms |
+| Cached: server CPU per request | {cached['cpu_ms']:.2f} ms |
 | Non-2xx responses (single / load / cached) | {single['errors']} / {loaded['errors']} / {cached['errors']} |
 """)
 
