@@ -239,6 +239,19 @@ def test_busy_index_is_503_with_retry_after(write_client, tmp_path):
 
 
 # -------------------------------------------------------------- HTTP errors
+def test_unexpected_errors_are_500_problems_without_traceback(index_dir, caplog):
+    app = create_app({"index": str(index_dir)})
+
+    def broken() -> None:
+        raise RuntimeError("secret internals")
+
+    app.add_url_rule("/v1/broken", "broken", broken)
+    resp = app.test_client().get("/v1/broken", headers={"X-Request-Id": "boom-1"})
+    assert assert_problem(resp, 500)["title"] == "Internal Server Error"
+    assert "secret internals" not in resp.get_data(as_text=True)
+    assert "boom-1" in caplog.text and "secret internals" in caplog.text
+
+
 def test_405_lists_allowed_methods(client):
     resp = client.post("/v1/stats")
     assert_problem(resp, 405)
