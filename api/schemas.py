@@ -378,6 +378,19 @@ class StatsSchema(Out):
     limits = fields.Dict(metadata={"description": "The limits this server applies"})
 
 
+class SettingSchema(Out):
+    value = fields.Raw(allow_none=True, metadata={"description": "Secrets: only whether set"})
+    default = fields.Raw(allow_none=True)
+    env = fields.String(required=True, metadata={"description": "Environment variable"})
+    help = fields.String(required=True)
+
+
+class SettingsSchema(Out):
+    """Every setting by name (the settings table of ``search.config``)."""
+
+    settings = fields.Dict(keys=fields.String(), values=fields.Nested(SettingSchema))
+
+
 class HealthSchema(Out):
     live = fields.Boolean(required=True)
     ready = fields.Boolean(required=True)

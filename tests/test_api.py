@@ -332,7 +332,7 @@ def test_ready_and_stats(client):
 
 
 def test_settings_hide_secrets(client):
-    body = client.get("/v1/settings").get_json()
+    body = client.get("/v1/settings").get_json()["settings"]
     assert body["write_token"]["value"] is True
     assert TOKEN not in json.dumps(body)
     assert body["max_per_page"] == {
