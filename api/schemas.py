@@ -187,8 +187,9 @@ def facet_values_args_schema(settings: dict[str, Any]) -> type[Schema]:
             metadata={"description": "Count passages or quotations"},
         )
 
-    for name in ("facet", "facet_size", "page", "per_page", "sort", "highlight", "suggest",
-                 "format", "export"):
+    # The search's own parameters are accepted (paging and display ones are ignored), so a
+    # search URL's query string can be reused as the context; these make no sense here:
+    for name in ("facet", "facet_size", "format", "export"):
         FacetValuesArgs._declared_fields.pop(name, None)
     return FacetValuesArgs
 

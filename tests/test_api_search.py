@@ -151,6 +151,13 @@ def test_facet_value_search(client):
     assert target["request"]["filters"] == {"person": ["Juan Guaidó"]}
     assert target["request"]["q"] == "army"
     assert client.get("/v1/facets/nope").status_code == 404
+    reused = client.get("/v1/facets/person?prefix=gua&q=army&page=3&per_page=5&highlight=false")
+    again = reused.get_json()["values"]
+    assert [(v["value"], v["count"]) for v in again] == [(v["value"], v["count"])
+                                                         for v in body["values"]]
+    kept = dict(parse_qsl(urlsplit(again[0]["toggle_url"]).query))
+    assert kept["per_page"] == "5" and "page" not in kept  # display kept, back to page 1
+    assert client.get("/v1/facets/person?format=csv").status_code == 400
     quotes = client.get("/v1/facets/speaker?mode=quotes").get_json()
     assert "/v1/quotes" in quotes["values"][0]["toggle_url"]
 

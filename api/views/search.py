@@ -259,6 +259,7 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
         size = args.pop("size", 10)
         req = apply_read_key(to_search_request(args, mode, be.settings), args.pop("key", None))
         req.facets, req.facet_size, req.highlight, req.suggest = [facet], size, False, False
+        req.page, req.per_page, req.sort = 1, 10, "relevance"
         key = request_key(request, "json")
         generation = int(store.generation)
         etag = make_etag(generation, key)
@@ -267,7 +268,7 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
         result = restrict_values(facet_values(store, facet, prefix, req, size, be.settings))
         endpoint = "search.search_quotes" if mode == "quotes" else "search.search_passages"
         toggle = Toggler(request, url_for(endpoint, _external=True),
-                         drop=("prefix", "size", "mode"))
+                         drop=("prefix", "size", "mode", "page"))
         values = [
             {**asdict(v), "toggle_url": toggle(facet, v.value, v.selected)}
             for v in result.values
