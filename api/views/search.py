@@ -2,7 +2,7 @@
 
 A thin layer: arguments are validated by marshmallow (with the configured
 limits), turned into a ``search.requests.SearchRequest`` and handed to the
-library; the result's ``to_dict()`` is the body, plus a ``toggle_url`` on
+library; the result's ``to_dict()`` is the body (built by ``api.formats.result_dict``), plus a ``toggle_url`` on
 every facet value and ``links`` to the previous and next pages (also sent
 as a ``Link`` header).
 
@@ -14,13 +14,15 @@ results (time limit reached) are neither cached nor given an ETag.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import asdict
 from typing import Any
 
-from flask import Response, request, stream_with_context, url_for
+from flask import Response, g, request, stream_with_context, url_for
 from flask_smorest import Blueprint
 from marshmallow import RAISE
 
+from search.errors import NewsquarryError
 from search.requests import SearchRequest, SearchResult
 from search.schema import FACETS
 
@@ -37,6 +39,8 @@ from ..schemas import (
     search_args_schema,
 )
 from ..scoping import restrict_facets, restrict_values
+
+log = logging.getLogger("api.search")
 
 ALT_CONTENT = {
     "responses": {
@@ -186,7 +190,8 @@ def export_response(store: Any, req: SearchRequest, fmt: str, settings: dict[str
     per_page = int(settings["max_per_page"])
     depth = int(settings["max_page_depth"])
     req.per_page, req.page, req.facets, req.suggest = per_page, 1, [], False
-    first = search_library(store, req, settings)  # errors in the query surface here, as a proper status
+    first = search_library(store, req, settings)  # query errors surface here, with a status
+    request_id = g.get("request_id")
 
     def hits() -> Any:
         result = first
@@ -198,7 +203,11 @@ def export_response(store: Any, req: SearchRequest, fmt: str, settings: dict[str
             if (req.page + 1) * per_page > depth or req.page * per_page >= result.total:
                 return
             req.page += 1
-            result = search_library(store, req, settings)
+            try:
+                result = search_library(store, req, settings)
+            except NewsquarryError as exc:  # the status is sent: stop; X-Total-Count tells
+                log.warning("export %s stopped at page %d: %s", request_id, req.page, exc)
+                return
 
     lines = jsonl_lines(hits()) if fmt == "jsonl" else csv_lines(hits(), req.mode)
     resp = Response(stream_with_context(lines), mimetype=MIMETYPES[fmt])
