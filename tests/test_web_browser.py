@@ -247,6 +247,10 @@ def test_search_page_facets_paging_and_history_match_the_api(page, api_url):
     params = parse_qsl(urlsplit(page.url).query)
     assert ("person", people[0]) in params and ("person", people[1]) in params
     assert ("source", source) in params
+    page.locator("#embed-code summary").click()
+    code = page.locator("#embed-widget").inner_text()
+    assert "/widget.js" in code and 'q="Guaidó OR said"' in code and "params=" in code
+    assert "/embed?q=" in page.locator("#embed-iframe").inner_text()
     shot(page, "search-facets")
 
     # back and forward
