@@ -404,6 +404,9 @@ def test_script_bearing_article_runs_nothing(page, api_url):
     page.goto(f"{api_url}/embed?q=probe")
     page.wait_for_selector("newsquarry-results li")
     assert XSS_TEXT in page.locator("newsquarry-results ol").inner_text()
+    # the widget's styles apply under the strict CSP (constructed stylesheets, no inline style)
+    assert page.locator("newsquarry-results mark").first.evaluate(
+        "e => getComputedStyle(e).backgroundColor") == "rgb(255, 226, 122)"
     page.wait_for_timeout(300)  # give any injected handler a chance to fire
     page.watch.assert_clean()
 
