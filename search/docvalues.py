@@ -37,11 +37,14 @@ import numpy as np
 from whoosh import query as wq
 from whoosh.matching.wrappers import FilterMatcher
 from whoosh.reading import TermNotFound
+from whoosh.util.numeric import byte_to_length
 
 from .errors import SearchTimeout
 from .textnorm import fold
 
 VALUE_FIELDS = ("person", "org", "place", "speaker", "source", "quote_kind", "article_id")
+SCORED_FIELDS = ("text", "title", "quote")
+_LENGTHS = np.array([byte_to_length(b) for b in range(256)], dtype=np.float32)
 DOCTYPES = {"article": 0, "passage": 1, "quote": 2}
 
 
@@ -61,6 +64,58 @@ def leaf_ids(matcher: Any) -> list[int]:
             matcher._next_block()
         return out
     return list(matcher.all_ids())
+
+
+def leaf_postings(matcher: Any) -> tuple[list[int], list[float]]:
+    """All (ids, weights) of a raw posting list, block by block."""
+    while isinstance(matcher, FilterMatcher):
+        matcher = matcher.child
+    ids: list[int] = []
+    weights: list[float] = []
+    if hasattr(matcher, "_read_ids") and hasattr(matcher, "_read_weights"):
+        while matcher.is_active():
+            if matcher._ids is None:
+                matcher._read_ids()
+            if matcher._weights is None:
+                matcher._read_weights()
+            ids.extend(matcher._ids[matcher._i :])
+            weights.extend(matcher._weights[matcher._i :])
+            matcher._next_block()
+        return ids, weights
+    while matcher.is_active():
+        ids.append(matcher.id())
+        weights.append(matcher.weight())
+        matcher.next()
+    return ids, weights
+
+
+def segment_postings(reader: Any, fieldname: str, btext: bytes) -> tuple[list[int], list[float]]:
+    """Local docnums and weights (term frequency x field boost) of a term in one segment."""
+    try:
+        m = reader.postings(fieldname, btext)
+    except (TermNotFound, KeyError):
+        return [], []
+    return leaf_postings(m)
+
+
+def _length_codes(reader: Any, fieldname: str, n: int) -> np.ndarray:
+    """The per-document length bytes of a field (Whoosh stores lengths quantized to a byte)."""
+    out = np.zeros(n, dtype=np.uint8)
+    try:
+        from whoosh.codec.whoosh3 import LENGTHS_COLUMN
+
+        col = reader._perdoc._cached_reader(f"_{fieldname}_len", LENGTHS_COLUMN)
+    except AttributeError:
+        col = None
+    if col is None:
+        return out
+    try:  # fixed one byte per document, stored contiguously
+        count = min(col._count, n)
+        raw = col._dbfile.get(col._basepos, count)
+        out[:count] = np.frombuffer(raw, dtype=np.uint8)
+    except AttributeError:
+        out[:] = np.fromiter((col[i] for i in range(n)), dtype=np.uint8, count=n)
+    return out
 
 
 def segment_term_ids(reader: Any, fieldname: str, btext: bytes) -> list[int]:
@@ -105,6 +160,8 @@ class SegmentColumns:
     docs: dict[str, np.ndarray] = field(default_factory=dict)  # field -> local docnums
     gids: dict[str, np.ndarray] = field(default_factory=dict)  # field -> key ids
     forms: dict[str, dict[int, Counter]] = field(default_factory=dict)  # gid -> written forms
+    lengths: dict[str, np.ndarray] = field(default_factory=dict)  # field -> length bytes
+    field_totals: dict[str, int] = field(default_factory=dict)  # field -> total length
     raw: dict[str, dict[int, list[str]]] = field(default_factory=dict)  # gid -> raw terms
 
 
@@ -123,6 +180,9 @@ def build_segment(reader: Any, registries: dict[str, KeyRegistry]) -> SegmentCol
             ids = segment_term_ids(reader, "date", btext)
             date[np.asarray(ids, dtype=np.int64)] = value
     cols = SegmentColumns(reader.segment().segment_id(), n, doctype, date)
+    for fname in SCORED_FIELDS:
+        cols.lengths[fname] = _length_codes(reader, fname, n)
+        cols.field_totals[fname] = reader.field_length(fname)
     for fname in VALUE_FIELDS:
         reg = registries[fname]
         pairs: set[tuple[int, int]] = set()
@@ -181,6 +241,17 @@ class View:
                 parts_g.append(c.gids[f])
             self.docs[f] = np.concatenate(parts_d) if parts_d else np.zeros(0, np.int64)
             self.gids[f] = np.concatenate(parts_g) if parts_g else np.zeros(0, np.int32)
+        self.lengths = {
+            f: _LENGTHS[np.concatenate([c.lengths[f] for c in cols])]
+            if cols
+            else np.zeros(0, np.float32)
+            for f in SCORED_FIELDS
+        }
+        # as Whoosh's BM25F: total field length over all documents, deleted ones included
+        self.avglen = {
+            f: (sum(c.field_totals[f] for c in cols) / self.size) if self.size else 1.0
+            for f in SCORED_FIELDS
+        }
         self._doctype_masks: dict[str, np.ndarray] = {}
         self._ranks: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
