@@ -29,7 +29,7 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -252,6 +252,10 @@ class View:
             f: (sum(c.field_totals[f] for c in cols) / self.size) if self.size else 1.0
             for f in SCORED_FIELDS
         }
+        self._postings: OrderedDict[tuple[str, bytes], tuple[np.ndarray, np.ndarray]] = (
+            OrderedDict()
+        )
+        self._postings_size = 0
         self._doctype_masks: dict[str, np.ndarray] = {}
         self._ranks: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
@@ -293,6 +297,28 @@ class View:
             return np.zeros(self.nkeys[fieldname], dtype=np.int64)
         sel = mask[docs]
         return np.bincount(self.gids[fieldname][sel], minlength=self.nkeys[fieldname])
+
+    postings_budget = 4_000_000  # postings kept decoded per view (about 48 MB)
+
+    def cached_postings(self, key: tuple[str, bytes]) -> tuple[np.ndarray, np.ndarray] | None:
+        with self._lock:
+            got = self._postings.get(key)
+            if got is not None:
+                self._postings.move_to_end(key)
+            return got
+
+    def cache_postings(self, key: tuple[str, bytes], value: tuple[np.ndarray, np.ndarray]) -> None:
+        size = len(value[0])
+        if size > self.postings_budget // 4:
+            return
+        with self._lock:
+            if key in self._postings:
+                return
+            self._postings[key] = value
+            self._postings_size += size
+            while self._postings_size > self.postings_budget and self._postings:
+                _, old = self._postings.popitem(last=False)
+                self._postings_size -= len(old[0])
 
     def rank(self, fieldname: str) -> np.ndarray:
         """Alphabetical rank of each key id (stable tie-breaking), computed once per view."""
@@ -416,12 +442,47 @@ def leaves_of(searcher: Any) -> list[tuple[Any, int]]:
     ]
 
 
-def _term_mask(view: View, leaves: list, fieldname: str, btext: bytes) -> np.ndarray:
+class Postings:
+    """Decoded posting lists (global ids, weights) of one searcher, read once per term.
+
+    Within a request the mask evaluation and the BM25F ranking share them; across
+    requests the view keeps the most recently used ones up to a budget of
+    postings (``View.postings_budget``), since decoding Whoosh's pickled, zlib
+    compressed blocks is most of a query's cost. A view belongs to one state of
+    the index, so cached postings are never stale.
+    """
+
+    def __init__(self, searcher: Any, view: View) -> None:
+        self.searcher = searcher
+        self.view = view
+        self.leaves = leaves_of(searcher)
+        self.local: dict[tuple[str, bytes], tuple[np.ndarray, np.ndarray]] = {}
+
+    def get(self, fieldname: str, btext: bytes) -> tuple[np.ndarray, np.ndarray]:
+        key = (fieldname, btext)
+        got = self.local.get(key)
+        if got is None:
+            got = self.view.cached_postings(key)
+        if got is None:
+            ids_parts, w_parts = [], []
+            for reader, off in self.leaves:
+                ids, weights = segment_postings(reader, fieldname, btext)
+                if ids:
+                    ids_parts.append(np.asarray(ids, dtype=np.int64) + off)
+                    w_parts.append(np.asarray(weights, dtype=np.float32))
+            if ids_parts:
+                got = (np.concatenate(ids_parts), np.concatenate(w_parts))
+            else:
+                got = (np.zeros(0, np.int64), np.zeros(0, np.float32))
+            self.view.cache_postings(key, got)
+        self.local[key] = got
+        return got
+
+
+def _term_mask(view: View, postings: Postings, fieldname: str, btext: bytes) -> np.ndarray:
     m = view.empty()
-    for reader, off in leaves:
-        ids = segment_term_ids(reader, fieldname, btext)
-        if ids:
-            m[np.asarray(ids, dtype=np.int64) + off] = True
+    ids, _ = postings.get(fieldname, btext)
+    m[ids] = True
     return m
 
 
@@ -431,15 +492,17 @@ def _to_bytes(searcher: Any, fieldname: str, text: Any) -> bytes:
     return searcher.schema[fieldname].to_bytes(text)
 
 
-def match_mask(searcher: Any, view: View, q: Any, deadline: Deadline) -> np.ndarray:
+def match_mask(
+    searcher: Any, view: View, q: Any, deadline: Deadline, postings: Postings | None = None
+) -> np.ndarray:
     """The live documents matching a Whoosh query, as a boolean mask (no scoring)."""
-    leaves = leaves_of(searcher)
-    if [off for _, off in leaves] != view.offsets:
+    postings = postings or Postings(searcher, view)
+    if [off for _, off in postings.leaves] != view.offsets:
         raise RuntimeError("doc-values view does not belong to this searcher")
-    return _eval(searcher, view, leaves, q, deadline) & view.live
+    return _eval(searcher, view, postings, q, deadline) & view.live
 
 
-def _eval(searcher: Any, view: View, leaves: list, q: Any, deadline: Deadline) -> np.ndarray:
+def _eval(searcher: Any, view: View, leaves: Postings, q: Any, deadline: Deadline) -> np.ndarray:
     deadline.check()
     if q is None or isinstance(q, wq.qcore._NullQuery):
         return view.empty()
@@ -475,12 +538,11 @@ def _eval(searcher: Any, view: View, leaves: list, q: Any, deadline: Deadline) -
         return _eval(searcher, view, leaves, q.child, deadline)
     if isinstance(q, wq.MultiTerm):
         m = view.empty()
-        for reader, off in leaves:
-            for btext in q._btexts(reader):
-                ids = segment_term_ids(reader, q.fieldname, btext)
-                if ids:
-                    m[np.asarray(ids, dtype=np.int64) + off] = True
-            deadline.check()
+        for n, btext in enumerate(q._btexts(searcher.ixreader)):
+            ids, _ = leaves.get(q.fieldname, btext)
+            m[ids] = True
+            if n % 64 == 0:
+                deadline.check()
         return m
     # positional queries (phrases, spans): let Whoosh match them
     m = view.empty()

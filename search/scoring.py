@@ -17,39 +17,30 @@ always apply.
 from __future__ import annotations
 
 from math import log
-from typing import Any
 
 import numpy as np
 
-from .docvalues import SCORED_FIELDS, Deadline, View, leaves_of, segment_postings
+from .docvalues import SCORED_FIELDS, Deadline, Postings, View
 
 B = 0.75
 K1 = 1.2
 
 
 def bm25_scores(
-    searcher: Any, view: View, terms: set[tuple[str, str]], deadline: Deadline
+    view: View, postings: Postings, terms: set[tuple[str, str]], deadline: Deadline
 ) -> np.ndarray:
     """Per-document BM25F scores of the given (field, index term) pairs."""
     scores = np.zeros(view.size, dtype=np.float32)
     if not terms or not view.size:
         return scores
-    leaves = leaves_of(searcher)
     n = float(view.size)
+    schema = postings.searcher.schema
     for fieldname, text in sorted(terms):
         if fieldname not in SCORED_FIELDS:
             continue
-        btext = searcher.schema[fieldname].to_bytes(text)
-        ids_parts, w_parts = [], []
-        for reader, off in leaves:
-            ids, weights = segment_postings(reader, fieldname, btext)
-            if ids:
-                ids_parts.append(np.asarray(ids, dtype=np.int64) + off)
-                w_parts.append(np.asarray(weights, dtype=np.float32))
-        if not ids_parts:
+        ids, tf = postings.get(fieldname, schema[fieldname].to_bytes(text))
+        if not len(ids):
             continue
-        ids = np.concatenate(ids_parts)
-        tf = np.concatenate(w_parts)
         idf = log(n / (len(ids) + 1)) + 1
         dl = view.lengths[fieldname][ids]
         avg = view.avglen[fieldname] or 1.0

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from .config import load_settings
-from .docvalues import Deadline, View, cache_for, match_mask
+from .docvalues import Deadline, Postings, View, cache_for, match_mask
 from .errors import InvalidRequest, QueryError, UnknownFacet
 from .facets import FacetCounter, build_filters, date_bounds
 from .highlight import highlight
@@ -186,10 +186,13 @@ class _Prepared:
             max_length=settings["max_query_length"],
         )
         doctype = self.view.doctype_mask(DOCTYPE_FOR_MODE[request.mode])
+        self.postings = Postings(self.searcher, self.view)
         if self.parsed.empty:
             self.base = doctype
         else:
-            self.base = match_mask(self.searcher, self.view, self.parsed.query, self.deadline)
+            self.base = match_mask(
+                self.searcher, self.view, self.parsed.query, self.deadline, self.postings
+            )
             self.base &= doctype
         self.filters = build_filters(
             self.view, request.filters, request.date_from or None, request.date_to or None
@@ -287,7 +290,7 @@ def _page(prep: _Prepared, total: int) -> tuple[list[int], list[float], bool]:
     if prep.parsed.empty:
         chosen = matched[start:end]
         return [int(d) for d in chosen], [0.0] * len(chosen), False
-    scores = bm25_scores(prep.searcher, prep.view, prep.parsed.scoring_terms, prep.deadline)
+    scores = bm25_scores(prep.view, prep.postings, prep.parsed.scoring_terms, prep.deadline)
     chosen = top_k(matched, scores, end)[start:end]
     return [int(d) for d in chosen], [float(scores[d]) for d in chosen], False
 
@@ -374,7 +377,7 @@ def _suggest(prep: _Prepared, total: int) -> str | None:
             max_expansion=prep.settings["max_term_expansion"],
             max_length=prep.settings["max_query_length"] * 2,
         )
-        mask = match_mask(prep.searcher, prep.view, parsed.query, prep.deadline)
+        mask = match_mask(prep.searcher, prep.view, parsed.query, prep.deadline, prep.postings)
     except QueryError:
         return None
     mask &= prep.view.doctype_mask(DOCTYPE_FOR_MODE[prep.request.mode])
