@@ -31,7 +31,11 @@ Cases (each over ten queries of real newswire words, cycled):
   query.
 
 Engines:
-- ``newsquarry``: ``search.searching.run_search`` / ``facet_values`` (doc values);
+- ``newsquarry``: ``search.searching.run_search`` / ``facet_values`` (doc values,
+  decoded postings kept per index state in a bounded LRU);
+- ``newsquarry-nocache``: the same with that postings cache off, so every call
+  decodes its posting lists from the index files (the worst case for a query
+  whose words were not searched recently);
 - ``groupedby``: the same index through plain Whoosh: ``searcher.search(q,
   limit=10, filter=..., groupedby=FieldFacet(..., allow_overlap=True))`` plus
   ``len(results)`` for the exact total. It makes one pass with every filter
@@ -378,6 +382,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rounds", type=int, default=20, help="rounds of the 10 queries per case")
     ap.add_argument("--rebuild", action="store_true")
     ap.add_argument("--skip-groupedby", action="store_true")
+    ap.add_argument("--skip-nocache", action="store_true", help="skip newsquarry-nocache")
     ap.add_argument("--json", help="also write the figures to this JSON file")
     args = ap.parse_args(argv)
 
@@ -403,6 +408,12 @@ def main(argv: list[str] | None = None) -> None:
         file=sys.stderr,
     )
     engines: dict[str, Any] = {"newsquarry": lambda c, i: nq_case(store, c, i)}
+    if not args.skip_nocache:
+        # a second store object, hence its own doc-values view, with no decoded-postings
+        # cache: every query decodes its posting lists from the index files again
+        bare = WhooshStore(index_dir, create=False)
+        cache_for(bare).view(bare.searcher()).postings_budget = 0
+        engines["newsquarry-nocache"] = lambda c, i: nq_case(bare, c, i)
     if not args.skip_groupedby:
         engines["groupedby"] = GroupedBy(store).run
     engines["sqlite"] = FTS5(db_path).run
