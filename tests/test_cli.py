@@ -160,3 +160,96 @@ def test_ctrl_c_during_indexing_keeps_committed_articles(tmp_path, seed_file):
         CliRunner().invoke(cli, ["--index", str(tmp_path / "ix"), "stats", "--json"]).stdout
     )
     assert stats["articles"] == 120
+
+
+@pytest.fixture()
+def seeded(runner, index_dir, corpus_dir):
+    r = run(runner, index_dir, "index", str(corpus_dir))
+    assert r.exit_code == 0
+    return index_dir
+
+
+def test_search_exit_codes_like_grep(runner, seeded):
+    r = run(runner, seeded, "search", "Chavez")
+    assert r.exit_code == 0 and "Hugo Chávez" in r.stdout
+    r = run(runner, seeded, "search", "zeppelin")
+    assert r.exit_code == 1 and r.stdout == "" and "No matches." in r.stderr
+    r = run(runner, seeded, "search", '"safe harbor')
+    assert r.exit_code == 2 and r.stderr.startswith("Error: ") and "Traceback" not in r.output
+    r = run(runner, seeded, "search", "x", "--facet", "nope")
+    assert r.exit_code == 2 and r.stderr.startswith("Error: ")
+
+
+def test_search_output_formats_are_the_same_records(runner, seeded):
+    import csv
+    import io
+
+    whole = json.loads(run(runner, seeded, "search", "Guaido", "--json", "-n", "3").stdout)
+    assert whole["total"] == 6 and len(whole["hits"]) == 3
+    lines = run(runner, seeded, "search", "Guaido", "--jsonl", "-n", "3").stdout.splitlines()
+    assert [json.loads(x) for x in lines] == whole["hits"]
+    rows = list(csv.DictReader(io.StringIO(run(runner, seeded, "search", "Guaido", "--csv",
+                                               "-n", "3").stdout)))  # fmt: skip
+    assert [r["id"] for r in rows] == [h["id"] for h in whole["hits"]]
+    assert rows[0]["text"] == whole["hits"][0]["text"]
+
+
+def test_search_flags_filters_facets_and_paging(runner, seeded):
+    r = run(runner, seeded, "search", "", "--speaker", "Harry Solano", "--json")
+    data = json.loads(r.stdout)
+    assert data["total"] > 0
+    assert all("Harry Solano" in h["speakers"] for h in data["hits"])
+    r = run(runner, seeded, "search", "Guaido", "--facet", "person", "-n", "2", "--page", "2")
+    assert r.exit_code == 0
+    assert "page 2 of 3" in r.stdout and "person" in r.stdout and "Juan Guaidó" in r.stdout
+
+
+def test_quotes_command_lists_speakers(runner, seeded):
+    r = run(runner, seeded, "quotes", "torture", "--speaker", "Raúl Daniel Alvarenga", "--json")
+    data = json.loads(r.stdout)
+    assert data["total"] == 1
+    (q,) = data["hits"]
+    assert q["speaker"] == "Raúl Daniel Alvarenga" and q["kind"] == "direct"
+    assert "they will torture you physically" in q["text"]
+    assert q["passage_id"] == f"{SEED_ID}#p19" and q["article_id"] == SEED_ID
+
+
+def test_facets_command(runner, seeded):
+    r = run(runner, seeded, "facets", "person", "--prefix", "gua", "--json")
+    data = json.loads(r.stdout)
+    assert [v["value"] for v in data["values"]] == ["Juan Guaidó"]
+    r = run(runner, seeded, "facets", "nope")
+    assert r.exit_code == 2 and "Error:" in r.stderr
+
+
+def test_colour_only_on_terminal_and_never_with_no_color(runner, seeded):
+    # CliRunner is not a terminal: plain text
+    r = run(runner, seeded, "search", "Guaido")
+    assert "\x1b[" not in r.stdout
+    # a real pseudo-terminal gets colour, unless NO_COLOR is set
+    import pty
+
+    env = dict(os.environ, NEWSQUARRY_INDEX=seeded, PYTHONPATH=str(ROOT), COLUMNS="100")
+    for no_color, expect in ((None, True), ("1", False)):
+        if no_color:
+            env["NO_COLOR"] = no_color
+        out = _run_in_pty(pty, [sys.executable, "-m", "search.cli", "search", "Guaido"], env)
+        assert "Guaidó" in out
+        assert ("\x1b[" in out) is expect, out[:200]
+
+
+def _run_in_pty(pty, argv, env) -> str:
+    pid, fd = pty.fork()
+    if pid == 0:  # child
+        os.execve(argv[0], argv, env)
+    chunks = []
+    while True:
+        try:
+            data = os.read(fd, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.waitpid(pid, 0)
+    return b"".join(chunks).decode("utf-8", "replace")

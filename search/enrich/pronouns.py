@@ -109,6 +109,12 @@ class PersonTracker:
             elif prev in FEMALE_TITLES:
                 votes[m.name]["f"] += 3
         root = doc[m.tok_end - 1]
+        if root.dep_ == "appos":  # "his wife, Jane"
+            noun = root.head.lemma_.lower()
+            if noun in MALE_NOUNS:
+                votes[m.name]["m"] += 2
+            elif noun in FEMALE_NOUNS:
+                votes[m.name]["f"] += 2
         for tok in list(root.children) + ([root.head] if root.dep_ in ("nsubj",) else []):
             if tok.dep_ in ("appos", "attr") or (tok is root.head and tok.lemma_ == "be"):
                 nouns = [tok] + [c for c in tok.children if c.dep_ == "attr"]
@@ -145,18 +151,53 @@ class PersonTracker:
                     votes[m.name][g] += 1
                 break
 
+    def _subject_depth(self, m: Mention) -> int | None:
+        """Depth of the clause whose subject the mention is, None if not a subject."""
+        tok = self.doc[m.tok_end - 1]
+        while tok.dep_ in ("compound", "flat") and tok.head is not tok:
+            tok = tok.head
+        if tok.dep_ not in ("nsubj", "nsubjpass"):
+            return None
+        depth = 0
+        while tok.head is not tok and depth < 50:
+            tok = tok.head
+            depth += 1
+        return depth
+
     def resolve(self, token_index: int, word: str) -> str | None:
-        """Canonical name a "he"/"she" at token_index refers to, or None."""
+        """Canonical name a "he"/"she" at token_index refers to, or None.
+
+        In the pronoun's own sentence and the sentence before, a compatible
+        person who is the subject of the highest clause wins ("Rubio said he
+        would ..., whom he called ..." -> Rubio, not the object); otherwise the
+        most recent compatible person.
+        """
         g = pronoun_gender(word.lower())
         if g is None:
             return None
         k = bisect.bisect_left(self.positions, token_index)
-        seen: set[str] = set()
-        for m in reversed(self.people[:k]):
-            if m.name in seen:
-                continue
-            seen.add(m.name)
-            known = self.gender.get(m.name)
-            if known is None or known == g:
+        before = self.people[:k]
+
+        def compatible(m: Mention) -> bool:
+            return self.gender.get(m.name) in (None, g)
+
+        sent = self.doc[token_index].sent
+        windows = [sent]
+        if sent.start > 0:
+            windows.append(self.doc[sent.start - 1].sent)
+        for window in windows:
+            subjects = []
+            for m in reversed(before):
+                if m.tok_start < window.start:
+                    break
+                if m.tok_start >= window.end or not compatible(m):
+                    continue
+                depth = self._subject_depth(m)
+                if depth is not None:
+                    subjects.append((depth, -m.tok_start, m))
+            if subjects:
+                return min(subjects, key=lambda x: (x[0], x[1]))[2].name
+        for m in reversed(before):
+            if compatible(m):
                 return m.name
         return None
