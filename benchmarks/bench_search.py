@@ -31,7 +31,11 @@ Cases (each over ten queries of real newswire words, cycled):
   query.
 
 Engines:
-- ``newsquarry``: ``search.searching.run_search`` / ``facet_values`` (doc values);
+- ``newsquarry``: ``search.searching.run_search`` / ``facet_values`` (doc values,
+  decoded postings kept per index state in a bounded LRU);
+- ``newsquarry-nocache``: the same with that postings cache off, so every call
+  decodes its posting lists from the index files (the worst case for a query
+  whose words were not searched recently);
 - ``groupedby``: the same index through plain Whoosh: ``searcher.search(q,
   limit=10, filter=..., groupedby=FieldFacet(..., allow_overlap=True))`` plus
   ``len(results)`` for the exact total. It makes one pass with every filter
@@ -351,16 +355,23 @@ def pct(values: list[float], p: float) -> float:
     return values[lo] + (values[hi] - values[lo]) * (k - lo)
 
 
-def measure(engines: dict[str, Any], cases: list[str], rounds: int) -> dict:
+def measure(
+    engines: dict[str, Any], cases: list[str], rounds: int, slow_rounds: int | None = None
+) -> dict:
+    """p50/p95 per (engine, case); ``groupedby`` runs only ``slow_rounds`` rounds if given."""
     times: dict[tuple[str, str], list[float]] = {(e, c): [] for e in engines for c in cases}
     for case in cases:  # warm-up: every query once per engine
         for fn in engines.values():
             for i in range(len(QUERIES)):
                 fn(case, i)
-    for _ in range(rounds):
+    print("warmed up", file=sys.stderr)
+    for r in range(rounds):
+        print(f"round {r + 1}/{rounds}", file=sys.stderr)
         for case in cases:
             for i in range(len(QUERIES)):
                 for name, fn in engines.items():
+                    if name == "groupedby" and slow_rounds is not None and r >= slow_rounds:
+                        continue
                     t0 = time.perf_counter()
                     fn(case, i)
                     times[(name, case)].append((time.perf_counter() - t0) * 1000)
@@ -378,6 +389,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rounds", type=int, default=20, help="rounds of the 10 queries per case")
     ap.add_argument("--rebuild", action="store_true")
     ap.add_argument("--skip-groupedby", action="store_true")
+    ap.add_argument(
+        "--groupedby-rounds", type=int, help="fewer rounds for the slow groupedby engine"
+    )
+    ap.add_argument("--skip-nocache", action="store_true", help="skip newsquarry-nocache")
     ap.add_argument("--json", help="also write the figures to this JSON file")
     args = ap.parse_args(argv)
 
@@ -403,11 +418,17 @@ def main(argv: list[str] | None = None) -> None:
         file=sys.stderr,
     )
     engines: dict[str, Any] = {"newsquarry": lambda c, i: nq_case(store, c, i)}
+    if not args.skip_nocache:
+        # a second store object, hence its own doc-values view, with no decoded-postings
+        # cache: every query decodes its posting lists from the index files again
+        bare = WhooshStore(index_dir, create=False)
+        cache_for(bare).view(bare.searcher()).postings_budget = 0
+        engines["newsquarry-nocache"] = lambda c, i: nq_case(bare, c, i)
     if not args.skip_groupedby:
         engines["groupedby"] = GroupedBy(store).run
     engines["sqlite"] = FTS5(db_path).run
     cases = ["plain", "facets4", "filters2_facets4", "value_search"]
-    res = measure(engines, cases, args.rounds)
+    res = measure(engines, cases, args.rounds, args.groupedby_rounds)
 
     print(f"\n{stats['passages']} passages; ms per call (p50 / p95); ratio = other / newsquarry\n")
     head = "| case | newsquarry p50 | p95 |"

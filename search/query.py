@@ -83,6 +83,7 @@ class ParsedQuery:
     query: Any
     tokens: list[Token] = field(default_factory=list)
     highlight_terms: set[str] = field(default_factory=set)  # index forms in text fields
+    scoring_terms: set[tuple[str, str]] = field(default_factory=set)  # (field, index form)
 
     @property
     def empty(self) -> bool:
@@ -301,7 +302,7 @@ def parse_query(
         raise QueryError(f"cannot parse the query: {exc}", position=None) from None
     rewriter = _Rewriter(text, tokens, searcher, view, max_expansion)
     q = rewriter.rewrite(q)
-    parsed = ParsedQuery(text, q, tokens, rewriter.highlight)
+    parsed = ParsedQuery(text, q, tokens, rewriter.highlight, rewriter.scoring)
     return parsed
 
 
@@ -315,6 +316,12 @@ class _Rewriter:
         self.view = view
         self.cap = cap
         self.highlight: set[str] = set()
+        self.scoring: set[tuple[str, str]] = set()
+
+    def _positive(self, fieldname: str, terms: Any) -> None:
+        for t in terms:
+            self.highlight.add(t)
+            self.scoring.add((fieldname, t))
 
     def rewrite(self, q: Any, negated: bool = False) -> Any:
         err = getattr(q, "error", None)
@@ -341,12 +348,12 @@ class _Rewriter:
             if isinstance(q, wq.MultiTerm):
                 terms = self._expand(q)
                 if not negated:
-                    self.highlight.update(terms)
+                    self._positive(fname, terms)
             elif not negated:
                 if isinstance(q, wq.Term):
-                    self.highlight.add(q.text)
+                    self._positive(fname, [q.text])
                 elif isinstance(q, wq.Phrase):
-                    self.highlight.update(q.words)
+                    self._positive(fname, q.words)
         return q
 
     # -- helpers -----------------------------------------------------------
@@ -388,7 +395,7 @@ class _Rewriter:
         words = self._expand(pattern)
         stems = sorted({t.text for w in words for t in _STEMMER(w)})
         if not negated:
-            self.highlight.update(stems)
+            self._positive(q.fieldname, stems)
         if not stems:
             return wq.NullQuery
         return wq.Or([wq.Term(q.fieldname, s) for s in stems], boost=q.boost)
