@@ -193,7 +193,6 @@ function passageHit(state, hit) {
     const key = `${e.type}:${fold(e.name)}`;
     if (seen.has(key) || !LABELS[e.type]) continue;
     seen.add(key);
-    if (e.type === "person" && (hit.speakers || []).some((s) => fold(s) === fold(e.name))) continue;
     chips.append(chip(state, e.type, e.name));
   }
   return el("li", { class: "hit", "data-id": hit.id }, [
