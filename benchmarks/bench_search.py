@@ -357,6 +357,32 @@ class FTS5:
         return total, top, out
 
 
+def check_agreement(store: WhooshStore, fts: FTS5) -> list[str]:
+    """Totals and facet counts of newsquarry and SQLite on every query and case."""
+    problems = []
+    for case in ("plain", "facets4", "filters2_facets4"):
+        for i, q in enumerate(QUERIES):
+            r = nq_case(store, case, i)
+            got = fts.run(case, i)
+            if r.total != got[0][0]:
+                problems.append(f"{case} {q!r}: total {r.total} vs {got[0][0]}")
+            if case == "plain":
+                continue
+            for facet in ("person", "org", "place"):
+                ours = {fold(v.value): v.count for v in r.facets[facet].values}
+                theirs = {fold(v): c for v, c in got[2][facet]}
+                for key in ours.keys() & theirs.keys():
+                    if ours[key] != theirs[key]:
+                        problems.append(f"{case} {q!r} {facet}={key}: {ours[key]} vs {theirs[key]}")
+            months = dict(got[2]["date"])
+            for v in r.facets["date"].values:
+                if months.get(v.value, 0) != v.count:
+                    problems.append(
+                        f"{case} {q!r} date={v.value}: {v.count} vs {months.get(v.value)}"
+                    )
+    return problems
+
+
 # -- measuring -------------------------------------------------------------------
 
 
@@ -439,6 +465,13 @@ def main(argv: list[str] | None = None) -> None:
     if not args.skip_groupedby:
         engines["groupedby"] = GroupedBy(store).run
     engines["sqlite"] = FTS5(db_path).run
+    problems = check_agreement(store, engines["sqlite"].__self__)
+    print(
+        f"newsquarry vs SQLite totals and facet counts: {len(problems)} difference(s)",
+        *problems[:10],
+        sep="\n",
+        file=sys.stderr,
+    )
     cases = ["plain", "facets4", "filters2_facets4", "value_search"]
     res = measure(engines, cases, args.rounds, args.groupedby_rounds)
 
