@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 from spacy.tokens import Doc, Token
 
-from search.enrich.entities import TITLES, Mention
+from search.enrich.entities import TITLES, Mention, common_words
 from search.enrich.pronouns import PersonTracker, pronoun_gender
 from search.textnorm import fold
 
@@ -364,7 +364,7 @@ class _Context:
                 return s
             if t.dep_ == "relcl":
                 return t.head
-            if t is cue:
+            if t.i == cue.i:
                 # "Conway notes": the name parsed as a compound of the verb
                 names = [
                     c
@@ -373,7 +373,7 @@ class _Context:
                 ]
                 if names:
                     return names[-1]
-            if t.dep_ not in CLIMB_DEPS + ("pobj", "dobj") or t.head is t:
+            if t.dep_ not in CLIMB_DEPS + ("pobj", "dobj") or t.head.i == t.i:
                 return None
             t = t.head
             if t.pos_ not in ("VERB", "AUX", "ADP", "NOUN"):
@@ -439,13 +439,15 @@ class _Context:
         if pronoun_gender(word) and tok.pos_ == "PRON":
             return self.tracker.resolve(tok.i, word), tok.text, tok.idx, tok.idx + len(tok)
         if tok.pos_ == "PROPN" or (
-            tok.text[:1].isupper() and tok.pos_ in ("NOUN", "X") and tok.i != tok.sent.start
+            tok.text[:1].isupper()
+            and tok.pos_ in ("NOUN", "X")
+            and (tok.i != tok.sent.start or tok.lower_ not in common_words())
         ):
             left = tok
             while (
                 left.i > 0
                 and self.doc[left.i - 1].dep_ == "compound"
-                and (self.doc[left.i - 1].head is tok)
+                and self.doc[left.i - 1].head.i == tok.i
             ):
                 left = self.doc[left.i - 1]
             span = self.doc[left.i : tok.i + 1]
@@ -492,9 +494,9 @@ def _governs(cue: Token, toks: list[Token]) -> bool:
     for t in toks:
         h = t
         for _ in range(6):
-            if h is cue:
+            if h.i == cue.i:
                 return True
-            if h.head is h:
+            if h.head.i == h.i:
                 break
             h = h.head
     return False
@@ -502,7 +504,7 @@ def _governs(cue: Token, toks: list[Token]) -> bool:
 
 def _depth(tok: Token) -> int:
     depth = 0
-    while tok.head is not tok and depth < 50:
+    while tok.head.i != tok.i and depth < 50:
         tok = tok.head
         depth += 1
     return depth
@@ -559,7 +561,7 @@ def _person_subject_above(qtoks: list[Token], ctx: _Context) -> Token | None:
         return None
     tok = qtoks[0]
     seen = 0
-    while tok.head is not tok and seen < 8:
+    while tok.head.i != tok.i and seen < 8:
         tok = tok.head
         seen += 1
         if ctx.quoted[tok.i] or tok.pos_ not in ("VERB", "AUX"):
@@ -586,7 +588,7 @@ def _kind(text: str, sp: QuoteSpan, ctx: _Context, cue: Token | None) -> str:
             return "partial"
         return "direct"
     prev_word = re.findall(r"[A-Za-z]+$", before)
-    if cue is not None and prev_word and ctx.doc[ctx.token_at(sp.mark - 1)] is cue:
+    if cue is not None and prev_word and ctx.token_at(sp.mark - 1) == cue.i:
         return "direct"
     return "partial"
 
