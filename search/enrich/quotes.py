@@ -535,6 +535,9 @@ def _choose_cue(cues: list[Token], qtoks: list[Token], first: int, last: int) ->
     governing verb, the nearest one.
     """
     governing = [t for t in cues if _governs(t, qtoks)]
+    if len(governing) > 1:
+        # "was quoted as saying": the frame verb "quote" yields to the speech verb
+        governing = [t for t in governing if t.lemma_.lower() != "quote"] or governing
     if governing:
         by_depth = sorted(governing, key=_depth, reverse=True)  # lowest first
         for t in by_depth:
