@@ -430,9 +430,17 @@ class _Context:
             for c in tok.children:
                 if c.dep_ in ("compound", "appos") and c.i in self.mention_at:
                     cand = self.mention_at[c.i]
-                    if c.dep_ == "compound" or cand.type == "person":
+                    # "the Trump campaign" speaks as an org, "a South Carolina native" is
+                    # not South Carolina
+                    if cand.type == "person" or (c.dep_ == "compound" and cand.type == "org"):
                         m = cand
                         break
+        if m is None and tok.dep_ == "appos" and tok.head.i in self.mention_at:
+            # "Braynard, a native who writes ...": the relative clause's noun is an
+            # apposition of the name
+            cand = self.mention_at[tok.head.i]
+            if cand.type == "person":
+                m = cand
         if m is not None:
             return m.name, m.text, m.start, m.end
         word = tok.lower_
