@@ -10,24 +10,34 @@ Pipeline for one article (the whole text is parsed once, for context):
    opens with a quote mark it is the continuation of the same quotation
    (the newspaper convention for quotes running over several paragraphs).
 2. ``attribute``: for each quoted segment, the *frame* is the unquoted part of
-   the sentences it touches (plus a previous sentence ending in ":"). The cue
-   is the speech verb of the frame nearest the quote, preferring one that
-   governs the quote in the parse; the speaker is its subject, found by walking
-   up participles and passives ("was quoted as saying", "..., saying"), or the
-   object of "according to". Proper names become canonical names, "he"/"she"
-   are resolved by ``PersonTracker``; other mentions ("officials", "it",
-   "they") keep the mention but have speaker None. A segment without a frame
-   cue takes the speaker of the previous quotation in its paragraph (or of the
-   quotation it continues).
+   the sentences it touches (plus the next sentence when the quote closes its
+   sentence and the next one opens with a speech verb: `..." Trump said to a
+   crowd`). The cue is chosen among the frame's speech verbs by
+   ``_choose_cue`` (the governing verb with a named subject, see there); the
+   speaker is its subject, found by climbing participles, prepositions and
+   passives ("was quoted as saying", "..., saying", "upon saying"), the object
+   of "according to", a name the parser took as the verb's object ("added
+   Gowdy") or a name just before a subjectless verb. Without a cue: a clause
+   introducing the quote with a colon ("X continued:", "X: ..."), then, for a
+   partial quote, the person subject of the clause around it. Proper names
+   become canonical names, "he"/"she" are resolved by ``PersonTracker``; other
+   mentions ("officials", "it", "they") keep the mention but have speaker
+   None. A segment still without a speaker takes the speaker of the previous
+   quotation in its paragraph (or of the quotation it continues, or of the
+   previous paragraph's last quotation when it opens a paragraph right after
+   it).
 3. ``indirect_speech``: unquoted sentences whose speech verb has a clausal
    complement ("Solano alleges that ...", "..., said Solano") or that hold
    "according to X": kind "indirect", text = the reported clause.
 
 Kinds: "direct" for a quotation that stands as speech (it opens the sentence
 or follows ":" / "," / a speech verb), "partial" for a fragment quoted inside
-paraphrase. Quoted fragments of at most three words with no cue in their frame
-(titles, scare quotes) are dropped. ``cue`` is the lemma of the speech verb
-("say", "tell", "according to").
+paraphrase. Not speech, dropped: a quoted fragment of at most three words that
+is not a sentence and has neither a cue nor a person whose clause governs it
+(scare quotes, "so-called" terms), and a short Title-Case partial fragment
+with no speaker (the name of a show or book). ``cue`` is the lemma of the
+speech verb ("say", "tell", "according to", "go on"), None when the speaker
+comes from the follow-on or governing-clause rules.
 """
 
 from __future__ import annotations
@@ -259,7 +269,6 @@ def find_quote_spans(text: str, paragraphs: list[tuple[int, int]]) -> list[Quote
     prev_left_open = False
     for pi, (ps, pe) in enumerate(paragraphs):
         opened: int | None = None
-        first = True
         para_spans: list[QuoteSpan] = []
         for i in range(ps, pe):
             c = text[i]
@@ -292,7 +301,6 @@ def find_quote_spans(text: str, paragraphs: list[tuple[int, int]]) -> list[Quote
                 para_spans.append(QuoteSpan(s, e, opened, pi, left_open=True))
         if para_spans and prev_left_open and para_spans[0].mark == ps:
             para_spans[0].continues = True
-        first = bool(first)
         prev_left_open = bool(para_spans) and para_spans[-1].left_open
         spans.extend(para_spans)
     return spans
