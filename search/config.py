@@ -50,6 +50,9 @@ SETTINGS: tuple[Setting, ...] = (
         "cors_origins", "*", "Origins allowed to read the API from a browser (comma-separated)."
     ),
     Setting("commit_every", 500, "Articles per commit while indexing."),
+    Setting(
+        "response_cache_size", 512, "Search responses the API keeps per worker (0 = no cache)."
+    ),
 )
 SETTINGS_BY_NAME = {s.name: s for s in SETTINGS}
 

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from rich.console import Console
+from rich.padding import Padding
 from rich.text import Text
 
 CSV_LIST_SEP = "; "
@@ -29,6 +30,7 @@ def make_console(stderr: bool = False) -> Console:
     return Console(
         file=stream,
         no_color=no_color,
+        color_system=None if no_color else "auto",
         highlight=False,
         soft_wrap=not stream.isatty(),
         emoji=False,
@@ -120,10 +122,9 @@ def print_hits(console: Console, result: dict[str, Any], show_facets: bool = Fal
                 head.append(f" · {h['cue']}", style="magenta")
             console.print(head)
             body = marked(f"“{h['text']}”", [[s + 1, ln] for s, ln in h.get("matches") or []])
-            body.pad_left(3)
-            console.print(body)
-            meta = f"   {h.get('title') or ''} · {h['passage_id']}"
-            console.print(Text(meta, style="dim"))
+            console.print(Padding(body, (0, 0, 0, 3)))
+            meta = f"{h.get('title') or ''} · {h['passage_id']}"
+            console.print(Padding(Text(meta, style="dim"), (0, 0, 0, 3)))
         else:
             head = Text(f"{n}. ", style="bold")
             head.append(h.get("title") or h["article_id"], style="bold")
@@ -132,10 +133,8 @@ def print_hits(console: Console, result: dict[str, Any], show_facets: bool = Fal
                 head.append(f"  {extra}", style="dim")
             console.print(head)
             text, matches = snippet_window(h["text"], h.get("matches") or [])
-            body = marked(text, matches)
-            body.pad_left(3)
-            console.print(body)
-            chips = Text("   ")
+            console.print(Padding(marked(text, matches), (0, 0, 0, 3)))
+            chips = Text()
             if h.get("speakers"):
                 chips.append("said: " + ", ".join(h["speakers"]), style="cyan")
                 chips.append("  ")
@@ -143,7 +142,7 @@ def print_hits(console: Console, result: dict[str, Any], show_facets: bool = Fal
             if names:
                 chips.append(", ".join(names[:8]), style="green")
             chips.append(f"  [{h['id']}]", style="dim")
-            console.print(chips)
+            console.print(Padding(chips, (0, 0, 0, 3)))
         console.print()
     total = result["total"]
     summary = f"{total} {'match' if total == 1 else 'matches'}"

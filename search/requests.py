@@ -40,6 +40,7 @@ class FacetValue:
     value: str  # display form (most common written form of the folded key)
     count: int
     selected: bool = False
+    label: str | None = None  # a human label where the value is an id (article titles)
 
 
 @dataclass

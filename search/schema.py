@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from whoosh.analysis import (
     CharsetFilter,
+    Filter,
     LowercaseFilter,
     RegexTokenizer,
     StemFilter,
@@ -30,13 +31,27 @@ from whoosh.support.charset import accent_map
 KEYWORD_FACETS = ("person", "org", "place", "speaker", "source", "quote_kind")
 FACETS = KEYWORD_FACETS + ("article", "date")
 FACET_FIELDS = {name: name for name in KEYWORD_FACETS} | {"article": "article_id", "date": "date"}
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+
+
+WORD = r"\w+(?:['’]\w+)*"
+
+
+class PossessiveFilter(Filter):
+    """Drops a possessive ending, so "Guaidó's" is indexed as "Guaidó"."""
+
+    def __call__(self, tokens):  # type: ignore[no-untyped-def]
+        for t in tokens:
+            if t.text.endswith(("'s", "’s", "'S", "’S")):
+                t.text = t.text[:-2]
+            yield t
 
 
 def text_analyzer():
     """Words, lower-cased, accents folded, Porter-stemmed: "Tortured" ~ "torture"."""
     return (
-        RegexTokenizer(r"\w+(?:[''’]\w+)*")
+        RegexTokenizer(WORD)
+        | PossessiveFilter()
         | LowercaseFilter()
         | CharsetFilter(accent_map)
         | StemFilter(cachesize=50000)
@@ -45,7 +60,7 @@ def text_analyzer():
 
 def spelling_analyzer():
     """Like ``text_analyzer`` without stemming: spelling suggestions are real words."""
-    return RegexTokenizer(r"\w+(?:[''’]\w+)*") | LowercaseFilter() | CharsetFilter(accent_map)
+    return RegexTokenizer(WORD) | PossessiveFilter() | LowercaseFilter() | CharsetFilter(accent_map)
 
 
 def keyword_value(value: str) -> str:

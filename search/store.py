@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -37,6 +38,9 @@ from .schema import SCHEMA_VERSION, build_schema, keyword_value
 
 DEFAULT_LOCK_TIMEOUT = 30.0
 INDEX_NAME = "newsquarry"
+# Whoosh writes a TOC as "_<name>_<gen>.toc.<time>" and renames it into place; a
+# writer killed between the two leaves this file behind, and Whoosh never removes it
+_STALE_TOC = re.compile(r"^_%s_\d+\.toc\.[0-9.]+$" % INDEX_NAME)
 
 
 @dataclass
@@ -241,6 +245,7 @@ class WhooshStore:
                 f"another process is writing to the index at {self.path}; "
                 f"gave up after waiting {wait:g} s"
             ) from None
+        self._remove_stale_files()
         session = WriteSession(self, w)
         try:
             yield session
@@ -249,6 +254,24 @@ class WhooshStore:
             raise
         else:
             w.commit()
+
+    def _remove_stale_files(self) -> None:
+        """Remove temporary TOC files of writers killed mid-commit (we hold the lock).
+
+        Only the lock holder writes a TOC, so while we hold it any such file is
+        left over from a dead writer. (A dead writer's segment files are removed
+        by Whoosh itself at the next commit: they are in no TOC.)
+        """
+        try:
+            names = os.listdir(self.path)
+        except OSError:
+            return
+        for name in names:
+            if _STALE_TOC.match(name):
+                try:
+                    os.remove(self.path / name)
+                except OSError:
+                    pass
 
     def add(self, items: Iterable[tuple[Article, list[Passage]]]) -> WriteReport:
         """Add or replace articles in one commit; unchanged articles are skipped."""

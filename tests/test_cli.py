@@ -115,3 +115,141 @@ def test_console_script_runs(tmp_path, corpus_dir):
     assert "1 added" in p.stdout
     # not a terminal: no progress bar escape codes on stderr
     assert "\x1b[" not in p.stderr
+
+
+def _many_articles(path: Path, seed_text: str, n: int) -> None:
+    paras = [p for p in seed_text.split("\n\n")[1:] if p.strip()]
+    with path.open("w", encoding="utf-8") as fh:
+        for i in range(n):
+            text = "\n\n".join(paras[(i + k) % len(paras)] for k in range(3))
+            fh.write(json.dumps({"id": f"art-{i:04d}", "title": f"Story {i}", "text": text}) + "\n")
+
+
+def test_ctrl_c_during_indexing_keeps_committed_articles(tmp_path, seed_file):
+    import signal
+    import time
+
+    feed = tmp_path / "feed.jsonl"
+    _many_articles(feed, seed_file.read_text(encoding="utf-8"), 120)
+    env = dict(os.environ, NEWSQUARRY_INDEX=str(tmp_path / "ix"), PYTHONPATH=str(ROOT))
+    cmd = [sys.executable, "-m", "search.cli", "index", str(feed), "--commit-every", "5"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 90
+    lines = []
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        lines.append(line)
+        if " committed" in line and not line.startswith("0 read") and "· 0 committed" not in line:
+            break
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, "".join(lines) + err
+    assert "Interrupted: " in err and "the index is intact" in err
+    assert "Traceback" not in err
+    done = int(err.split("Interrupted: ")[1].split()[0])
+    assert 5 <= done < 120 and done % 5 == 0
+    # the index opens and holds exactly the committed articles, each with all its passages
+    r = CliRunner().invoke(cli, ["--index", str(tmp_path / "ix"), "stats", "--json"])
+    stats = json.loads(r.stdout)
+    assert stats["articles"] == done
+    # the same command again completes the rest, with no duplicate
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert f"{120 - done} added" in p.stdout and f"{done} unchanged" in p.stdout
+    stats = json.loads(
+        CliRunner().invoke(cli, ["--index", str(tmp_path / "ix"), "stats", "--json"]).stdout
+    )
+    assert stats["articles"] == 120
+
+
+@pytest.fixture()
+def seeded(runner, index_dir, corpus_dir):
+    r = run(runner, index_dir, "index", str(corpus_dir))
+    assert r.exit_code == 0
+    return index_dir
+
+
+def test_search_exit_codes_like_grep(runner, seeded):
+    r = run(runner, seeded, "search", "Chavez")
+    assert r.exit_code == 0 and "Hugo Chávez" in r.stdout
+    r = run(runner, seeded, "search", "zeppelin")
+    assert r.exit_code == 1 and r.stdout == "" and "No matches." in r.stderr
+    r = run(runner, seeded, "search", '"safe harbor')
+    assert r.exit_code == 2 and r.stderr.startswith("Error: ") and "Traceback" not in r.output
+    r = run(runner, seeded, "search", "x", "--facet", "nope")
+    assert r.exit_code == 2 and r.stderr.startswith("Error: ")
+
+
+def test_search_output_formats_are_the_same_records(runner, seeded):
+    import csv
+    import io
+
+    whole = json.loads(run(runner, seeded, "search", "Guaido", "--json", "-n", "3").stdout)
+    assert whole["total"] == 6 and len(whole["hits"]) == 3
+    lines = run(runner, seeded, "search", "Guaido", "--jsonl", "-n", "3").stdout.splitlines()
+    assert [json.loads(x) for x in lines] == whole["hits"]
+    rows = list(csv.DictReader(io.StringIO(run(runner, seeded, "search", "Guaido", "--csv",
+                                               "-n", "3").stdout)))  # fmt: skip
+    assert [r["id"] for r in rows] == [h["id"] for h in whole["hits"]]
+    assert rows[0]["text"] == whole["hits"][0]["text"]
+
+
+def test_search_flags_filters_facets_and_paging(runner, seeded):
+    r = run(runner, seeded, "search", "", "--speaker", "Harry Solano", "--json")
+    data = json.loads(r.stdout)
+    assert data["total"] > 0
+    assert all("Harry Solano" in h["speakers"] for h in data["hits"])
+    r = run(runner, seeded, "search", "Guaido", "--facet", "person", "-n", "2", "--page", "2")
+    assert r.exit_code == 0
+    assert "page 2 of 3" in r.stdout and "person" in r.stdout and "Juan Guaidó" in r.stdout
+
+
+def test_quotes_command_lists_speakers(runner, seeded):
+    r = run(runner, seeded, "quotes", "torture", "--speaker", "Raúl Daniel Alvarenga", "--json")
+    data = json.loads(r.stdout)
+    assert data["total"] == 1
+    (q,) = data["hits"]
+    assert q["speaker"] == "Raúl Daniel Alvarenga" and q["kind"] == "direct"
+    assert "they will torture you physically" in q["text"]
+    assert q["passage_id"] == f"{SEED_ID}#p19" and q["article_id"] == SEED_ID
+
+
+def test_facets_command(runner, seeded):
+    r = run(runner, seeded, "facets", "person", "--prefix", "gua", "--json")
+    data = json.loads(r.stdout)
+    assert [v["value"] for v in data["values"]] == ["Juan Guaidó"]
+    r = run(runner, seeded, "facets", "nope")
+    assert r.exit_code == 2 and "Error:" in r.stderr
+
+
+def test_colour_only_on_terminal_and_never_with_no_color(runner, seeded):
+    # CliRunner is not a terminal: plain text
+    r = run(runner, seeded, "search", "Guaido")
+    assert "\x1b[" not in r.stdout
+    # a real pseudo-terminal gets colour, unless NO_COLOR is set
+    import pty
+
+    env = dict(os.environ, NEWSQUARRY_INDEX=seeded, PYTHONPATH=str(ROOT), COLUMNS="100")
+    for no_color, expect in ((None, True), ("1", False)):
+        if no_color:
+            env["NO_COLOR"] = no_color
+        out = _run_in_pty(pty, [sys.executable, "-m", "search.cli", "search", "Guaido"], env)
+        assert "Guaidó" in out
+        assert ("\x1b[" in out) is expect, out[:200]
+
+
+def _run_in_pty(pty, argv, env) -> str:
+    pid, fd = pty.fork()
+    if pid == 0:  # child
+        os.execve(argv[0], argv, env)
+    chunks = []
+    while True:
+        try:
+            data = os.read(fd, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.waitpid(pid, 0)
+    return b"".join(chunks).decode("utf-8", "replace")

@@ -63,9 +63,9 @@ def quote_with(passages: list[Passage], fragment: str) -> Quote:
 
 
 @pytest.fixture(scope="session")
-def seed(nlp, seed_article):
-    passages = split_passages(seed_article)
-    return enrich_article(seed_article, passages)
+def seed(nlp, seed_doc):
+    passages = split_passages(seed_doc)
+    return enrich_article(seed_doc, passages)
 
 
 def test_load_nlp_is_cached_and_has_parser(nlp):
@@ -78,9 +78,9 @@ def test_seed_person_values_are_the_six_full_names(seed):
     assert people == SIX_PEOPLE
 
 
-def test_seed_entity_spans_and_offsets(seed, seed_article):
+def test_seed_entity_spans_and_offsets(seed, seed_doc):
     for p in seed:
-        assert seed_article.text[p.start : p.end] == p.text
+        assert seed_doc.text[p.start : p.end] == p.text
         for e in p.entities:
             assert p.text[e.start : e.end] == e.text
             assert not e.text.lower().startswith("the ")

@@ -2,28 +2,28 @@ from search.models import Article
 from search.passages import passage_spans, split_passages
 
 
-def test_offsets_round_trip_for_every_passage(seed_article):
-    passages = split_passages(seed_article)
+def test_offsets_round_trip_for_every_passage(seed_doc):
+    passages = split_passages(seed_doc)
     assert len(passages) >= 10
     for p in passages:
-        assert seed_article.text[p.start : p.end] == p.text
+        assert seed_doc.text[p.start : p.end] == p.text
         assert p.text == p.text.strip() and p.text
 
 
-def test_ids_are_stable_and_ordered(seed_article):
-    first = [(p.id, p.start, p.end) for p in split_passages(seed_article)]
-    again = [(p.id, p.start, p.end) for p in split_passages(seed_article)]
+def test_ids_are_stable_and_ordered(seed_doc):
+    first = [(p.id, p.start, p.end) for p in split_passages(seed_doc)]
+    again = [(p.id, p.start, p.end) for p in split_passages(seed_doc)]
     assert first == again
     assert [i for i, _, _ in first][:3] == [
-        f"{seed_article.id}#p1",
-        f"{seed_article.id}#p2",
-        f"{seed_article.id}#p3",
+        f"{seed_doc.id}#p1",
+        f"{seed_doc.id}#p2",
+        f"{seed_doc.id}#p3",
     ]
 
 
-def test_seed_passages_follow_paragraphs(seed_article):
-    paragraphs = [p for p in seed_article.text.split("\n\n") if p.strip()]
-    texts = [p.text for p in split_passages(seed_article)]
+def test_seed_passages_follow_paragraphs(seed_doc):
+    paragraphs = [p for p in seed_doc.text.split("\n\n") if p.strip()]
+    texts = [p.text for p in split_passages(seed_doc)]
     # every passage is one or more whole paragraphs
     joined = "\n\n".join(texts)
     assert joined == "\n\n".join(paragraphs)

@@ -36,16 +36,16 @@ def read_all(path):
     )
 
 
-def test_plain_text_seed_title_source_and_body(seed_file, seed_article):
-    assert seed_article.id == "000_e23b3335c9472580"
-    assert seed_article.title == (
+def test_plain_text_seed_title_source_and_body(seed_file, seed_doc):
+    assert seed_doc.id == "000_e23b3335c9472580"
+    assert seed_doc.title == (
         '"They will torture you": former Venezuelan soldiers risk a false trip'
     )
-    assert seed_article.source == "News from the world"
-    assert seed_article.text.startswith("A a month ago, Harry Solano")
+    assert seed_doc.source == "News from the world"
+    assert seed_doc.text.startswith("A a month ago, Harry Solano")
     # the text is kept as it is, translation artefacts included
-    assert 'violence, "Solano said.' in seed_article.text
-    assert "embbady" in seed_article.text and "mbad " in seed_article.text
+    assert 'violence, "Solano said.' in seed_doc.text
+    assert "embbady" in seed_doc.text and "mbad " in seed_doc.text
 
 
 def test_plain_text_front_matter(tmp_path):

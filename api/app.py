@@ -1,0 +1,151 @@
+"""The Flask app factory.
+
+``create_app(config)`` builds the app from the settings table
+(``search.config``: defaults, then ``NEWSQUARRY_*`` environment variables,
+then ``config``). ``store`` and ``enricher`` may be injected (tests, or a
+caller that already opened the index); otherwise the store is opened lazily
+from ``settings["index"]`` and writes use the library's default enricher.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+from typing import Any
+
+from flask import Flask, Response, g, request
+from flask_cors import CORS
+from flask_smorest import Api
+
+from search.config import load_settings
+
+from . import errors, scoping
+from .backend import Backend
+from .schemas import ProblemSchema
+from .views import documents, meta, pages
+from .views import search as search_views
+
+API_VERSION = "1"
+_REQUEST_ID_OK = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
+log = logging.getLogger("api.access")
+
+
+class ProblemApi(Api):
+    """flask-smorest's Api, documenting and answering errors as problem+json."""
+
+    ERROR_SCHEMA = ProblemSchema
+    DEFAULT_ERROR_RESPONSE_NAME = "DEFAULT_ERROR"
+
+    def _register_responses(self) -> None:
+        saved = self.DEFAULT_RESPONSE_CONTENT_TYPE
+        self.DEFAULT_RESPONSE_CONTENT_TYPE = errors.PROBLEM_MIMETYPE
+        try:
+            super()._register_responses()
+        finally:
+            self.DEFAULT_RESPONSE_CONTENT_TYPE = saved
+
+    def handle_http_exception(self, error: Any) -> Response:
+        return errors.from_http_exception(error)
+
+
+class RequestIdFilter(logging.Filter):
+    """Adds ``request_id`` to log records made while handling a request."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            record.request_id = getattr(g, "request_id", "-")
+        except RuntimeError:  # outside a request
+            record.request_id = "-"
+        return True
+
+
+def _settings(config: dict[str, Any] | None) -> dict[str, Any]:
+    config = dict(config or {})
+    extra = {k: config.pop(k) for k in list(config) if k.isupper()}  # Flask config keys
+    settings = load_settings(**config)
+    settings["_flask"] = extra
+    return settings
+
+
+def create_app(
+    config: dict[str, Any] | None = None,
+    *,
+    store: Any = None,
+    enricher: Any = None,
+) -> Flask:
+    """Build the newsquarry API app."""
+    settings = _settings(config)
+    app = Flask(__name__, static_folder="static", static_url_path="/static")
+    app.config.update(
+        API_TITLE="newsquarry",
+        API_VERSION=API_VERSION,
+        OPENAPI_VERSION="3.0.3",
+        OPENAPI_URL_PREFIX="/",
+        OPENAPI_JSON_PATH="openapi.json",
+        MAX_CONTENT_LENGTH=int(settings["max_body_bytes"]),
+        JSON_SORT_KEYS=False,
+        API_SPEC_OPTIONS={
+            "info": {
+                "description": "Passage-level news search: who is mentioned, who said what. "
+                "Errors are application/problem+json (RFC 9457).",
+            },
+            "components": {
+                "securitySchemes": {
+                    "bearerAuth": {"type": "http", "scheme": "bearer",
+                                   "description": "The write token (NEWSQUARRY_WRITE_TOKEN)"}
+                }
+            },
+        },
+    )
+    app.config.update(settings.pop("_flask"))
+    app.extensions["newsquarry"] = Backend(settings, store=store, enricher=enricher)
+
+    api = ProblemApi(app)
+    api.register_blueprint(search_views.make_blueprint(settings))
+    api.register_blueprint(documents.blp)
+    api.register_blueprint(meta.blp)
+    errors.register_error_handlers(app)
+
+    _install_request_id(app)  # before CORS: after_request hooks run in reverse order
+    origins = [o.strip() for o in str(settings.get("cors_origins") or "*").split(",") if o.strip()]
+    cors_read = {
+        "origins": "*" if origins in ([], ["*"]) else origins,
+        "send_wildcard": origins in ([], ["*"]),
+        "methods": ["GET", "HEAD", "OPTIONS"],
+        "allow_headers": ["If-None-Match", "Accept", "X-Request-Id", "X-Newsquarry-Key"],
+        "expose_headers": ["ETag", "Link", "X-Request-Id", "X-Total-Count", "X-Partial-Result",
+                           "Retry-After"],
+        "max_age": 600,
+        "supports_credentials": False,
+    }
+    CORS(app, resources={r"/v1/*": cors_read, r"/health/*": cors_read,
+                         r"/openapi.json": cors_read})
+    scoping.install(app)  # scoped read keys: early 403, documents, Vary (web)
+    app.register_blueprint(pages.blp)  # search page, permalinks, oEmbed, /embed, widget (web)
+    return app
+
+
+def _install_request_id(app: Flask) -> None:
+    """A request id on every request: the client's X-Request-Id if sane, else a new one."""
+
+    @app.before_request
+    def _start() -> None:
+        given = request.headers.get("X-Request-Id", "")
+        g.request_id = given if _REQUEST_ID_OK.match(given) else uuid.uuid4().hex
+        g.started = time.perf_counter()
+
+    @app.after_request
+    def _finish(resp: Response) -> Response:
+        rid = getattr(g, "request_id", None) or uuid.uuid4().hex
+        resp.headers["X-Request-Id"] = rid
+        if request.path.startswith("/v1/") and request.method in ("POST", "PUT", "DELETE"):
+            resp.headers.pop("Access-Control-Allow-Origin", None)
+        elapsed = (time.perf_counter() - getattr(g, "started", time.perf_counter())) * 1000
+        resp.headers["Server-Timing"] = f"app;dur={elapsed:.1f}"
+        return resp
+
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(RequestIdFilter())
+    logging.getLogger("api").addFilter(RequestIdFilter())

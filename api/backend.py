@@ -1,0 +1,101 @@
+"""The app's link to the library: settings, the store (opened lazily), the enricher.
+
+The store is opened on first use, not when the app is created, so a server
+whose index cannot be opened still starts, answers liveness, reports "not
+ready" and 503 on searches, and recovers by itself once the index can be
+opened (a new attempt at most every ``RETRY_SECONDS``).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from flask import current_app
+
+from search.errors import IndexUnavailable
+from search.store import WhooshStore
+
+from .caching import ResponseCache
+
+RETRY_SECONDS = 1.0
+
+
+class Backend:
+    """Everything a view needs from outside Flask."""
+
+    def __init__(
+        self,
+        settings: dict[str, Any],
+        *,
+        store: Any = None,
+        enricher: Any = None,
+    ) -> None:
+        self.settings = settings
+        self._store = store
+        self._enricher = enricher
+        self._lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._last_error: str | None = None
+        self._last_try = 0.0
+        self.cache = ResponseCache(int(settings.get("response_cache_size") or 0))
+
+    # -- the store --------------------------------------------------------
+    def store(self) -> Any:
+        """The open store; raises IndexUnavailable (503) while it cannot be opened."""
+        if self._store is not None:
+            return self._store
+        with self._lock:
+            if self._store is not None:
+                return self._store
+            now = time.monotonic()
+            if self._last_error and now - self._last_try < RETRY_SECONDS:
+                raise IndexUnavailable(self._last_error)
+            self._last_try = now
+            try:
+                self._store = WhooshStore(
+                    self.settings["index"],
+                    create=bool(self.settings.get("create_index", True)),
+                    lock_timeout=float(self.settings["lock_timeout"]),
+                )
+            except IndexUnavailable as exc:
+                self._last_error = exc.message
+                raise
+            self._last_error = None
+            return self._store
+
+    def readiness(self) -> tuple[bool, str | None, int | None]:
+        """(ready, reason when not, generation when ready)."""
+        try:
+            store = self.store()
+            return True, None, int(store.generation)
+        except IndexUnavailable as exc:
+            return False, exc.message, None
+        except Exception as exc:  # noqa: BLE001 - a broken index must not break health checks
+            return False, f"cannot read the index: {exc}", None
+
+    # -- writes -----------------------------------------------------------
+    def enricher(self) -> Any:
+        """The enricher writes use (the spaCy one unless one was injected), loaded once."""
+        if self._enricher is None:
+            from search.indexer import default_enricher
+
+            with self._lock:
+                if self._enricher is None:
+                    self._enricher = default_enricher()
+        return self._enricher
+
+    @property
+    def write_lock(self) -> threading.Lock:
+        """Serialises this process's writes (Whoosh's file lock serialises processes)."""
+        return self._write_lock
+
+    @property
+    def writes_enabled(self) -> bool:
+        return bool(self.settings.get("write_token"))
+
+
+def backend() -> Backend:
+    """The current app's backend."""
+    return current_app.extensions["newsquarry"]

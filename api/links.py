@@ -1,0 +1,52 @@
+"""URLs the API hands out: facet toggles and previous/next pages.
+
+Built from the request's own query string, so a client follows them without
+knowing the parameter names (Datasette's ``toggle_url``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from urllib.parse import urlencode
+
+from flask import Request
+
+from search.textnorm import fold
+
+
+def _pairs(req: Request, drop: Iterable[str] = ()) -> list[tuple[str, str]]:
+    dropped = set(drop)
+    return [(k, v) for k, v in req.args.items(multi=True) if k not in dropped]
+
+
+def url_with(base: str, pairs: list[tuple[str, str]]) -> str:
+    return f"{base}?{urlencode(pairs)}" if pairs else base
+
+
+def page_url(req: Request, page: int) -> str:
+    """This request's URL at another page."""
+    pairs = _pairs(req, drop=("page",))
+    if page != 1:
+        pairs.append(("page", str(page)))
+    return url_with(req.base_url, pairs)
+
+
+def toggle_url(req: Request, base: str, facet: str, value: str, selected: bool,
+               drop: Iterable[str] = ()) -> str:
+    """``base`` with this request's parameters and ``facet=value`` toggled, back to page 1.
+
+    Unselecting removes every given value that folds to the same key
+    (``Guaido`` selects ``Guaidó``), so the link always does what it says.
+    """
+    pairs = _pairs(req, drop=("page", *drop))
+    if selected:
+        key = fold(value)
+        pairs = [(k, v) for k, v in pairs if not (k == facet and fold(v) == key)]
+    else:
+        pairs.append((facet, value))
+    return url_with(base, pairs)
+
+
+def link_header(links: dict[str, str | None]) -> str:
+    """RFC 8288 ``Link`` header from {rel: url}."""
+    return ", ".join(f'<{url}>; rel="{rel}"' for rel, url in links.items() if url)

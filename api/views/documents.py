@@ -1,0 +1,236 @@
+"""Documents: one passage, one article with its passages; adding and deleting articles.
+
+Reads carry an ETag (index generation + path) and answer 304 on a match.
+Writes need the write token (see ``api.auth``) and go through the library's
+``index_articles``: idempotent by content hash, one writer at a time, a
+bounded wait for the index lock (503 ``Index busy`` with ``Retry-After``).
+Each article of a batch is validated on its own: bad ones are reported in
+``failed`` with their reason and the others are still written; a batch in
+which every article fails is answered 422.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response, request
+from flask_smorest import Blueprint
+from marshmallow import ValidationError
+
+from search.errors import IndexBusy, NotFound
+from search.indexer import index_articles
+from search.models import Article
+from search.readers import article_from_mapping, clean_id
+
+from ..auth import require_write_token
+from ..backend import backend
+from ..caching import etag_matches, make_etag, not_modified, request_key
+from ..errors import ApiError, flatten_messages
+from ..formats import dumps
+from ..schemas import (
+    ArticleIn,
+    ArticleSchema,
+    ArticlesIn,
+    PassageSchema,
+    ProblemSchema,
+    WriteReportSchema,
+)
+from .search import _finish
+
+blp = Blueprint("documents", __name__, url_prefix="/v1", description="Passages and articles")
+
+WRITE_RESPONSES = {
+    "responses": {
+        "401": {"description": "Missing write token", "content": {
+            "application/problem+json": {"schema": ProblemSchema}}},
+        "403": {"description": "Wrong write token, or writes disabled", "content": {
+            "application/problem+json": {"schema": ProblemSchema}}},
+        "413": {"description": "Body larger than the limit", "content": {
+            "application/problem+json": {"schema": ProblemSchema}}},
+        "415": {"description": "Body is not JSON", "content": {
+            "application/problem+json": {"schema": ProblemSchema}}},
+        "503": {"description": "Index busy (Retry-After) or unavailable", "content": {
+            "application/problem+json": {"schema": ProblemSchema}}},
+    },
+    "security": [{"bearerAuth": []}],
+}
+
+
+def _read(loader: Any) -> Response:
+    """Run a store getter with ETag handling."""
+    store = backend().store()
+    key = request_key(request, "json")
+    generation = int(store.generation)
+    etag = make_etag(generation, key)
+    if etag_matches(request, etag):
+        return not_modified(etag)
+    return _finish(Response(dumps(loader(store)), mimetype="application/json"), etag)
+
+
+@blp.route("/passages/<string:passage_id>", methods=["GET"])
+@blp.response(200, PassageSchema)
+def get_passage(passage_id: str) -> Response:
+    """One passage with its entities, quotations and article metadata.
+
+    Passage ids hold a ``#``: send it as ``%23`` (``/v1/passages/abc%23p2``).
+    """
+    return _read(lambda store: store.get_passage(passage_id))
+
+
+@blp.route("/articles/<string:article_id>", methods=["GET"])
+@blp.response(200, ArticleSchema)
+def get_article(article_id: str) -> Response:
+    """One article with its text, metadata and passages in order."""
+    return _read(lambda store: store.get_article(article_id))
+
+
+# ------------------------------------------------------------------ writes
+def _json_body() -> Any:
+    if not request.is_json:
+        raise ApiError(
+            415,
+            "the request body must be JSON (Content-Type: application/json)",
+        )
+    data = request.get_json(silent=True)
+    if data is None:
+        raise ApiError(400, "the request body is not valid JSON", title="Invalid JSON")
+    return data
+
+
+def _validate(item: Any, index: int | None, path_id: str | None = None) -> Article | dict:
+    """One article body -> Article, or a failure record {index, id, reason}."""
+    raw_id = item.get("id") if isinstance(item, dict) else None
+    ident = str(raw_id) if raw_id is not None else path_id
+    if not isinstance(item, dict):
+        return {"index": index, "id": None,
+                "reason": f"expected a JSON object, got {type(item).__name__}"}
+    try:
+        loaded = ArticleIn().load(item)
+    except ValidationError as exc:
+        msgs = flatten_messages(exc.messages)
+        reason = "; ".join(f"{k}: {' '.join(v)}" for k, v in msgs.items())
+        return {"index": index, "id": ident, "reason": reason}
+    if path_id is not None:
+        if loaded.get("id") not in (None, path_id):
+            return {"index": index, "id": ident,
+                    "reason": f"id: the body's id {loaded['id']!r} differs from the URL's"}
+        loaded["id"] = path_id
+    try:
+        return article_from_mapping(loaded)
+    except ValueError as exc:
+        return {"index": index, "id": ident, "reason": str(exc)}
+
+
+def _write(articles: list[Article], failed: list[dict]) -> dict[str, Any]:
+    be = backend()
+    store = be.store()
+    timeout = float(be.settings["lock_timeout"])
+    if not be.write_lock.acquire(timeout=timeout):
+        raise IndexBusy(f"another write is in progress; gave up after waiting {timeout:g} s")
+    try:
+        report = index_articles(
+            store, articles, enricher=be.enricher(),
+            commit_every=int(be.settings["commit_every"]),
+        ) if articles else None
+    finally:
+        be.write_lock.release()
+    body = report.to_dict() if report else {
+        "added": [], "replaced": [], "unchanged": [], "deleted": [], "failed": [], "passages": 0}
+    body["failed"] = failed + [{"index": None, "id": f.get("id"), **f} for f in body["failed"]]
+    body["generation"] = int(store.generation)
+    return body
+
+
+def _all_failed(failed: list[dict]) -> ApiError:
+    errors: dict[str, list[str]] = {}
+    for f in failed:
+        name = "articles" if f["index"] is None else f"articles.{f['index']}"
+        errors.setdefault(name, []).append(f["reason"])
+    return ApiError(422, "no article in the body could be indexed", title="Invalid article",
+                    slug="invalid-article", errors=errors)
+
+
+@blp.route("/articles", methods=["POST"])
+@blp.doc(
+    requestBody={"required": True, "content": {"application/json": {"schema": ArticlesIn}}},
+    **WRITE_RESPONSES,
+)
+@blp.response(200, WriteReportSchema)
+def add_articles() -> Response:
+    """Add or replace articles: ``{"articles": [...]}`` (a bare list or one article works too).
+
+    Unchanged articles (same content hash) are skipped. Articles that fail
+    validation are listed in ``failed`` with the reason; the rest are written.
+    """
+    require_write_token()
+    data = _json_body()
+    if isinstance(data, dict) and "articles" in data:
+        if set(data) != {"articles"}:
+            extra = sorted(set(data) - {"articles"})
+            raise ApiError(422, "unknown fields in the body", title="Invalid body",
+                           slug="invalid-body", errors={k: ["Unknown field."] for k in extra})
+        items = data["articles"]
+    elif isinstance(data, list):
+        items = data
+    elif isinstance(data, dict):
+        items = [data]
+    else:
+        items = None
+    if not isinstance(items, list) or not items:
+        raise ApiError(422, "the body must hold a non-empty list of articles",
+                       title="Invalid body", slug="invalid-body",
+                       errors={"articles": ["Must be a non-empty list of article objects."]})
+    articles: list[Article] = []
+    failed: list[dict] = []
+    for i, item in enumerate(items):
+        outcome = _validate(item, i)
+        (articles if isinstance(outcome, Article) else failed).append(outcome)
+    if not articles:
+        raise _all_failed(failed)
+    return Response(dumps(_write(articles, failed)), mimetype="application/json")
+
+
+@blp.route("/articles/<string:article_id>", methods=["PUT"])
+@blp.doc(
+    requestBody={"required": True, "content": {"application/json": {"schema": ArticleIn}}},
+    **WRITE_RESPONSES,
+)
+@blp.response(200, WriteReportSchema)
+def put_article(article_id: str) -> Response:
+    """Add or replace the article with this id (the body's ``id`` may be left out)."""
+    require_write_token()
+    if clean_id(article_id) != article_id:
+        raise ApiError(422, "article ids use only A-Z a-z 0-9 . _ - (no leading dot)",
+                       title="Invalid article", slug="invalid-article",
+                       errors={"article_id": ["Invalid characters."]})
+    data = _json_body()
+    if not isinstance(data, dict):
+        raise ApiError(422, "the body must be one article object", title="Invalid body",
+                       slug="invalid-body", errors={"_schema": ["Must be a JSON object."]})
+    outcome = _validate(data, None, path_id=article_id)
+    if not isinstance(outcome, Article):
+        raise ApiError(422, outcome["reason"], title="Invalid article", slug="invalid-article",
+                       errors={"article": [outcome["reason"]]})
+    return Response(dumps(_write([outcome], [])), mimetype="application/json")
+
+
+@blp.route("/articles/<string:article_id>", methods=["DELETE"])
+@blp.doc(**WRITE_RESPONSES)
+@blp.response(200, WriteReportSchema)
+def delete_article(article_id: str) -> Response:
+    """Delete an article with all its passages and quotations (404 if absent)."""
+    require_write_token()
+    be = backend()
+    store = be.store()
+    timeout = float(be.settings["lock_timeout"])
+    if not be.write_lock.acquire(timeout=timeout):
+        raise IndexBusy(f"another write is in progress; gave up after waiting {timeout:g} s")
+    try:
+        deleted = store.delete(article_id)
+    finally:
+        be.write_lock.release()
+    if not deleted:
+        raise NotFound(f"no article with id {article_id!r}")
+    body = {"added": [], "replaced": [], "unchanged": [], "deleted": [article_id],
+            "failed": [], "passages": 0, "generation": int(store.generation)}
+    return Response(dumps(body), mimetype="application/json")

@@ -1,0 +1,282 @@
+"""Search endpoints: passages, quotations and facet value search.
+
+A thin layer: arguments are validated by marshmallow (with the configured
+limits), turned into a ``search.requests.SearchRequest`` and handed to the
+library; the result's ``to_dict()`` is the body, plus a ``toggle_url`` on
+every facet value and ``links`` to the previous and next pages (also sent
+as a ``Link`` header).
+
+Caching: the ETag is known before searching (index generation + request), so
+``If-None-Match`` is answered 304 without running the search; repeated
+queries are served from a per-process LRU keyed the same way. Partial
+results (time limit reached) are neither cached nor given an ETag.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from flask import Response, request, stream_with_context, url_for
+from flask_smorest import Blueprint
+from marshmallow import RAISE
+
+from search.requests import SearchRequest, SearchResult
+from search.schema import FACETS
+
+from ..backend import backend
+from ..caching import CACHE_CONTROL, CachedBody, etag_matches, make_etag, not_modified, request_key
+from ..errors import ApiError
+from ..formats import MIMETYPES, csv_lines, dumps, jsonl_lines, negotiate
+from ..links import link_header, page_url, toggle_url
+from ..schemas import (
+    FacetValuesResponse,
+    PassageSearchResponse,
+    QuoteSearchResponse,
+    facet_values_args_schema,
+    search_args_schema,
+)
+from ..scoping import restrict_facets, restrict_values
+
+ALT_CONTENT = {
+    "responses": {
+        200: {
+            "content": {
+                "application/x-ndjson": {
+                    "schema": {"type": "string", "description": "One hit per line"}
+                },
+                "text/csv": {"schema": {"type": "string", "description": "One hit per row"}},
+            },
+            "headers": {
+                "ETag": {"schema": {"type": "string"}},
+                "Link": {"schema": {"type": "string"}, "description": "rel=next/prev/first"},
+            },
+        }
+    }
+}
+
+
+def to_search_request(args: dict[str, Any], mode: str, settings: dict[str, Any]) -> SearchRequest:
+    """Validated query arguments -> the library's request."""
+    filters = {name: list(args[name]) for name in FACETS if args.get(name)}
+    return SearchRequest(
+        q=args.get("q", ""),
+        filters=filters,
+        date_from=args.get("date_from"),
+        date_to=args.get("date_to"),
+        facets=list(dict.fromkeys(args.get("facet") or [])),
+        facet_size=args.get("facet_size", 10),
+        date_interval=args.get("date_interval", "month"),
+        page=args.get("page", 1),
+        per_page=args.get("per_page", 10),
+        sort=args.get("sort", "relevance"),
+        highlight=args.get("highlight", True),
+        mode=mode,
+        suggest=args.get("suggest", True),
+        time_limit=float(settings["search_time_limit"]) or None,
+    )
+
+
+def search_library(store: Any, req: SearchRequest, settings: dict[str, Any]) -> SearchResult:
+    """The library's search (``store.search``), run with this app's settings and limits."""
+    from search.searching import run_search as library_search
+
+    return library_search(store, req, settings)
+
+
+def apply_read_key(req: SearchRequest, given: str | None) -> SearchRequest:
+    """Restrict the request to a scoped read key's filters (``?key=`` or X-Newsquarry-Key)."""
+    key = given or request.headers.get("X-Newsquarry-Key")
+    if not key:
+        return req
+    from search.keys import apply_scope, verify_key
+
+    scope = verify_key(str(backend().settings.get("secret") or ""), key)
+    return apply_scope(req, scope)
+
+
+def result_body(result: SearchResult, settings: dict[str, Any]) -> tuple[dict[str, Any], dict]:
+    """The JSON body of a search result and its page links."""
+    body = result.to_dict()
+    restrict_facets(body.get("facets", {}))  # api.scoping: no values outside a key's scope
+    base = request.base_url
+    for name, facet in body.get("facets", {}).items():
+        for v in facet.get("values", []):
+            v["toggle_url"] = toggle_url(request, base, name, v["value"], bool(v["selected"]))
+    page, per_page = result.page, result.per_page
+    deepest = max(1, int(settings["max_page_depth"]) // max(1, per_page))
+    last = min(max(result.total_pages, 1), deepest)
+    links = {
+        "self": request.url,
+        "next": page_url(request, page + 1) if page < last else None,
+        "prev": page_url(request, min(page - 1, last)) if page > 1 else None,
+    }
+    body["links"] = links
+    return body, {"first": page_url(request, 1), **links}
+
+
+def _finish(resp: Response, etag: str | None, cache_state: str | None = None) -> Response:
+    if etag:
+        resp.headers["ETag"] = etag
+        resp.headers["Cache-Control"] = CACHE_CONTROL
+    else:
+        resp.headers["Cache-Control"] = "no-store"
+    if cache_state:
+        resp.headers["X-Cache"] = cache_state
+    resp.headers["Vary"] = "Accept, X-Newsquarry-Key"
+    return resp
+
+
+def run_search(args: dict[str, Any], mode: str) -> Response:
+    """The shared body of the two search endpoints."""
+    be = backend()
+    settings = be.settings
+    fmt = negotiate(request, args.pop("format", None))
+    export = args.pop("export", False)
+    req = apply_read_key(to_search_request(args, mode, settings), args.pop("key", None))
+    store = be.store()
+    if export:
+        if fmt == "json":
+            raise ApiError(
+                400, "export needs format=jsonl or format=csv",
+                title="Invalid parameters", slug="invalid-parameters",
+                errors={"export": ["export needs format=jsonl or format=csv"]},
+            )
+        return export_response(store, req, fmt, settings)
+
+    key = request_key(request, fmt)
+    generation = int(store.generation)
+    etag = make_etag(generation, key)
+    if etag_matches(request, etag):
+        return not_modified(etag)
+    cached = be.cache.get(generation, key)
+    if cached is not None:
+        resp = Response(cached.body, mimetype=cached.mimetype)
+        resp.headers.extend(cached.headers)
+        return _finish(resp, etag, "HIT")
+
+    result = search_library(store, req, settings)
+    body, links = result_body(result, settings)
+    headers: list[tuple[str, str]] = [("Link", link_header(links))]
+    if fmt == "json":
+        payload = dumps(body)
+    elif fmt == "jsonl":
+        payload = b"".join(jsonl_lines(body["hits"]))
+    else:
+        payload = b"".join(csv_lines(body["hits"], mode))
+    headers.append(("X-Total-Count", str(result.total)))
+    if fmt == "csv":
+        headers.append(("Content-Disposition", f'attachment; filename="{mode}.csv"'))
+    if result.partial:
+        headers.append(("X-Partial-Result", "true"))
+    resp = Response(payload, mimetype=MIMETYPES[fmt])
+    resp.headers.extend(headers)
+    if result.partial:
+        return _finish(resp, None)
+    if result.generation != generation:  # a commit landed meanwhile: describe what we ran
+        generation = int(result.generation)
+        etag = make_etag(generation, key)
+    be.cache.put(generation, key, CachedBody(payload, MIMETYPES[fmt], tuple(headers)))
+    return _finish(resp, etag, "MISS" if be.cache.size else None)
+
+
+def export_response(store: Any, req: SearchRequest, fmt: str, settings: dict[str, Any]) -> Response:
+    """Stream every hit up to the page depth limit, one library page at a time."""
+    per_page = int(settings["max_per_page"])
+    depth = int(settings["max_page_depth"])
+    req.per_page, req.page, req.facets, req.suggest = per_page, 1, [], False
+    first = search_library(store, req, settings)  # errors in the query surface here, as a proper status
+
+    def hits() -> Any:
+        result = first
+        while True:
+            for hit in result.hits:
+                yield asdict(hit)
+            if result.partial or len(result.hits) < per_page:
+                return
+            if (req.page + 1) * per_page > depth or req.page * per_page >= result.total:
+                return
+            req.page += 1
+            result = search_library(store, req, settings)
+
+    lines = jsonl_lines(hits()) if fmt == "jsonl" else csv_lines(hits(), req.mode)
+    resp = Response(stream_with_context(lines), mimetype=MIMETYPES[fmt])
+    resp.headers["X-Total-Count"] = str(first.total)
+    resp.headers["Cache-Control"] = "no-store"
+    if fmt == "csv":
+        resp.headers["Content-Disposition"] = f'attachment; filename="{req.mode}.csv"'
+    return resp
+
+
+def make_blueprint(settings: dict[str, Any]) -> Blueprint:
+    """The search blueprint, its argument schemas carrying ``settings``' limits."""
+    blp = Blueprint(
+        "search", __name__, url_prefix="/v1", description="Search passages and quotations"
+    )
+    passage_args = search_args_schema(settings, "passages")
+    quote_args = search_args_schema(settings, "quotes")
+    facet_args = facet_values_args_schema(settings)
+
+    @blp.route("/search", methods=["GET"])
+    @blp.arguments(passage_args, location="query", error_status_code=400, unknown=RAISE)
+    @blp.response(200, PassageSearchResponse)
+    @blp.doc(**ALT_CONTENT)
+    def search_passages(args: dict[str, Any]) -> Response:
+        """Search passages.
+
+        Full-text query with filters (repeat a facet parameter to OR values;
+        different facets are ANDed), facet counts (multi-select: each facet
+        is counted without its own selection), pages, sort and highlights.
+        """
+        return run_search(args, "passages")
+
+    @blp.route("/quotes", methods=["GET"])
+    @blp.arguments(quote_args, location="query", error_status_code=400, unknown=RAISE)
+    @blp.response(200, QuoteSearchResponse)
+    @blp.doc(**ALT_CONTENT)
+    def search_quotes(args: dict[str, Any]) -> Response:
+        """Search quotations: "what did X say about Y" (speaker=X&q=Y)."""
+        return run_search(args, "quotes")
+
+    @blp.route("/facets/<string:facet>", methods=["GET"])
+    @blp.arguments(facet_args, location="query", error_status_code=400, unknown=RAISE)
+    @blp.response(200, FacetValuesResponse)
+    def facet_value_search(args: dict[str, Any], facet: str) -> Response:
+        """Values of one facet starting with a prefix, with counts (type-ahead).
+
+        The other parameters give the search context (query and filters), so
+        counts match what the search would show.
+        """
+        if facet not in FACETS:
+            raise ApiError(404, f"no facet named {facet!r}; facets are: {', '.join(FACETS)}")
+        from search.searching import facet_values
+
+        be = backend()
+        store = be.store()
+        mode = args.pop("mode", "passages")
+        prefix = args.pop("prefix", "")
+        size = args.pop("size", 10)
+        req = apply_read_key(to_search_request(args, mode, be.settings), args.pop("key", None))
+        req.facets, req.facet_size, req.highlight, req.suggest = [facet], size, False, False
+        key = request_key(request, "json")
+        generation = int(store.generation)
+        etag = make_etag(generation, key)
+        if etag_matches(request, etag):
+            return not_modified(etag)
+        result = restrict_values(facet_values(store, facet, prefix, req, size, be.settings))
+        endpoint = "search.search_quotes" if mode == "quotes" else "search.search_passages"
+        base = url_for(endpoint, _external=True)
+        values = [
+            {
+                **asdict(v),
+                "toggle_url": toggle_url(request, base, facet, v.value, v.selected,
+                                         drop=("prefix", "size", "mode")),
+            }
+            for v in result.values
+        ]
+        body = {"name": facet, "prefix": prefix, "values": values,
+                "other": result.other, "more": result.more}
+        resp = Response(dumps(body), mimetype="application/json")
+        return _finish(resp, etag)
+
+    return blp

@@ -1,0 +1,423 @@
+"""Per-segment doc values and fast document sets (numpy masks).
+
+Why: Whoosh's ``groupedby`` on multi-valued KEYWORD fields re-reads the
+postings on every query (about 0.9 s at 50k passages). Like Lucene's doc
+values, we read each segment's postings once into columns:
+
+- ``doctype`` and ``date`` (YYYYMMDD as an int, 0 = none): one value per doc;
+- for each facet KEYWORD field and ``article_id``: (doc, key id) pairs, where
+  the key id names a *folded* value (``textnorm.fold``) in a registry shared
+  by all segments of the index, so "Guaidó" and "Guaido" count as one value
+  and a doc holding both forms counts once.
+
+Columns are cached per segment id (segments are immutable in Whoosh; only
+their deletions grow, and deletions are applied separately through a "live"
+mask), so after ``searcher.refresh()`` unchanged segments are reused and a new
+or merged segment is read once. A ``View`` glues the columns of the segments
+of one searcher into global arrays (global docnum = segment offset + local
+docnum); views are cached per (segment ids, deletion counts), so a changed
+index never serves stale counts.
+
+Document sets are numpy boolean arrays over global docnums. ``match_mask``
+evaluates a Whoosh query tree into such a mask by set algebra over raw posting
+blocks (terms), falling back to Whoosh matchers for positional queries
+(phrases): totals and facet counts never need scoring.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from whoosh import query as wq
+from whoosh.matching.wrappers import FilterMatcher
+from whoosh.reading import TermNotFound
+
+from .errors import SearchTimeout
+from .textnorm import fold
+
+VALUE_FIELDS = ("person", "org", "place", "speaker", "source", "quote_kind", "article_id")
+DOCTYPES = {"article": 0, "passage": 1, "quote": 2}
+
+
+# -- building blocks ---------------------------------------------------------
+
+
+def leaf_ids(matcher: Any) -> list[int]:
+    """All ids of a raw posting list, read block by block (no per-posting calls)."""
+    while isinstance(matcher, FilterMatcher):  # deletions are applied by the live mask
+        matcher = matcher.child
+    out: list[int] = []
+    if hasattr(matcher, "_read_ids") and hasattr(matcher, "_next_block"):
+        while matcher.is_active():
+            if matcher._ids is None:
+                matcher._read_ids()
+            out.extend(matcher._ids[matcher._i :])
+            matcher._next_block()
+        return out
+    return list(matcher.all_ids())
+
+
+def segment_term_ids(reader: Any, fieldname: str, btext: bytes) -> list[int]:
+    """Local docnums holding a term in one segment, deleted docs included."""
+    try:
+        m = reader.postings(fieldname, btext)
+    except (TermNotFound, KeyError):
+        return []
+    return leaf_ids(m)
+
+
+def _date_int(text: str) -> int:
+    digits = text[:10].replace("-", "")
+    if len(digits) == 8 and digits.isdigit():
+        return int(digits)
+    return 0
+
+
+class KeyRegistry:
+    """Folded key <-> integer id for one field, shared by all segments; only grows."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self.keys: list[str] = []
+
+    def id_for(self, key: str) -> int:
+        gid = self.ids.get(key)
+        if gid is None:
+            gid = self.ids[key] = len(self.keys)
+            self.keys.append(key)
+        return gid
+
+
+@dataclass
+class SegmentColumns:
+    """The doc values of one segment (immutable once built)."""
+
+    segid: str
+    ndocs: int
+    doctype: np.ndarray
+    date: np.ndarray
+    docs: dict[str, np.ndarray] = field(default_factory=dict)  # field -> local docnums
+    gids: dict[str, np.ndarray] = field(default_factory=dict)  # field -> key ids
+    forms: dict[str, dict[int, Counter]] = field(default_factory=dict)  # gid -> written forms
+    raw: dict[str, dict[int, list[str]]] = field(default_factory=dict)  # gid -> raw terms
+
+
+def build_segment(reader: Any, registries: dict[str, KeyRegistry]) -> SegmentColumns:
+    """Read one segment's postings into columns."""
+    n = reader.doc_count_all()
+    doctype = np.full(n, -1, dtype=np.int8)
+    for name, code in DOCTYPES.items():
+        ids = segment_term_ids(reader, "doctype", name.encode("utf-8"))
+        if ids:
+            doctype[np.asarray(ids, dtype=np.int64)] = code
+    date = np.zeros(n, dtype=np.int32)
+    for btext in reader.lexicon("date"):
+        value = _date_int(btext.decode("utf-8"))
+        if value:
+            ids = segment_term_ids(reader, "date", btext)
+            date[np.asarray(ids, dtype=np.int64)] = value
+    cols = SegmentColumns(reader.segment().segment_id(), n, doctype, date)
+    for fname in VALUE_FIELDS:
+        reg = registries[fname]
+        pairs: set[tuple[int, int]] = set()
+        forms: dict[int, Counter] = {}
+        raw: dict[int, list[str]] = {}
+        for btext in reader.lexicon(fname):
+            term = btext.decode("utf-8")
+            key = term if fname == "article_id" else fold(term)
+            gid = reg.id_for(key)
+            ids = segment_term_ids(reader, fname, btext)
+            forms.setdefault(gid, Counter())[term] += len(ids)
+            raw.setdefault(gid, []).append(term)
+            pairs.update((d, gid) for d in ids)
+        if pairs:
+            arr = np.array(sorted(pairs), dtype=np.int32)
+            cols.docs[fname], cols.gids[fname] = arr[:, 0], arr[:, 1]
+        else:
+            cols.docs[fname] = np.zeros(0, dtype=np.int32)
+            cols.gids[fname] = np.zeros(0, dtype=np.int32)
+        cols.forms[fname] = forms
+        cols.raw[fname] = raw
+    return cols
+
+
+class View:
+    """The doc values of one searcher's segments as global arrays."""
+
+    def __init__(
+        self, leaves: list[tuple[Any, int]], cols: list[SegmentColumns], registries: dict
+    ) -> None:
+        # readers are not kept: each thread evaluates queries on its own searcher's
+        # readers (Whoosh readers are not thread-safe and may be closed on refresh)
+        self.offsets = [off for _, off in leaves]
+        self.cols = cols
+        self.registries = registries
+        self.size = sum(c.ndocs for c in cols)
+        self.nkeys = {f: len(registries[f].keys) for f in VALUE_FIELDS}
+        self.keys = {f: registries[f].keys[: self.nkeys[f]] for f in VALUE_FIELDS}
+        live = []
+        for (reader, _), c in zip(leaves, cols, strict=True):
+            m = np.ones(c.ndocs, dtype=bool)
+            if reader.has_deletions():
+                dels = np.fromiter(reader.deleted_docs_set, dtype=np.int64)
+                m[dels[dels < c.ndocs]] = False
+            live.append(m)
+        empty_b = np.zeros(0, dtype=bool)
+        self.live = np.concatenate(live) if live else empty_b
+        self.doctype = np.concatenate([c.doctype for c in cols]) if cols else np.zeros(0, np.int8)
+        self.date = np.concatenate([c.date for c in cols]) if cols else np.zeros(0, np.int32)
+        self.docs: dict[str, np.ndarray] = {}
+        self.gids: dict[str, np.ndarray] = {}
+        for f in VALUE_FIELDS:
+            parts_d, parts_g = [], []
+            for (_, off), c in zip(leaves, cols, strict=True):
+                parts_d.append(c.docs[f].astype(np.int64) + off)
+                parts_g.append(c.gids[f])
+            self.docs[f] = np.concatenate(parts_d) if parts_d else np.zeros(0, np.int64)
+            self.gids[f] = np.concatenate(parts_g) if parts_g else np.zeros(0, np.int32)
+        self._doctype_masks: dict[str, np.ndarray] = {}
+        self._ranks: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
+        self._present: dict[str, dict[int, list[str]]] = {}
+
+    # -- masks -------------------------------------------------------------
+    def empty(self) -> np.ndarray:
+        return np.zeros(self.size, dtype=bool)
+
+    def doctype_mask(self, doctype: str) -> np.ndarray:
+        """Live documents of one doctype."""
+        m = self._doctype_masks.get(doctype)
+        if m is None:
+            m = (self.doctype == DOCTYPES[doctype]) & self.live
+            self._doctype_masks[doctype] = m
+        return m
+
+    def key_mask(self, fieldname: str, gids: list[int]) -> np.ndarray:
+        """Documents holding any of the given key ids in a field."""
+        m = self.empty()
+        if gids:
+            hit = np.isin(self.gids[fieldname], np.asarray(gids, dtype=np.int32))
+            m[self.docs[fieldname][hit]] = True
+        return m
+
+    def date_mask(self, lo: int | None, hi: int | None) -> np.ndarray:
+        """Documents whose date (YYYYMMDD int) lies in [lo, hi]; dateless docs never match."""
+        m = self.date > 0
+        if lo is not None:
+            m &= self.date >= lo
+        if hi is not None:
+            m &= self.date <= hi
+        return m
+
+    def count(self, fieldname: str, mask: np.ndarray) -> np.ndarray:
+        """Per key id, the number of documents of ``mask`` holding it."""
+        docs = self.docs[fieldname]
+        if not len(docs):
+            return np.zeros(self.nkeys[fieldname], dtype=np.int64)
+        sel = mask[docs]
+        return np.bincount(self.gids[fieldname][sel], minlength=self.nkeys[fieldname])
+
+    def rank(self, fieldname: str) -> np.ndarray:
+        """Alphabetical rank of each key id (stable tie-breaking), computed once per view."""
+        r = self._ranks.get(fieldname)
+        if r is None:
+            keys = self.keys[fieldname]
+            order = np.argsort(np.asarray(keys, dtype=object)) if keys else np.zeros(0, int)
+            r = np.empty(len(keys), dtype=np.int64)
+            r[order] = np.arange(len(keys))
+            self._ranks[fieldname] = r
+        return r
+
+    # -- values ------------------------------------------------------------
+    def gid(self, fieldname: str, key: str) -> int | None:
+        gid = self.registries[fieldname].ids.get(key)
+        return gid if gid is not None and gid < self.nkeys[fieldname] else None
+
+    def display(self, fieldname: str, gid: int) -> str:
+        """The most common written form of a key (ties: more accented, then smaller)."""
+        total: Counter = Counter()
+        for c in self.cols:
+            total.update(c.forms[fieldname].get(gid, {}))
+        if not total:
+            return self.keys[fieldname][gid]
+        return min(total, key=lambda f: (-total[f], -sum(ord(ch) > 127 for ch in f), f))
+
+    def raw_terms(self, fieldname: str) -> dict[int, list[str]]:
+        """Key id -> the raw indexed terms (written forms) present in this view."""
+        with self._lock:
+            got = self._present.get(fieldname)
+            if got is None:
+                got = {}
+                for c in self.cols:
+                    for gid, terms in c.raw[fieldname].items():
+                        bucket = got.setdefault(gid, [])
+                        bucket.extend(t for t in terms if t not in bucket)
+                self._present[fieldname] = got
+        return got
+
+
+class DocValuesCache:
+    """Segment columns and views of one index; thread-safe."""
+
+    def __init__(self) -> None:
+        self.registries = {f: KeyRegistry() for f in VALUE_FIELDS}
+        self.segments: dict[str, SegmentColumns] = {}
+        self.views: dict[tuple, View] = {}
+        self.lock = threading.Lock()
+        self.builds = 0  # segments read so far (for tests and diagnostics)
+
+    def view(self, searcher: Any) -> View:
+        """The view for a searcher, reading only segments not seen before."""
+        leaves = leaves_of(searcher)
+        key = tuple(
+            (r.segment().segment_id(), r.segment().deleted_count(), off) for r, off in leaves
+        )
+        v = self.views.get(key)
+        if v is not None:
+            return v
+        with self.lock:
+            v = self.views.get(key)
+            if v is not None:
+                return v
+            cols = []
+            for r, _ in leaves:
+                segid = r.segment().segment_id()
+                c = self.segments.get(segid)
+                if c is None:
+                    c = self.segments[segid] = build_segment(r, self.registries)
+                    self.builds += 1
+                cols.append(c)
+            v = View(leaves, cols, self.registries)
+            # keep only what the newest views need
+            wanted = {segid for segid, _, _ in key}
+            for segid in list(self.segments):
+                if segid not in wanted:
+                    del self.segments[segid]
+            if len(self.views) >= 4:
+                self.views.pop(next(iter(self.views)))
+            self.views[key] = v
+            return v
+
+
+_CACHES: weakref.WeakKeyDictionary[Any, DocValuesCache] = weakref.WeakKeyDictionary()
+_CACHES_LOCK = threading.Lock()
+
+
+def cache_for(store: Any) -> DocValuesCache:
+    """The doc-values cache of a store (one per store object)."""
+    with _CACHES_LOCK:
+        c = _CACHES.get(store)
+        if c is None:
+            c = _CACHES[store] = DocValuesCache()
+        return c
+
+
+# -- query -> mask -------------------------------------------------------------
+
+
+class Deadline:
+    """A monotonic deadline; ``check()`` raises SearchTimeout once it has passed."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+        self.at = time.monotonic() + seconds if seconds else None
+
+    def expired(self) -> bool:
+        return self.at is not None and time.monotonic() > self.at
+
+    def check(self) -> None:
+        if self.expired():
+            raise SearchTimeout(f"the search took longer than {self.seconds:g} s and was stopped")
+
+
+def leaves_of(searcher: Any) -> list[tuple[Any, int]]:
+    """(segment reader, docnum offset) of a searcher, in docnum order."""
+    return [
+        (r, off)
+        for r, off in searcher.ixreader.leaf_readers()
+        if getattr(r, "segment", lambda: None)() is not None
+    ]
+
+
+def _term_mask(view: View, leaves: list, fieldname: str, btext: bytes) -> np.ndarray:
+    m = view.empty()
+    for reader, off in leaves:
+        ids = segment_term_ids(reader, fieldname, btext)
+        if ids:
+            m[np.asarray(ids, dtype=np.int64) + off] = True
+    return m
+
+
+def _to_bytes(searcher: Any, fieldname: str, text: Any) -> bytes:
+    if isinstance(text, bytes):
+        return text
+    return searcher.schema[fieldname].to_bytes(text)
+
+
+def match_mask(searcher: Any, view: View, q: Any, deadline: Deadline) -> np.ndarray:
+    """The live documents matching a Whoosh query, as a boolean mask (no scoring)."""
+    leaves = leaves_of(searcher)
+    if [off for _, off in leaves] != view.offsets:
+        raise RuntimeError("doc-values view does not belong to this searcher")
+    return _eval(searcher, view, leaves, q, deadline) & view.live
+
+
+def _eval(searcher: Any, view: View, leaves: list, q: Any, deadline: Deadline) -> np.ndarray:
+    deadline.check()
+    if q is None or isinstance(q, wq.qcore._NullQuery):
+        return view.empty()
+    if isinstance(q, wq.Every):
+        return np.ones(view.size, dtype=bool)
+    if isinstance(q, wq.Term):
+        return _term_mask(view, leaves, q.fieldname, _to_bytes(searcher, q.fieldname, q.text))
+    if isinstance(q, wq.Not):
+        return ~_eval(searcher, view, leaves, q.query, deadline)
+    if isinstance(q, wq.AndNot):
+        return _eval(searcher, view, leaves, q.a, deadline) & ~_eval(
+            searcher, view, leaves, q.b, deadline
+        )
+    if isinstance(q, wq.AndMaybe):
+        return _eval(searcher, view, leaves, q.a, deadline)
+    if isinstance(q, wq.Require):
+        return _eval(searcher, view, leaves, q.a, deadline) & _eval(
+            searcher, view, leaves, q.b, deadline
+        )
+    if isinstance(q, wq.And):
+        m = np.ones(view.size, dtype=bool)
+        for sub in q.subqueries:
+            m &= _eval(searcher, view, leaves, sub, deadline)
+        return m
+    if isinstance(q, (wq.Or, wq.DisjunctionMax)):
+        m = view.empty()
+        for sub in q.subqueries:
+            m |= _eval(searcher, view, leaves, sub, deadline)
+        return m
+    if isinstance(q, wq.ConstantScoreQuery) or (
+        isinstance(q, wq.WrappingQuery) and not isinstance(q, wq.Not)
+    ):
+        return _eval(searcher, view, leaves, q.child, deadline)
+    if isinstance(q, wq.MultiTerm):
+        m = view.empty()
+        for reader, off in leaves:
+            for btext in q._btexts(reader):
+                ids = segment_term_ids(reader, q.fieldname, btext)
+                if ids:
+                    m[np.asarray(ids, dtype=np.int64) + off] = True
+            deadline.check()
+        return m
+    # positional queries (phrases, spans): let Whoosh match them
+    m = view.empty()
+    ids = []
+    for n, docnum in enumerate(searcher.docs_for_query(q)):
+        ids.append(docnum)
+        if n % 2048 == 0:
+            deadline.check()
+    if ids:
+        m[np.asarray(ids, dtype=np.int64)] = True
+    return m

@@ -1,0 +1,277 @@
+"""Facets: filter masks, multi-select counts and facet value search.
+
+Counting is done over doc values (``docvalues.View``), never through
+Whoosh's ``groupedby``. Semantics (DESIGN.md section 3):
+
+- values within one facet are ORed, facets are ANDed;
+- multi-select: the counts of facet X are computed with every filter applied
+  except X's own, so the other values of X keep their counts after a pick;
+- values are grouped by their folded key (``textnorm.fold``) and shown in
+  their most common written form; filter values match by folded key;
+- each facet returns its top ``size`` values (count descending, then
+  alphabetical), ``more`` = distinct values left out, ``other`` = the
+  documents counted under them; selected values are always returned, even
+  when outside the top or at count 0;
+- ``date`` is a histogram by year, month or day ("2019", "2019-02",
+  "2019-02-15"): the ``size`` biggest buckets, listed in date order;
+- ``article`` values are article ids, with the article title as ``label``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .docvalues import View
+from .errors import InvalidRequest
+from .requests import FacetResult, FacetValue
+from .schema import FACET_FIELDS
+from .textnorm import fold
+
+_DATE_VALUE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
+
+
+def date_bounds(value: str, *, end: bool = False, what: str = "date") -> tuple[int, int]:
+    """ "2019" / "2019-02" / "2019-02-15" -> inclusive (lo, hi) YYYYMMDD ints."""
+    m = _DATE_VALUE.match(value.strip())
+    if not m:
+        raise InvalidRequest(
+            f"{what}: {value!r} is not a date; use YYYY, YYYY-MM or YYYY-MM-DD", field=what
+        )
+    y, mo, d = m.group(1), m.group(2), m.group(3)
+    if mo and not 1 <= int(mo) <= 12 or d and not 1 <= int(d) <= 31:
+        raise InvalidRequest(f"{what}: {value!r} is not a valid date", field=what)
+    y_ = int(y)
+    if d:
+        v = y_ * 10000 + int(mo) * 100 + int(d)
+        return v, v
+    if mo:
+        v = y_ * 10000 + int(mo) * 100
+        return v + 1, v + 31
+    return y_ * 10000 + 101, y_ * 10000 + 1231
+
+
+def bucket_key(interval: str) -> tuple[int, Any]:
+    """(divisor, formatter) for a date histogram interval."""
+    if interval == "year":
+        return 10000, lambda b: f"{b:04d}"
+    if interval == "month":
+        return 100, lambda b: f"{b // 100:04d}-{b % 100:02d}"
+    return 1, lambda b: f"{b // 10000:04d}-{b // 100 % 100:02d}-{b % 100:02d}"
+
+
+@dataclass
+class FilterSet:
+    """The masks of a request's filters: one per facet, plus the date range."""
+
+    masks: dict[str, np.ndarray] = field(default_factory=dict)  # facet -> docs allowed
+    always: np.ndarray | None = None  # date_from/date_to (applies to every facet)
+    selected: dict[str, list[str]] = field(default_factory=dict)  # facet -> values as given
+
+    def combined(self, base: np.ndarray, without: str | None = None) -> np.ndarray:
+        """``base`` AND every filter except facet ``without``'s own."""
+        m = base.copy()
+        if self.always is not None:
+            m &= self.always
+        for name, fm in self.masks.items():
+            if name != without:
+                m &= fm
+        return m
+
+
+def filter_mask(view: View, facet: str, values: list[str]) -> np.ndarray:
+    """Documents having any of ``values`` in ``facet`` (matched by folded key)."""
+    if facet == "date":
+        m = view.empty()
+        for v in values:
+            lo, hi = date_bounds(v, what="filters.date")
+            m |= view.date_mask(lo, hi)
+        return m
+    fname = FACET_FIELDS[facet]
+    gids = []
+    for v in values:
+        key = v.strip() if fname == "article_id" else fold(v)
+        gid = view.gid(fname, key)
+        if gid is not None:
+            gids.append(gid)
+    return view.key_mask(fname, gids)
+
+
+def build_filters(
+    view: View,
+    filters: dict[str, list[str]],
+    date_from: str | None = None,
+    date_to: str | None = None,
+) -> FilterSet:
+    """Masks for a request's filters (validated names and values)."""
+    fs = FilterSet()
+    for facet, values in filters.items():
+        values = [v for v in values if v is not None and str(v).strip()]
+        if not values:
+            continue
+        fs.masks[facet] = filter_mask(view, facet, [str(v) for v in values])
+        fs.selected[facet] = [str(v) for v in values]
+    if date_from or date_to:
+        lo = date_bounds(date_from, what="date_from")[0] if date_from else None
+        hi = date_bounds(date_to, what="date_to")[1] if date_to else None
+        if lo is not None and hi is not None and lo > hi:
+            raise InvalidRequest("date_from is after date_to", field="date_from")
+        fs.always = view.date_mask(lo, hi)
+    return fs
+
+
+class FacetCounter:
+    """Computes facet results for one request over one view."""
+
+    def __init__(self, view: View, searcher: Any, base: np.ndarray, filters: FilterSet) -> None:
+        self.view = view
+        self.searcher = searcher
+        self.base = base
+        self.filters = filters
+
+    def mask_for(self, facet: str) -> np.ndarray:
+        return self.filters.combined(self.base, without=facet)
+
+    # -- keyword facets ------------------------------------------------------
+    def _rank(self, fname: str) -> np.ndarray:
+        return self.view.rank(fname)
+
+    def counts(self, facet: str) -> dict[str, int] | np.ndarray:
+        mask = self.mask_for(facet)
+        if facet == "date":
+            return mask
+        return self.view.count(FACET_FIELDS[facet], mask)
+
+    def facet(self, facet: str, size: int, interval: str = "month") -> FacetResult:
+        """Top values of one facet with counts, ``more``/``other`` and ``selected``."""
+        if facet == "date":
+            return self._date_facet(size, interval)
+        fname = FACET_FIELDS[facet]
+        counts = self.view.count(fname, self.mask_for(facet))
+        nz = np.flatnonzero(counts)
+        if len(nz):
+            order = np.lexsort((self._rank(fname)[nz], -counts[nz]))
+            top = nz[order[:size]]
+            left = nz[order[size:]]
+        else:
+            top = left = nz
+        selected_keys = {
+            (v.strip() if fname == "article_id" else fold(v)): v
+            for v in self.filters.selected.get(facet, [])
+        }
+        values = [self._value(fname, int(g), int(counts[g]), selected_keys) for g in top]
+        shown = {int(g) for g in top}
+        for key, given in selected_keys.items():
+            gid = self.view.gid(fname, key)
+            if gid is not None and gid in shown:
+                continue
+            if gid is not None:
+                values.append(self._value(fname, gid, int(counts[gid]), selected_keys))
+            else:
+                values.append(FacetValue(value=given, count=0, selected=True))
+        other = int(counts[left].sum()) if len(left) else 0
+        return FacetResult(name=facet, values=values, other=other, more=len(left))
+
+    def _value(self, fname: str, gid: int, count: int, selected: dict[str, str]) -> FacetValue:
+        key = self.view.keys[fname][gid]
+        if fname == "article_id":
+            return FacetValue(
+                value=key, count=count, selected=key in selected, label=self._title(key)
+            )
+        return FacetValue(
+            value=self.view.display(fname, gid), count=count, selected=key in selected
+        )
+
+    def _title(self, article_id: str) -> str | None:
+        doc = self.searcher.document(id=article_id)
+        if not doc or doc.get("doctype") != "article":
+            return None
+        try:
+            return json.loads(doc.get("data") or "{}").get("title")
+        except ValueError:
+            return None
+
+    # -- date histogram --------------------------------------------------------
+    def _date_buckets(self, interval: str) -> tuple[np.ndarray, np.ndarray, Any]:
+        mask = self.mask_for("date")
+        dates = self.view.date[mask]
+        dates = dates[dates > 0]
+        div, fmt = bucket_key(interval)
+        buckets, counts = np.unique(dates // div, return_counts=True)
+        return buckets, counts, fmt
+
+    def _date_facet(self, size: int, interval: str) -> FacetResult:
+        buckets, counts, fmt = self._date_buckets(interval)
+        selected = set(self.filters.selected.get("date", []))
+        if len(buckets) > size:
+            keep = np.sort(np.argsort(-counts, kind="stable")[:size])
+        else:
+            keep = np.arange(len(buckets))
+        values = []
+        for i in keep:
+            key = fmt(int(buckets[i]))
+            values.append(FacetValue(value=key, count=int(counts[i]), selected=key in selected))
+        shown = {v.value for v in values}
+        for s in sorted(selected - shown):
+            values.append(FacetValue(value=s, count=self._date_count(s), selected=True))
+        left = np.setdiff1d(np.arange(len(buckets)), keep)
+        return FacetResult(
+            name="date",
+            values=values,
+            other=int(counts[left].sum()) if len(left) else 0,
+            more=len(left),
+        )
+
+    def _date_count(self, value: str) -> int:
+        try:
+            lo, hi = date_bounds(value)
+        except InvalidRequest:
+            return 0
+        return int((self.mask_for("date") & self.view.date_mask(lo, hi)).sum())
+
+    # -- facet value search ------------------------------------------------------
+    def search_values(self, facet: str, prefix: str, size: int, interval: str) -> FacetResult:
+        """Values of ``facet`` whose folded form (or one of its words) starts with ``prefix``."""
+        want = fold(prefix)
+        if facet == "date":
+            buckets, counts, fmt = self._date_buckets(interval)
+            pairs = [
+                (fmt(int(b)), int(c))
+                for b, c in zip(buckets, counts, strict=True)
+                if fmt(int(b)).startswith(want)
+            ]
+            pairs.sort(key=lambda p: (-p[1], p[0]))
+            selected = set(self.filters.selected.get("date", []))
+            return FacetResult(
+                name="date",
+                values=[FacetValue(v, c, v in selected) for v, c in pairs[:size]],
+                other=sum(c for _, c in pairs[size:]),
+                more=max(0, len(pairs) - size),
+            )
+        fname = FACET_FIELDS[facet]
+        counts = self.view.count(fname, self.mask_for(facet))
+        keys = self.view.keys[fname]
+        nz = np.flatnonzero(counts)
+        hits = []
+        for g in nz:
+            key = keys[g]
+            k = fold(key) if fname == "article_id" else key
+            if not want or k.startswith(want) or any(w.startswith(want) for w in k.split()):
+                hits.append(int(g))
+        rank = self._rank(fname)
+        hits.sort(key=lambda g: (-int(counts[g]), int(rank[g])))
+        selected_keys = {
+            (v.strip() if fname == "article_id" else fold(v)): v
+            for v in self.filters.selected.get(facet, [])
+        }
+        values = [self._value(fname, g, int(counts[g]), selected_keys) for g in hits[:size]]
+        return FacetResult(
+            name=facet,
+            values=values,
+            other=int(sum(int(counts[g]) for g in hits[size:])),
+            more=max(0, len(hits) - size),
+        )

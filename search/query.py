@@ -1,0 +1,500 @@
+"""The query language: text -> Whoosh query, with errors that say where and why.
+
+Syntax (Whoosh's, checked first by our own scanner so that a malformed query
+is an error rather than a silently different search):
+
+- words are ANDed by default; ``AND``, ``OR``, ``NOT`` (upper case),
+  ``-word`` (exclude), ``+word`` (require) and brackets; ``"phrases"``;
+- ``field:value`` for ``text``, ``title``, ``quote``, ``speaker``, ``person``,
+  ``org``, ``place``, ``source``, ``article``, ``kind`` (quote kind) and
+  ``date`` (``date:2019``, ``date:2019-02``, ``date:[2019-01 TO 2019-03]``,
+  ``date:>2019-02-01``);
+- ``word*`` (prefix, unstemmed) and ``word~`` / ``word~2`` (fuzzy).
+
+Accents and case never matter: text fields are folded by their analyzer; for
+facet fields (which hold names as written) a value is matched on folded words,
+so ``person:guaido`` finds "Juan Guaidó" and ``speaker:"raul alvarenga"``
+finds "Raúl Daniel Alvarenga". Wildcards and fuzzy terms that expand to more
+than ``max_term_expansion`` index terms are refused (``QueryError``) instead
+of running for ever.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Any
+
+from whoosh import qparser
+from whoosh import query as wq
+from whoosh.qparser import (
+    FieldAliasPlugin,
+    FuzzyTermPlugin,
+    GtLtPlugin,
+    MultifieldPlugin,
+    QueryParser,
+)
+
+from .docvalues import View
+from .errors import QueryError
+from .schema import text_analyzer
+from .textnorm import fold
+
+TEXT_FIELDS = ("text", "title", "quote")
+VALUE_FIELDS = ("person", "org", "place", "speaker", "source", "quote_kind", "article_id")
+# user-facing field name -> index field
+USER_FIELDS = {
+    "text": "text",
+    "title": "title",
+    "quote": "quote",
+    "speaker": "speaker",
+    "person": "person",
+    "org": "org",
+    "place": "place",
+    "source": "source",
+    "article": "article_id",
+    "kind": "quote_kind",
+    "quote_kind": "quote_kind",
+    "date": "date",
+}
+DEFAULT_FIELDS = {"passages": ["text", "title", "quote"], "quotes": ["quote"]}
+BINARY_OPS = {"AND", "OR", "ANDNOT", "ANDMAYBE"}
+_FIELD_RE = re.compile(r"(\w+):")
+_DATE_RE = re.compile(r"^\d{4}(?:-\d{2}(?:-\d{2})?)?$")
+_PREFIX_CLASSES = (wq.Prefix, wq.Wildcard)
+_STEMMER = text_analyzer()
+
+
+@dataclass
+class Token:
+    kind: str  # word, phrase, field, op, lparen, rparen, range
+    text: str
+    start: int
+    end: int
+
+
+@dataclass
+class ParsedQuery:
+    """A parsed query: the Whoosh query (None = no text query) and what highlights need."""
+
+    text: str
+    query: Any
+    tokens: list[Token] = field(default_factory=list)
+    highlight_terms: set[str] = field(default_factory=set)  # index forms in text fields
+
+    @property
+    def empty(self) -> bool:
+        return self.query is None
+
+
+def scan(text: str) -> list[Token]:
+    """Split a query into tokens, raising QueryError for unbalanced quotes or brackets."""
+    tokens: list[Token] = []
+    stack: list[int] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch.isspace():
+            i += 1
+            continue
+        if ch == '"':
+            j = text.find('"', i + 1)
+            if j == -1:
+                raise QueryError(
+                    f'unclosed quotation mark at position {i}: add a closing " or remove this one',
+                    position=i,
+                )
+            if not text[i + 1 : j].strip():
+                raise QueryError(f"empty quotation marks at position {i}", position=i)
+            tokens.append(Token("phrase", text[i + 1 : j], i, j + 1))
+            i = j + 1
+            # a phrase may carry a boost or slop suffix: "a b"~2, "a b"^2
+            m = re.match(r"[~^][\d.]*", text[i:])
+            if m:
+                i += m.end()
+            continue
+        if ch == "(":
+            stack.append(i)
+            tokens.append(Token("lparen", ch, i, i + 1))
+            i += 1
+            continue
+        if ch == ")":
+            if not stack:
+                raise QueryError(
+                    f"closing bracket ')' at position {i} has no opening '('", position=i
+                )
+            opened = stack.pop()
+            if tokens and tokens[-1].kind == "lparen":
+                raise QueryError(f"empty brackets '()' at position {opened}", position=opened)
+            tokens.append(Token("rparen", ch, i, i + 1))
+            i += 1
+            continue
+        if ch in "[{":
+            close = min((k for k in (text.find("]", i), text.find("}", i)) if k != -1), default=-1)
+            if close == -1:
+                raise QueryError(
+                    f"unclosed range bracket {ch!r} at position {i}: ranges look like "
+                    "[2019-01 TO 2019-03]",
+                    position=i,
+                )
+            tokens.append(Token("range", text[i : close + 1], i, close + 1))
+            i = close + 1
+            continue
+        if (
+            ch in "+-"
+            and (i == 0 or text[i - 1].isspace() or text[i - 1] == "(")
+            and i + 1 < n
+            and (text[i + 1].isalnum() or text[i + 1] in '"(')
+        ):
+            # -word excludes, +word requires (words are required anyway)
+            tokens.append(
+                Token("op" if ch == "-" else "plus", "NOT" if ch == "-" else "+", i, i + 1)
+            )
+            i += 1
+            continue
+        if ch in "]}":
+            raise QueryError(
+                f"closing bracket {ch!r} at position {i} has no opening bracket", position=i
+            )
+        m = _FIELD_RE.match(text, i)
+        if m and not m.group(1).isdigit():
+            name = m.group(1)
+            if name not in USER_FIELDS:
+                known = ", ".join(sorted(set(USER_FIELDS) - {"quote_kind"}))
+                raise QueryError(
+                    f"unknown field {name!r} at position {i}; fields are: {known}",
+                    position=i,
+                    field=name,
+                )
+            j = m.end()
+            if j >= n or text[j].isspace() or text[j] == ")":
+                raise QueryError(
+                    f"field '{name}:' at position {i} has no value after the colon",
+                    position=i,
+                )
+            tokens.append(Token("field", name, i, j))
+            i = j
+            continue
+        j = i
+        while j < n and not text[j].isspace() and text[j] not in '()"[]{}':
+            j += 1
+        word = text[i:j]
+        kind = "op" if word in BINARY_OPS or word == "NOT" else "word"
+        if kind == "word" and word.strip("*?") == "" and "*" in word:
+            raise QueryError(
+                f"a lone '*' at position {i} would match every term: type at least one "
+                "letter before it, or leave the query empty to browse",
+                position=i,
+            )
+        tokens.append(Token(kind, word, i, j))
+        i = j
+    if stack:
+        raise QueryError(
+            f"opening bracket '(' at position {stack[-1]} is never closed", position=stack[-1]
+        )
+    _check_operators(tokens)
+    return tokens
+
+
+def _check_operators(tokens: list[Token]) -> None:
+    """Operators need operands: 'torture AND', 'OR x', 'a AND OR b', 'NOT' are errors."""
+    for k, tok in enumerate(tokens):
+        if tok.kind != "op":
+            continue
+        prev = tokens[k - 1] if k else None
+        nxt = tokens[k + 1] if k + 1 < len(tokens) else None
+        missing_after = (
+            nxt is None or nxt.kind == "rparen" or (nxt.kind == "op" and nxt.text in BINARY_OPS)
+        )
+        if missing_after:
+            raise QueryError(
+                f"operator {tok.text} at position {tok.start} has nothing after it",
+                position=tok.start,
+            )
+        if tok.text in BINARY_OPS and (prev is None or prev.kind in ("lparen", "field", "op")):
+            raise QueryError(
+                f"operator {tok.text} at position {tok.start} has nothing before it",
+                position=tok.start,
+            )
+
+
+class _Parser(QueryParser):
+    """Whoosh's parser; prefixes and wildcards on text fields stay unstemmed (only folded)."""
+
+    def term_query(self, fieldname, text, termclass, boost=1.0, tokenize=True, removestops=True):
+        if termclass in (wq.Prefix, wq.Wildcard) and fieldname in TEXT_FIELDS + ("spell",):
+            return termclass(fieldname, fold(text), boost=boost)
+        if fieldname == "date":
+            return termclass(fieldname, text, boost=boost)
+        return super().term_query(fieldname, text, termclass, boost, tokenize, removestops)
+
+
+def make_parser(schema: Any, mode: str) -> QueryParser:
+    """The Whoosh parser for a search mode (default fields differ)."""
+    p = _Parser(None, schema)
+    p.add_plugin(MultifieldPlugin(DEFAULT_FIELDS[mode]))
+    p.remove_plugin_class(qparser.SingleQuotePlugin)
+    p.remove_plugin_class(qparser.EveryPlugin)
+    p.add_plugin(FuzzyTermPlugin())
+    p.add_plugin(GtLtPlugin())
+    p.add_plugin(
+        FieldAliasPlugin({"article_id": ["article"], "quote_kind": ["kind", "quote_kind"]})
+    )
+    return p
+
+
+_PARSERS: dict[tuple[int, str], QueryParser] = {}
+
+
+def _parser(schema: Any, mode: str) -> QueryParser:
+    key = (id(schema), mode)
+    p = _PARSERS.get(key)
+    if p is None:
+        p = _PARSERS[key] = make_parser(schema, mode)
+    return p
+
+
+def parse_query(
+    text: str,
+    *,
+    searcher: Any,
+    view: View,
+    mode: str = "passages",
+    max_expansion: int = 1000,
+    max_length: int = 1000,
+) -> ParsedQuery:
+    """Parse and check a query; empty text gives ``ParsedQuery(query=None)``."""
+    if len(text) > max_length:
+        raise QueryError(
+            f"the query is {len(text)} characters long; the limit is {max_length}",
+            position=max_length,
+        )
+    if not text.strip():
+        return ParsedQuery(text, None)
+    tokens = scan(text)
+    parser_text = text
+    if any(t.kind == "plus" or (t.kind == "op" and t.end - t.start == 1) for t in tokens):
+        chars = list(text)
+        for t in tokens:
+            if t.kind == "plus":
+                chars[t.start] = " "
+            elif t.kind == "op" and t.end - t.start == 1:
+                chars[t.start] = "NOT "
+        parser_text = "".join(chars)
+        tokens = [t for t in tokens if t.kind != "plus"]
+    if mode == "quotes":
+        for tok in tokens:
+            if tok.kind == "field" and tok.text == "title":
+                raise QueryError(
+                    f"title: at position {tok.start} is not available in quote search "
+                    "(quotes are searched by their own words; use quote: or no field)",
+                    position=tok.start,
+                )
+        text_for_parser = re.sub(r"(?<!\w)text:", "quote:", parser_text)
+    else:
+        text_for_parser = parser_text
+    try:
+        q = _parser(searcher.schema, mode).parse(text_for_parser)
+    except Exception as exc:  # noqa: BLE001 - Whoosh raises many kinds of error on odd input
+        raise QueryError(f"cannot parse the query: {exc}", position=None) from None
+    rewriter = _Rewriter(text, tokens, searcher, view, max_expansion)
+    q = rewriter.rewrite(q)
+    parsed = ParsedQuery(text, q, tokens, rewriter.highlight)
+    return parsed
+
+
+class _Rewriter:
+    """Resolves facet-field values by folded words, checks dates and expansion caps."""
+
+    def __init__(self, text: str, tokens: list[Token], searcher: Any, view: View, cap: int) -> None:
+        self.text = text
+        self.tokens = tokens
+        self.searcher = searcher
+        self.view = view
+        self.cap = cap
+        self.highlight: set[str] = set()
+
+    def rewrite(self, q: Any, negated: bool = False) -> Any:
+        err = getattr(q, "error", None)
+        if err:
+            raise QueryError(f"cannot parse the query: {err}")
+        if isinstance(q, wq.Not):
+            return wq.Not(self.rewrite(q.query, True), boost=q.boost)
+        if isinstance(q, wq.AndNot):
+            return wq.AndNot(self.rewrite(q.a, negated), self.rewrite(q.b, True))
+        if isinstance(q, wq.AndMaybe):
+            return wq.AndMaybe(self.rewrite(q.a, negated), self.rewrite(q.b, negated))
+        if not q.is_leaf():
+            return q.apply(lambda sub: self.rewrite(sub, negated))
+        fname = getattr(q, "fieldname", None)
+        if isinstance(q, wq.Every):
+            raise QueryError("'*' alone would match every term: leave the query empty to browse")
+        if fname in VALUE_FIELDS:
+            return self._value_query(q)
+        if fname == "date":
+            return self._date_query(q)
+        if fname in TEXT_FIELDS:
+            if isinstance(q, _PREFIX_CLASSES):
+                return self._word_pattern(q, negated)
+            if isinstance(q, wq.MultiTerm):
+                terms = self._expand(q)
+                if not negated:
+                    self.highlight.update(terms)
+            elif not negated:
+                if isinstance(q, wq.Term):
+                    self.highlight.add(q.text)
+                elif isinstance(q, wq.Phrase):
+                    self.highlight.update(q.words)
+        return q
+
+    # -- helpers -----------------------------------------------------------
+    def _position(self, needle: str) -> int | None:
+        """Where a word of the query starts (patterns first), for error messages."""
+        folded = fold(needle)
+        words = [t for t in self.tokens if t.kind in ("word", "phrase")]
+        patterns = [t for t in words if any(c in t.text for c in "*?~")]
+        for tok in patterns:
+            if fold(tok.text).startswith(folded):
+                return tok.start
+        for tok in words:
+            if folded and folded in fold(tok.text):
+                return tok.start
+        return None
+
+    def _expand(self, q: Any) -> list[str]:
+        """The index terms a wildcard/fuzzy term stands for; QueryError past the cap."""
+        terms = list(islice(q._btexts(self.searcher.ixreader), self.cap + 1))
+        if len(terms) > self.cap:
+            shown = q.text + ("*" if isinstance(q, wq.Prefix) else "")
+            if isinstance(q, wq.FuzzyTerm):
+                shown = f"{q.text}~{q.maxdist}"
+            raise QueryError(
+                f"{shown!r} matches more than {self.cap} different words; make it more "
+                "specific (a longer prefix, or fewer edits)",
+                position=self._position(q.text.rstrip("*?")),
+            )
+        return [t.decode("utf-8") if isinstance(t, bytes) else t for t in terms]
+
+    def _word_pattern(self, q: Any, negated: bool) -> Any:
+        """A prefix or wildcard on a stemmed field, matched against whole words.
+
+        The stemmed lexicon holds "spi" for "spies", so ``spie*`` would miss it:
+        the pattern is expanded over the unstemmed ``spell`` field, and the words
+        found are stemmed back into the field's terms.
+        """
+        pattern = type(q)("spell", q.text)
+        words = self._expand(pattern)
+        stems = sorted({t.text for w in words for t in _STEMMER(w)})
+        if not negated:
+            self.highlight.update(stems)
+        if not stems:
+            return wq.NullQuery
+        return wq.Or([wq.Term(q.fieldname, s) for s in stems], boost=q.boost)
+
+    def _value_query(self, q: Any) -> Any:
+        """field:value on a facet field -> Or of the raw terms whose folded words match."""
+        fname = q.fieldname
+        raw = self.view.raw_terms(fname)
+        keys = self.view.keys[fname]
+        if isinstance(q, wq.Phrase):
+            wanted = " ".join(q.words)
+        else:
+            wanted = getattr(q, "text", "")
+        wanted_f = fold(str(wanted))
+        if isinstance(q, wq.FuzzyTerm):
+            match = _fuzzy_matcher(wanted_f, q.maxdist)
+        elif isinstance(q, _PREFIX_CLASSES):
+            pattern = wanted_f if isinstance(q, wq.Wildcard) else wanted_f + "*"
+            match = _glob_matcher(pattern)
+        elif isinstance(q, wq.TermRange):
+            raise QueryError(f"ranges are only for date:, not {fname}:")
+        else:
+            match = _words_matcher(wanted_f, exact=fname in ("article_id", "quote_kind"))
+        chosen: list[str] = []
+        for gid, terms in raw.items():
+            if match(keys[gid]):
+                chosen.extend(terms)
+        if len(chosen) > self.cap:
+            raise QueryError(
+                f"{fname}:{wanted} matches more than {self.cap} values; make it more specific",
+                position=self._position(str(wanted)),
+            )
+        if not chosen:
+            return wq.NullQuery
+        return wq.Or([wq.Term(fname, t) for t in chosen], boost=q.boost)
+
+    def _date_query(self, q: Any) -> Any:
+        def check(value: str | None) -> None:
+            if value is not None and not _DATE_RE.match(value):
+                raise QueryError(
+                    f"date:{value} is not a date: use YYYY, YYYY-MM or YYYY-MM-DD",
+                    position=self._position(value),
+                )
+
+        if isinstance(q, wq.Term):
+            check(q.text)
+            return q if len(q.text) == 10 else wq.Prefix("date", q.text)
+        if isinstance(q, wq.TermRange):
+            start, end = q.start, q.end
+            check(start)
+            check(end)
+            # partial dates: "2019-03" as an inclusive end means up to 2019-03-31
+            if start is not None and len(start) < 10 and q.startexcl:
+                start = start + "\uffff"
+            if end is not None and len(end) < 10 and not q.endexcl:
+                end = end + "\uffff"
+            return wq.TermRange("date", start, end, q.startexcl, q.endexcl)
+        if isinstance(q, wq.Prefix):
+            return q
+        raise QueryError("date: accepts a date, a partial date or a range")
+
+
+def _words_matcher(wanted: str, exact: bool = False):
+    """Matches a folded value equal to ``wanted`` or containing its words in sequence."""
+    words = wanted.split()
+
+    def match(key: str) -> bool:
+        if key == wanted:
+            return True
+        if exact or not words:
+            return False
+        kw = key.split()
+        n = len(words)
+        return any(kw[i : i + n] == words for i in range(len(kw) - n + 1))
+
+    return match
+
+
+def _glob_matcher(pattern: str):
+    """Matches a folded value, or one of its words, against a glob (``guai*``)."""
+
+    def match(key: str) -> bool:
+        return fnmatch.fnmatchcase(key, pattern) or any(
+            fnmatch.fnmatchcase(w, pattern) for w in key.split()
+        )
+
+    return match
+
+
+def _fuzzy_matcher(wanted: str, maxdist: int):
+    def match(key: str) -> bool:
+        return any(edit_distance(w, wanted, maxdist) <= maxdist for w in [key, *key.split()])
+
+    return match
+
+
+def edit_distance(a: str, b: str, cap: int = 3) -> int:
+    """Levenshtein distance, stopping early once it exceeds ``cap``."""
+    if abs(len(a) - len(b)) > cap:
+        return cap + 1
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        if min(cur) > cap:
+            return cap + 1
+        prev = cur
+    return prev[-1]

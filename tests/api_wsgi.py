@@ -1,0 +1,7 @@
+"""A WSGI entry point for end-to-end tests: the real app with the tag enricher."""
+
+from api_support import TagEnricher
+
+from api import create_app
+
+app = create_app(enricher=TagEnricher())

@@ -1,0 +1,273 @@
+"""Search endpoints through Flask's test client: results, facets, links, formats, caching."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+from api_support import TOKEN, TagEnricher, build_index
+
+from api import create_app
+
+PROBLEM = "application/problem+json"
+
+
+@pytest.fixture(scope="module")
+def index_dir(tmp_path_factory):
+    path = tmp_path_factory.mktemp("api-search-index")
+    build_index(path)
+    return path
+
+
+@pytest.fixture()
+def app(index_dir):
+    return create_app({"index": str(index_dir), "write_token": TOKEN, "secret": "k" * 32},
+                      enricher=TagEnricher())
+
+
+@pytest.fixture()
+def client(app):
+    return app.test_client()
+
+
+def relative(url: str) -> str:
+    parts = urlsplit(url)
+    return parts.path + ("?" + parts.query if parts.query else "")
+
+
+def test_search_passages(client):
+    resp = client.get("/v1/search?q=torture")
+    assert resp.status_code == 200
+    assert resp.mimetype == "application/json"
+    body = resp.get_json()
+    assert body["total"] == 1
+    hit = body["hits"][0]
+    assert hit["article_id"] == "solano-exile"
+    assert "<mark>" in hit["snippet"]
+    start, length = hit["matches"][0]
+    assert hit["text"][start:start + length].lower().startswith("tortur")
+    assert body["page"] == 1 and body["total_pages"] == 1
+    assert body["partial"] is False
+    assert body["request"]["q"] == "torture"
+
+
+def test_highlight_off(client):
+    hit = client.get("/v1/search?q=torture&highlight=false").get_json()["hits"][0]
+    assert not hit["snippet"] and not hit["matches"]
+
+
+def test_snippets_are_escaped(client):
+    body = client.get("/v1/search?q=analyst").get_json()
+    snippet = body["hits"][0]["snippet"]
+    assert "<script>" not in snippet
+    assert "&lt;script&gt;" in snippet
+
+
+def test_filters_facets_and_toggle_urls(client):
+    body = client.get("/v1/search?q=Caracas&facet=person&facet=source").get_json()
+    people = {v["value"]: v for v in body["facets"]["person"]["values"]}
+    assert {"Harry Solano", "Juan Guaidó", "Ana Ruiz"} <= set(people)
+    assert not any(v["selected"] for v in people.values())
+
+    picked = client.get(relative(people["Ana Ruiz"]["toggle_url"])).get_json()
+    assert picked["request"]["filters"] == {"person": ["Ana Ruiz"]}
+    assert picked["total"] == 1
+    assert {h["article_id"] for h in picked["hits"]} == {"oil-output"}
+    # multi-select: the other people keep their counts after a pick
+    after = {v["value"]: v for v in picked["facets"]["person"]["values"]}
+    assert after["Harry Solano"]["count"] == people["Harry Solano"]["count"]
+    assert after["Ana Ruiz"]["selected"] is True
+
+    both = client.get(relative(after["Harry Solano"]["toggle_url"])).get_json()
+    assert sorted(both["request"]["filters"]["person"]) == ["Ana Ruiz", "Harry Solano"]
+    assert both["total"] > picked["total"]
+
+    back = {v["value"]: v for v in both["facets"]["person"]["values"]}
+    undone = client.get(relative(back["Ana Ruiz"]["toggle_url"])).get_json()
+    assert undone["request"]["filters"] == {"person": ["Harry Solano"]}
+
+
+def test_accent_folded_filter_and_toggle(client):
+    body = client.get("/v1/search?person=Juan%20Guaido&facet=person").get_json()
+    assert body["total"] >= 1
+    values = {v["value"]: v for v in body["facets"]["person"]["values"]}
+    assert values["Juan Guaidó"]["selected"] is True
+    cleared = client.get(relative(values["Juan Guaidó"]["toggle_url"])).get_json()
+    assert cleared["request"]["filters"] == {}
+
+
+def test_paging_links(client):
+    resp = client.get("/v1/search?q=oil&per_page=5&page=2")
+    body = resp.get_json()
+    assert body["total"] > 10
+    link = resp.headers["Link"]
+    assert 'rel="next"' in link and 'rel="prev"' in link and 'rel="first"' in link
+    nxt = dict(parse_qsl(urlsplit(body["links"]["next"]).query))
+    assert nxt["page"] == "3" and nxt["per_page"] == "5" and nxt["q"] == "oil"
+    prev = dict(parse_qsl(urlsplit(body["links"]["prev"]).query))
+    assert "page" not in prev  # page 1
+    last = client.get(f"/v1/search?q=oil&per_page=5&page={body['total_pages']}")
+    assert 'rel="next"' not in last.headers["Link"]
+    assert last.get_json()["links"]["next"] is None
+    ids = [h["id"] for p in (1, 2) for h in client.get(
+        f"/v1/search?q=oil&per_page=5&page={p}").get_json()["hits"]]
+    assert len(set(ids)) == 10
+
+
+def test_sort_by_date(client):
+    hits = client.get("/v1/search?sort=-date&per_page=50").get_json()["hits"]
+    dates = [h["date"] for h in hits if h["date"]]
+    assert dates == sorted(dates, reverse=True)
+
+
+def test_date_range(client):
+    body = client.get("/v1/search?date_from=2019&date_to=2019-12").get_json()
+    assert body["total"] >= 1
+    assert all(h["date"].startswith("2019") for h in body["hits"])
+
+
+def test_quote_search(client):
+    body = client.get("/v1/quotes?q=torture&facet=speaker").get_json()
+    assert body["total"] == 1
+    hit = body["hits"][0]
+    assert hit["speaker"] == "Harry Solano"
+    assert hit["passage_id"].startswith("solano-exile#p")
+    assert body["facets"]["speaker"]["values"][0]["toggle_url"].split("?")[0].endswith(
+        "/v1/quotes")
+    other = client.get("/v1/quotes?q=torture&speaker=Juan%20Guaid%C3%B3").get_json()
+    assert other["total"] == 0
+
+
+def test_facet_value_search(client):
+    resp = client.get("/v1/facets/person?prefix=gua&q=army")
+    assert resp.status_code == 200
+    body = resp.get_json()
+    assert body["name"] == "person"
+    assert [v["value"] for v in body["values"]] == ["Juan Guaidó"]
+    target = client.get(relative(body["values"][0]["toggle_url"])).get_json()
+    assert target["request"]["filters"] == {"person": ["Juan Guaidó"]}
+    assert target["request"]["q"] == "army"
+    assert client.get("/v1/facets/nope").status_code == 404
+    quotes = client.get("/v1/facets/speaker?mode=quotes").get_json()
+    assert "/v1/quotes" in quotes["values"][0]["toggle_url"]
+
+
+def test_invalid_query_is_a_problem(client):
+    resp = client.get('/v1/search?q="unclosed phrase')
+    if resp.status_code == 200:  # the parser may forgive it
+        return
+    assert resp.mimetype == PROBLEM
+    assert resp.status_code == 400
+
+
+def test_json_lines_output(client):
+    resp = client.get("/v1/search?q=oil&per_page=7&format=jsonl")
+    assert resp.mimetype == "application/x-ndjson"
+    lines = resp.get_data(as_text=True).splitlines()
+    assert len(lines) == 7
+    assert all(json.loads(line)["id"] for line in lines)
+    by_accept = client.get("/v1/search?q=oil&per_page=3",
+                           headers={"Accept": "application/x-ndjson"})
+    assert by_accept.mimetype == "application/x-ndjson"
+    assert len(by_accept.get_data(as_text=True).splitlines()) == 3
+
+
+def test_csv_output(client):
+    resp = client.get("/v1/search?q=Caracas&format=csv&per_page=50")
+    assert resp.mimetype == "text/csv"
+    assert "attachment" in resp.headers["Content-Disposition"]
+    rows = list(csv.DictReader(io.StringIO(resp.get_data(as_text=True))))
+    assert rows and rows[0]["id"]
+    solano = [r for r in rows if r["article_id"] == "solano-exile"]
+    assert any("Harry Solano" in r["people"] for r in solano)
+    quotes = client.get("/v1/quotes?format=csv").get_data(as_text=True)
+    assert quotes.splitlines()[0].startswith("id,passage_id,article_id,speaker")
+
+
+def test_export_streams_every_hit(client):
+    app = client.application
+    small = create_app({"index": app.extensions["newsquarry"].settings["index"],
+                        "max_per_page": 4})
+    resp = small.test_client().get("/v1/search?q=oil&format=jsonl&export=true")
+    assert resp.is_streamed
+    lines = resp.get_data(as_text=True).splitlines()
+    total = int(resp.headers["X-Total-Count"])
+    assert total > 4 and len(lines) == total
+    assert len({json.loads(line)["id"] for line in lines}) == total
+    csv_resp = small.test_client().get("/v1/search?q=oil&format=csv&export=1")
+    assert len(csv_resp.get_data(as_text=True).splitlines()) == total + 1
+    bad = client.get("/v1/search?q=oil&export=true")
+    assert bad.status_code == 400 and "export" in bad.get_json()["errors"]
+
+
+def test_search_etag_304_and_response_cache(client):
+    first = client.get("/v1/search?q=oil&facet=person")
+    assert first.headers["X-Cache"] == "MISS"
+    etag = first.headers["ETag"]
+    second = client.get("/v1/search?facet=person&q=oil")  # same parameters, other order
+    assert second.headers["X-Cache"] == "HIT"
+    assert second.headers["ETag"] == etag
+    assert second.get_json() == first.get_json()
+    assert client.get("/v1/search?q=oil&facet=person",
+                      headers={"If-None-Match": etag}).status_code == 304
+    assert client.get("/v1/search?q=oil&facet=org",
+                      headers={"If-None-Match": etag}).status_code == 200
+
+
+def test_new_commit_changes_search_results_and_etag(tmp_path):
+    app = create_app({"index": str(tmp_path / "ix"), "write_token": TOKEN},
+                     enricher=TagEnricher())
+    c = app.test_client()
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    c.put("/v1/articles/n1", json={"text": "Zebras in Caracas."}, headers=auth)
+    before = c.get("/v1/search?q=zebras")
+    assert before.get_json()["total"] == 1
+    c.put("/v1/articles/n2", json={"text": "More zebras."}, headers=auth)
+    after = c.get("/v1/search?q=zebras", headers={"If-None-Match": before.headers["ETag"]})
+    assert after.status_code == 200
+    assert after.get_json()["total"] == 2
+    assert after.headers["X-Cache"] == "MISS"
+    c.delete("/v1/articles/n1", headers=auth)
+    assert c.get("/v1/search?q=zebras").get_json()["total"] == 1
+
+
+def test_cache_disabled(index_dir):
+    app = create_app({"index": str(index_dir), "response_cache_size": 0})
+    c = app.test_client()
+    c.get("/v1/search?q=oil")
+    assert "X-Cache" not in c.get("/v1/search?q=oil").headers
+
+
+def test_time_limit_is_passed_to_the_library(index_dir):
+    """A tiny limit gives either a partial 200 (not cached) or a 503 problem."""
+    app = create_app({"index": str(index_dir), "search_time_limit": 1e-9})
+    c = app.test_client()
+    resp = c.get("/v1/search?q=oil OR caracas OR venezuela&per_page=20")
+    if resp.status_code == 200:
+        assert resp.get_json()["partial"] is True
+        assert resp.headers["X-Partial-Result"] == "true"
+        assert "ETag" not in resp.headers and resp.headers["Cache-Control"] == "no-store"
+    else:
+        assert resp.status_code == 503 and resp.mimetype == PROBLEM
+        assert resp.get_json()["title"] == "Search timed out"
+        assert "Retry-After" in resp.headers
+
+
+def test_scoped_read_key(client, app):
+    from search.keys import Scope, make_key
+
+    key = make_key(app.extensions["newsquarry"].settings["secret"],
+                   Scope(filters={"source": ["Reuters"]}))
+    body = client.get(f"/v1/search?per_page=100&key={key}").get_json()
+    assert body["total"] > 0
+    assert {h["source"] for h in body["hits"]} == {"Reuters"}
+    by_header = client.get("/v1/search?per_page=100", headers={"X-Newsquarry-Key": key})
+    assert by_header.get_json()["total"] == body["total"]
+    assert client.get("/v1/search?per_page=100").get_json()["total"] > body["total"]
+    widen = client.get(f"/v1/search?source=News%20from%20the%20world&key={key}")
+    assert widen.status_code == 403 and widen.mimetype == PROBLEM
+    forged = client.get(f"/v1/search?key={key[:-2]}xx")
+    assert forged.status_code == 403

@@ -1,0 +1,246 @@
+"""Facets: counts checked against counts computed from the annotated passages."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import Counter
+
+import pytest
+
+from search.docvalues import cache_for
+from search.errors import InvalidRequest, UnknownFacet
+from search.models import Article
+from search.passages import split_passages
+from search.requests import SearchRequest
+from search.searching import facet_values, run_search
+from search.textnorm import fold
+
+from .conftest import annotate, seed_items, small_items
+
+
+def expected_counts(passages, facet):
+    """Passages per value of a facet, from the Passage objects (folded keys)."""
+    counts: Counter = Counter()
+    for p in passages:
+        if facet in ("person", "org", "place"):
+            values = p.names(facet)
+        elif facet == "speaker":
+            values = p.speakers
+        elif facet == "quote_kind":
+            values = sorted({q.kind for q in p.quotes})
+        else:
+            raise AssertionError(facet)
+        counts.update({fold(v) for v in values})
+    return counts
+
+
+def as_counts(facet_result):
+    return {fold(v.value): v.count for v in facet_result.values}
+
+
+@pytest.mark.parametrize("facet", ["person", "org", "place", "speaker", "quote_kind"])
+def test_entity_facets_count_passages(seed_store, seed_passages, facet):
+    r = run_search(seed_store, SearchRequest(facets=[facet], facet_size=100))
+    assert as_counts(r.facets[facet]) == dict(expected_counts(seed_passages, facet))
+    assert r.facets[facet].more == 0 and r.facets[facet].other == 0
+
+
+def test_facets_follow_the_query(seed_store, seed_passages):
+    r = run_search(seed_store, SearchRequest(q="text:Colombia", facets=["person"], facet_size=50))
+    matching = [p for p in seed_passages if re.search(r"\bColombia\b", p.text)]
+    assert r.total == len(matching)
+    assert as_counts(r.facets["person"]) == dict(expected_counts(matching, "person"))
+
+
+def test_top_n_more_and_other(seed_store, seed_passages):
+    full = expected_counts(seed_passages, "place")
+    r = run_search(seed_store, SearchRequest(facets=["place"], facet_size=2))
+    f = r.facets["place"]
+    ranked = sorted(full.items(), key=lambda kv: (-kv[1], kv[0]))
+    assert [(fold(v.value), v.count) for v in f.values] == ranked[:2]
+    assert f.more == len(ranked) - 2
+    assert f.other == sum(c for _, c in ranked[2:])
+
+
+def test_source_article_and_date_facets(corpus_store):
+    seed, seed_passages = seed_items()
+    small = small_items()
+    r = run_search(
+        corpus_store,
+        SearchRequest(facets=["source", "article", "date"], date_interval="year", facet_size=20),
+    )
+    expected_source = Counter()
+    expected_article = {}
+    expected_year = Counter()
+    for art, passages in [(seed, seed_passages), *small]:
+        expected_source[art.source] += len(passages)
+        expected_article[art.id] = (len(passages), art.title)
+        if art.date:
+            expected_year[art.date[:4]] += len(passages)
+    assert {v.value: v.count for v in r.facets["source"].values} == dict(expected_source)
+    assert {v.value: (v.count, v.label) for v in r.facets["article"].values} == expected_article
+    assert [(v.value, v.count) for v in r.facets["date"].values] == sorted(expected_year.items())
+    months = run_search(corpus_store, SearchRequest(facets=["date"], date_interval="month"))
+    assert [v.value for v in months.facets["date"].values] == ["2017-05", "2018-11", "2019-03"]
+    days = run_search(corpus_store, SearchRequest(facets=["date"], date_interval="day"))
+    assert "2018-11-20" in {v.value for v in days.facets["date"].values}
+
+
+def test_written_forms_grouped_by_folded_key(corpus_store):
+    """'Juan Guaidó' (seed) and 'Juan Guaido' (a-2017) are one value, most common form shown."""
+    seed_passages = seed_items()[1]
+    other = small_items()[0][1]
+    accented = sum("Juan Guaidó" in p.names("person") for p in seed_passages)
+    plain = sum("Juan Guaido" in p.names("person") for p in other)
+    assert accented > plain > 0
+    r = run_search(corpus_store, SearchRequest(facets=["person"], facet_size=50))
+    values = [v for v in r.facets["person"].values if fold(v.value) == "juan guaido"]
+    assert len(values) == 1
+    assert values[0].value == "Juan Guaidó"
+    assert values[0].count == accented + plain
+
+
+def test_filter_matches_folded_key(corpus_store):
+    r = run_search(corpus_store, SearchRequest(filters={"person": ["JUAN GUAIDO"]}, per_page=50))
+    assert {h.article_id for h in r.hits} == {"000_e23b3335c9472580", "a-2017"}
+    assert all(any(fold(e["name"]) == "juan guaido" for e in h.entities) for h in r.hits)
+
+
+def test_multi_select_counts(seed_store, seed_passages):
+    """Facet X's counts ignore X's own filter but apply the others."""
+    picked = ["Colombia", "Caracas"]
+    req = SearchRequest(
+        filters={"place": picked, "person": ["Harry Solano"]},
+        facets=["place", "person"],
+        facet_size=50,
+    )
+    r = run_search(seed_store, req)
+
+    def has(p, facet, values):
+        return any(v in p.names(facet) for v in values)
+
+    in_place = [p for p in seed_passages if has(p, "place", picked)]
+    with_solano = [p for p in seed_passages if has(p, "person", ["Harry Solano"])]
+    both = [p for p in in_place if p in with_solano]
+    assert r.total == len(both)
+    # place counts: person filter applied, place filter not
+    counted = {k: v for k, v in as_counts(r.facets["place"]).items() if v}
+    assert counted == dict(expected_counts(with_solano, "place"))
+    # person counts: place filter applied, person filter not
+    assert as_counts(r.facets["person"]) == dict(expected_counts(in_place, "person"))
+    selected = {fold(v.value) for v in r.facets["place"].values if v.selected}
+    assert selected == {"colombia", "caracas"}
+    assert [v.value for v in r.facets["person"].values if v.selected] == ["Harry Solano"]
+
+
+def test_selected_value_always_listed(seed_store):
+    r = run_search(
+        seed_store,
+        SearchRequest(filters={"person": ["Nobody Known"]}, facets=["person"], facet_size=1),
+    )
+    assert r.total == 0
+    assert ("Nobody Known", 0, True) in [
+        (v.value, v.count, v.selected) for v in r.facets["person"].values
+    ]
+
+
+def test_date_filter_and_range(corpus_store):
+    r = run_search(corpus_store, SearchRequest(filters={"date": ["2019", "2017-05"]}, per_page=50))
+    assert {h.article_id for h in r.hits} == {"a-2019", "a-2017"}
+    r = run_search(corpus_store, SearchRequest(date_from="2018", date_to="2019-03-15", per_page=50))
+    assert {h.article_id for h in r.hits} == {"a-2018", "a-2019"}
+    r = run_search(corpus_store, SearchRequest(filters={"article": ["a-2018"]}, per_page=50))
+    assert {h.article_id for h in r.hits} == {"a-2018"}
+
+
+def test_facet_value_search(corpus_store):
+    everything = seed_items()[1] + [p for _, ps in small_items() for p in ps]
+    guaido = expected_counts(everything, "person")["juan guaido"]
+    res = facet_values(corpus_store, "person", "GUAI", SearchRequest())
+    assert [(v.value, v.count) for v in res.values] == [("Juan Guaidó", guaido)]
+    # a word inside the name, accent-insensitive
+    res = facet_values(corpus_store, "person", "chav", SearchRequest())
+    assert [v.value for v in res.values] == ["Hugo Chávez"]
+    # counts under the query and filters
+    res = facet_values(
+        corpus_store, "place", "c", SearchRequest(q="text:Cucuta OR text:Caracas"), size=10
+    )
+    seed_passages = seed_items()[1]
+    small = [p for _, ps in small_items() for p in ps]
+    matching = [p for p in seed_passages + small if "Cucuta" in p.text or "Caracas" in p.text]
+    expected = {k: v for k, v in expected_counts(matching, "place").items() if k.startswith("c")}
+    assert as_counts(res) == expected
+    dates = facet_values(corpus_store, "date", "201", SearchRequest(date_interval="year"))
+    assert [v.value for v in dates.values] == ["2018", "2017", "2019"] or len(dates.values) == 3
+
+
+def test_unknown_facet_and_bad_sizes(seed_store):
+    with pytest.raises(UnknownFacet):
+        run_search(seed_store, SearchRequest(facets=["colour"]))
+    with pytest.raises(UnknownFacet):
+        run_search(seed_store, SearchRequest(filters={"colour": ["red"]}))
+    with pytest.raises(UnknownFacet):
+        facet_values(seed_store, "colour", "r")
+    with pytest.raises(InvalidRequest):
+        run_search(seed_store, SearchRequest(facets=["person"], facet_size=0))
+    with pytest.raises(InvalidRequest):
+        run_search(seed_store, SearchRequest(filters={"date": ["last week"]}))
+    with pytest.raises(InvalidRequest):
+        run_search(seed_store, SearchRequest(date_from="2020", date_to="2019"))
+
+
+def test_counts_follow_new_commits_and_reuse_segments(fresh_store):
+    """A long-lived reader sees new commits; unchanged segments are not re-read."""
+    store = fresh_store
+    seed, passages = seed_items()
+    with store.writer() as w:
+        w.put(seed, passages)
+    r1 = run_search(store, SearchRequest(facets=["person"], facet_size=50))
+    cache = cache_for(store)
+    builds = cache.builds
+    again = run_search(store, SearchRequest(q="Maduro", facets=["person"], facet_size=50))
+    assert cache.builds == builds  # same index: nothing re-read
+    assert again.total > 0
+    extra = Article(
+        id="extra",
+        title="Guaidó in Bogotá",
+        text="Juan Guaidó travelled to Bogotá to meet Colombian officials about aid.",
+        date="2019-02-22",
+        source="Wire",
+    )
+    ps = split_passages(extra)
+    annotate(ps, {"Juan Guaidó": ("Juan Guaidó", "person")}, [])
+    with store.writer() as w:
+        w.put(extra, ps)
+    r2 = run_search(store, SearchRequest(facets=["person"], facet_size=50))
+    assert cache.builds == builds + 1  # only the new segment was read
+    c1, c2 = as_counts(r1.facets["person"]), as_counts(r2.facets["person"])
+    assert c2["juan guaido"] == c1["juan guaido"] + 1
+    assert r2.total == r1.total + 1
+    # deleting the article: counts drop back at once
+    store.delete("extra")
+    r3 = run_search(store, SearchRequest(facets=["person"], facet_size=50))
+    assert as_counts(r3.facets["person"]) == c1
+    assert r3.total == r1.total
+
+
+def test_threads_share_the_cache(corpus_store):
+    expected = run_search(corpus_store, SearchRequest(q="Caracas", facets=["place", "person"]))
+    errors, results = [], []
+
+    def work():
+        try:
+            for _ in range(5):
+                r = run_search(corpus_store, SearchRequest(q="Caracas", facets=["place", "person"]))
+                results.append((r.total, as_counts(r.facets["place"])))
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert set(map(repr, results)) == {repr((expected.total, as_counts(expected.facets["place"])))}

@@ -1,0 +1,47 @@
+"""Readers follow new commits: merges and deletions never give stale or doubled counts."""
+
+from __future__ import annotations
+
+from search.models import Article
+from search.passages import split_passages
+from search.requests import SearchRequest
+from search.searching import run_search
+
+
+def article(n: int) -> tuple[Article, list]:
+    a = Article(
+        id=f"art-{n}",
+        title=f"Report {n}",
+        text=f"Harbour report number {n} about shipping.\n\nSecond paragraph of report {n}.",
+        date=f"2020-01-{n + 1:02d}",
+    )
+    return a, split_passages(a, min_chars=5)
+
+
+def test_merge_after_refresh_does_not_double_documents(fresh_store):
+    store = fresh_store
+    for n in range(3):
+        with store.writer() as w:
+            w.put(*article(n))
+    before = run_search(store, SearchRequest(q="harbour", facets=["article"]))
+    assert before.total == 3
+    store.ix.optimize()  # merges the three segments into one
+    after = run_search(store, SearchRequest(q="harbour", facets=["article"]))
+    assert after.total == 3
+    assert {v.value: v.count for v in after.facets["article"].values} == {
+        f"art-{n}": 1 for n in range(3)
+    }
+    assert store.stats()["passages"] == 6
+
+
+def test_deletion_in_a_kept_segment_is_seen(fresh_store):
+    store = fresh_store
+    with store.writer() as w:
+        for n in range(3):
+            w.put(*article(n))
+    assert run_search(store, SearchRequest(q="harbour")).total == 3
+    assert store.delete("art-1")
+    r = run_search(store, SearchRequest(q="harbour", facets=["date"], date_interval="day"))
+    assert r.total == 2
+    assert {h.article_id for h in r.hits} == {"art-0", "art-2"}
+    assert [v.value for v in r.facets["date"].values] == ["2020-01-01", "2020-01-03"]

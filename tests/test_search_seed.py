@@ -1,0 +1,38 @@
+"""Foundation search behaviour on the real seed index (real enrichment, real Whoosh)."""
+
+import pytest
+
+from search.errors import QueryError
+from search.requests import SearchRequest
+
+SEED_ID = "000_e23b3335c9472580"
+
+
+def ids(store, q, **kw):
+    result = store.search(SearchRequest(q=q, per_page=50, **kw))
+    return [h.id.split("#")[1] for h in result.hits]
+
+
+def test_unaccented_guaido_finds_every_guaido_paragraph(seed_index):
+    found = set(ids(seed_index, "Guaido"))
+    # p15 has the possessive "Guaidó's"
+    assert found == {"p6", "p8", "p12", "p13", "p14", "p15"}
+
+
+def test_unaccented_chavez_finds_chavez(seed_index):
+    assert ids(seed_index, "Chavez") == ["p7"]
+
+
+def test_stemming_tortured_finds_torture(seed_index):
+    found = set(ids(seed_index, "tortured"))
+    assert {"p4", "p10", "p19"} <= found
+
+
+def test_phrase_search(seed_index):
+    assert ids(seed_index, '"safe harbor"') == ["p16"]
+    assert ids(seed_index, '"harbor safe"') == []
+
+
+def test_malformed_phrase_is_an_error(seed_index):
+    with pytest.raises(QueryError):
+        seed_index.search(SearchRequest(q='"safe harbor'))
