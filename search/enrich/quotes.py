@@ -206,6 +206,13 @@ NON_SPEAKERS = frozenset(
     {"it", "they", "we", "i", "you", "people", "this", "that", "there", "who", "which", "one"}
 )
 SUBJECT_DEPS = ("nsubj", "nsubjpass")
+# A name not known as an entity: capitalised words (name particles allowed), no
+# markup or digits ("de Blasio" yes; "veteran Republicans", 'datetime="2016' no)
+_NAME = re.compile(
+    r"^(?:(?:de|da|di|du|del|van|von|der|den|al|el|bin|ben|la|le|st\.?)\s)?"
+    r"[A-Z][\w.'’-]*(?:\s+(?:(?:de|da|di|du|del|van|von|der|den|al|el|bin|la|le)\s+)?"
+    r"[A-Z][\w.'’-]*)*$"
+)
 CLIMB_DEPS = ("xcomp", "advcl", "pcomp", "conj", "prep", "acl", "ccomp")
 
 
@@ -471,8 +478,9 @@ class _Context:
             for full, name in self.person_names.items():
                 if key and key[-1] == full[-1]:
                     return name, span.text, span.start_char, span.end_char
-            if word not in NON_SPEAKERS:
+            if word not in NON_SPEAKERS and _NAME.match(span.text):
                 return span.text, span.text, span.start_char, span.end_char
+            return None, span.text, span.start_char, span.end_char
         if word in NON_SPEAKERS or tok.pos_ == "PRON":
             return None, tok.text, tok.idx, tok.idx + len(tok)
         # A description ("the spokesman", "officials"): keep the mention only.
