@@ -42,3 +42,25 @@ def test_phrase_search(seed_index):
 def test_malformed_phrase_is_an_error(seed_index):
     with pytest.raises(QueryError):
         seed_index.search(SearchRequest(q='"safe harbor'))
+
+
+def test_a_surname_filter_selects_the_full_name(seed_index):
+    full = seed_index.search(
+        SearchRequest(mode="quotes", filters={"speaker": ["Raúl Daniel Alvarenga"]})
+    )
+    short = seed_index.search(SearchRequest(mode="quotes", filters={"speaker": ["alvarenga"]}))
+    assert full.total == short.total > 0
+    assert {h.speaker for h in short.hits} == {"Raúl Daniel Alvarenga"}
+    # part of a word is not a name
+    none = seed_index.search(SearchRequest(mode="quotes", filters={"speaker": ["alvaren"]}))
+    assert none.total == 0
+
+
+def test_what_did_alvarenga_say_about_torture(seed_index):
+    r = seed_index.search(
+        SearchRequest(q="torture", mode="quotes", filters={"speaker": ["Alvarenga"]})
+    )
+    assert [h.text for h in r.hits] == [
+        "Unfortunately, in Venezuela, if they catch you, they will torture you physically and "
+        "psychologically."
+    ]
