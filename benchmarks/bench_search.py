@@ -231,7 +231,8 @@ class GroupedBy:
         from whoosh.qparser import MultifieldParser
 
         self.store = store
-        self.parser = MultifieldParser(["text", "title", "quote"], store.ix.schema)
+        # newsquarry's default fields: a passage matches by its text and quotes
+        self.parser = MultifieldParser(["text", "quote"], store.ix.schema)
         self.passage = wq.Term("doctype", "passage")
 
     def _filter(self, searcher: Any) -> Any:
@@ -300,7 +301,8 @@ class FTS5:
 
     @staticmethod
     def _match(q: str) -> str:
-        return " AND ".join(f'"{w}"' for w in q.split())
+        # passages match by their own text (as in newsquarry, where the title only ranks)
+        return " AND ".join(f'text : "{w}"' for w in q.split())
 
     def _filters(self, without: str | None) -> tuple[str, list]:
         sql, args = "", []
