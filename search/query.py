@@ -59,7 +59,10 @@ USER_FIELDS = {
     "quote_kind": "quote_kind",
     "date": "date",
 }
-DEFAULT_FIELDS = {"passages": ["text", "title", "quote"], "quotes": ["quote"]}
+# A passage matches by its own words (text and quotes); the article title only
+# adds to the score (see ``ParsedQuery.scoring_terms``), so a title word does not make
+# every passage of the article a match. ``title:`` still searches titles.
+DEFAULT_FIELDS = {"passages": ["text", "quote"], "quotes": ["quote"], "title": ["title"]}
 BINARY_OPS = {"AND", "OR", "ANDNOT", "ANDMAYBE"}
 _FIELD_RE = re.compile(r"(\w+):")
 _DATE_RE = re.compile(r"^\d{4}(?:-\d{2}(?:-\d{2})?)?$")
@@ -303,6 +306,12 @@ def parse_query(
     rewriter = _Rewriter(text, tokens, searcher, view, max_expansion)
     q = rewriter.rewrite(q)
     parsed = ParsedQuery(text, q, tokens, rewriter.highlight, rewriter.scoring)
+    if mode == "passages":
+        # the article title ranks but never matches on its own: every positive word
+        # searched in the text also scores in the title (same analyzer, same terms)
+        parsed.scoring_terms |= {
+            ("title", t) for f, t in rewriter.scoring if f in ("text", "quote")
+        }
     return parsed
 
 
