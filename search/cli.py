@@ -214,36 +214,52 @@ def cli(ctx: click.Context, index: str | None, debug: bool) -> None:
 @click.option(
     "--processes",
     type=click.IntRange(1),
-    default=1,
-    show_default=True,
-    help="Processes for the NLP step.",
+    default=None,
+    help="Worker processes for the NLP step [default: the usable cores, at most 4].",
 )
 @click.option(
     "--batch-size",
     type=click.IntRange(1),
     default=16,
     show_default=True,
-    help="Articles per NLP batch.",
+    help="Articles per NLP batch (one task of a worker).",
+)
+@click.option(
+    "--count/--no-count",
+    default=True,
+    show_default=True,
+    help="Count the articles first (one quick pass over the files) to show an ETA.",
+)
+@click.option(
+    "--optimize",
+    "optimize_after",
+    is_flag=True,
+    help="Merge the index into one segment at the end (faster queries after a big import).",
 )
 @click.pass_obj
 @handle_errors
 def index(obj: Context, paths: tuple[str, ...], force: bool, commit_every: int | None,
-          processes: int, batch_size: int) -> None:  # fmt: skip
+          processes: int | None, batch_size: int, count: bool,
+          optimize_after: bool) -> None:  # fmt: skip
     """Index articles from files and folders (read recursively).
 
     Formats: .txt, .md, .jsonl, .html (see the README). Unchanged articles are
     skipped, changed ones replaced. Files that cannot be read are listed with
     the reason; the exit code is non-zero only if nothing could be indexed.
 
+    Large imports: articles are enriched by worker processes while this one
+    writes, committed every --commit-every articles. Ctrl-C keeps everything
+    committed; the same command again skips it and continues.
+
     \b
     Examples:
       newsquarry index corpus/
-      newsquarry index archive.jsonl --processes 2
+      newsquarry index archive.jsonl --processes 2 --optimize
     """
-    from .indexer import default_enricher, index_paths
+    from .indexer import default_enricher, default_processes, index_paths, optimize
 
     store = obj.store()
-    enricher = default_enricher(n_process=processes, batch_size=batch_size)
+    enricher = default_enricher(n_process=processes or default_processes(), batch_size=batch_size)
     reporter = ProgressReporter()
     try:
         report = index_paths(
@@ -253,6 +269,7 @@ def index(obj: Context, paths: tuple[str, ...], force: bool, commit_every: int |
             commit_every=commit_every or obj.settings["commit_every"],
             on_progress=reporter.update,
             force=force,
+            count=count,
         )
     except KeyboardInterrupt as exc:
         reporter.close()
@@ -277,6 +294,12 @@ def index(obj: Context, paths: tuple[str, ...], force: bool, commit_every: int |
     indexed = len(report.added) + len(report.replaced) + len(report.unchanged)
     if indexed == 0:
         fail("nothing could be indexed", 2 if report.failed else EXIT_NO_RESULTS)
+    if optimize_after:
+        result = optimize(store)
+        click.echo(
+            f"Optimized: {result['segments_before']} -> {result['segments_after']} "
+            f"segments in {result['seconds']:.1f} s."
+        )
 
 
 class ProgressReporter:
@@ -310,6 +333,10 @@ class ProgressReporter:
             f"{len(report.unchanged)} unchanged · {len(report.failed)} failed · "
             f"{progress.rate:.1f} articles/s"
         )
+        if getattr(progress, "total", None):  # ETA from the up-front count (see indexer)
+            eta = progress.eta
+            left = "…" if eta is None else time.strftime("%H:%M:%S", time.gmtime(eta))
+            msg += f" · {progress.done}/{progress.total} done · ETA {left}"
         if self._progress is not None:
             self._progress.update(self._task, description=msg)
             return
@@ -658,6 +685,28 @@ def completion(shell: str) -> None:
 
     cls = get_completion_class(shell)
     click.echo(cls(cli, {}, "newsquarry", "_NEWSQUARRY_COMPLETE").source())
+
+
+@cli.command("optimize")
+@click.pass_obj
+@handle_errors
+def optimize_command(obj: Context) -> None:
+    """Merge the index into one segment so queries visit one segment, not tens.
+
+    Worth running after a large import (or use `index --optimize`). It needs the
+    write lock, and rewrites the index: about as long as writing it took.
+
+    \b
+    Example:
+      newsquarry optimize
+    """
+    from .indexer import optimize
+
+    result = optimize(obj.store(create=False))
+    click.echo(
+        f"Optimized: {result['segments_before']} -> {result['segments_after']} "
+        f"segments in {result['seconds']:.1f} s."
+    )
 
 
 def main() -> None:

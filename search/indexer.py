@@ -1,42 +1,99 @@
 """Indexing: read -> split into passages -> enrich -> write, streamed in batches.
 
 Articles flow through as a stream, so memory stays bounded whatever the
-corpus size. Unchanged articles (same ``content_hash`` as in the index) are
-skipped *before* enrichment, the expensive step. Each batch of
-``commit_every`` articles is one commit: an interruption loses at most the
-batch in progress, and re-running the same command skips what was committed.
+corpus size: the reader is pulled lazily, the enricher holds at most its
+look-ahead (``Enricher.max_ahead``, a few hundred articles), and the writer
+holds one commit's postings (Whoosh spills them to disk past ``limitmb``).
+Unchanged articles (same ``content_hash`` as in the index) are skipped
+*before* enrichment, the expensive step. Each batch of ``commit_every``
+articles is one commit: an interruption loses at most the batch in progress,
+and re-running the same command skips what was committed.
+
+Overlap: with ``n_process > 1`` the enricher's worker processes keep parsing
+the queued look-ahead while this process writes and commits, so wall time is
+about NLP time plus the writer's share of the CPU, not NLP + writing (see
+docs/benchmarks.md, "Indexing").
+
+Progress: ``count_articles`` gives a total up front (one cheap pass counting
+the lines of JSON Lines files and the article files elsewhere), from which
+``Progress`` derives a recent rate and an ETA.
 """
 
 from __future__ import annotations
 
+import os
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from .errors import IndexBusy
 from .models import Article, Passage
 from .passages import split_passages
-from .readers import ReadFailure, Skipped, read_paths
+from .readers import JSONL_EXTS, SUPPORTED, ReadFailure, Skipped, iter_files, read_paths
 from .store import WhooshStore, WriteReport
+
+RATE_WINDOW = 30.0  # seconds of history behind the rate shown and the ETA
+MAX_DEFAULT_PROCESSES = 4  # each spaCy worker holds ~200 MB: keep the default under 2 GB
 
 
 @dataclass
 class Progress:
-    """Running totals, passed to the progress callback after each article."""
+    """Running totals, passed to the progress callback after each article and commit.
+
+    ``done`` counts articles dealt with for good (committed, unchanged or
+    failed); ``total`` (if known) is the expected number of articles, so
+    ``eta`` is the time left at the recent rate.
+    """
 
     read: int = 0
     committed: int = 0  # articles (added or replaced) whose commit completed
+    unchanged: int = 0
+    failed: int = 0
+    words: int = 0  # words of the articles sent to enrichment
+    commits: int = 0
+    total: int | None = None
     skipped_files: list[dict[str, str]] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
+    _samples: deque = field(default_factory=deque, repr=False)
 
     @property
     def elapsed(self) -> float:
         return time.monotonic() - self.started
 
     @property
+    def done(self) -> int:
+        return self.committed + self.unchanged + self.failed
+
+    def sample(self, force: bool = False) -> None:
+        """Record (time, done) for the recent rate: at each commit, else at most once a second."""
+        now = time.monotonic()
+        if not force and self._samples and now - self._samples[-1][0] < 1.0:
+            return
+        self._samples.append((now, self.done))
+        while len(self._samples) > 2 and now - self._samples[1][0] >= RATE_WINDOW:
+            self._samples.popleft()
+
+    @property
     def rate(self) -> float:
-        """Articles read per second."""
-        return self.read / self.elapsed if self.elapsed > 0 else 0.0
+        """Articles per second over the last ``RATE_WINDOW`` seconds (since start before that).
+
+        A recent rate, so a resumed run's fast skipping of committed articles
+        does not make the ETA of the rest look short.
+        """
+        if len(self._samples) >= 2 and self._samples[-1][0] - self._samples[0][0] > 0:
+            (t0, d0), (t1, d1) = self._samples[0], self._samples[-1]
+            return (d1 - d0) / (t1 - t0)
+        return self.done / self.elapsed if self.elapsed > 0 else 0.0
+
+    @property
+    def eta(self) -> float | None:
+        """Seconds left at the recent rate; None without a total or a rate yet."""
+        if self.total is None or self.rate <= 0:
+            return None
+        return max(self.total - self.done, 0) / self.rate
 
 
 def default_enricher(**kw: Any) -> Any:
@@ -44,6 +101,56 @@ def default_enricher(**kw: Any) -> Any:
     from .enrich import Enricher
 
     return Enricher(**kw)
+
+
+def default_processes() -> int:
+    """NLP worker processes by default: one per usable core, at most ``MAX_DEFAULT_PROCESSES``.
+
+    NLP is CPU-bound, so more workers than cores only add memory; the writer
+    shares the cores (see docs/benchmarks.md, "Indexing").
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_DEFAULT_PROCESSES))
+
+
+def count_lines(path: Path, chunk: int = 1 << 20) -> int:
+    """Lines of a file, counted in 1 MB chunks (about 1 s per GB when cached).
+
+    Blank lines count too, so a total from this is an upper bound.
+    """
+    n = 0
+    last = b"\n"
+    with path.open("rb") as fh:
+        while buf := fh.read(chunk):
+            n += buf.count(b"\n")
+            last = buf[-1:]
+    return n + (last != b"\n")
+
+
+def count_articles(paths: Iterable[str | os.PathLike]) -> int:
+    """How many articles ``read_paths(paths)`` will yield, cheaply, for an ETA.
+
+    A JSON Lines file counts its lines, any other supported file counts one;
+    no JSON is parsed. Unreadable files count zero.
+    """
+    total = 0
+    for p in paths:
+        path = Path(p)
+        if not path.exists():
+            continue
+        for f in iter_files(path):
+            ext = f.suffix.lower()
+            if ext in JSONL_EXTS:
+                try:
+                    total += count_lines(f)
+                except OSError:
+                    pass
+            elif ext in SUPPORTED:
+                total += 1
+    return total
 
 
 def index_articles(
@@ -54,38 +161,49 @@ def index_articles(
     commit_every: int = 500,
     on_progress: Callable[[Progress, WriteReport], None] | None = None,
     force: bool = False,
+    total: int | None = None,
 ) -> WriteReport:
     """Index a stream of articles (and read failures, which are reported).
 
-    ``force`` re-indexes articles whose content is unchanged. Returns what was
-    done; on KeyboardInterrupt the batch in progress is discarded and the
-    interrupt re-raised with ``report`` attached (``exc.report``).
+    ``force`` re-indexes articles whose content is unchanged; ``total`` is the
+    expected number of items, for the ETA. Returns what was done; on
+    KeyboardInterrupt the batch in progress is discarded and the interrupt
+    re-raised with ``report`` attached (``exc.report``).
     """
     report = WriteReport()
-    progress = Progress()
+    progress = Progress(total=total)
     enricher = enricher if enricher is not None else default_enricher()
+    # id -> hash of articles sent on but not committed yet, so a repeated id in
+    # the stream is compared with its newest version; pruned at each commit so
+    # it stays as small as the look-ahead
+    in_flight: dict[str, str] = {}
 
     def todo() -> Iterator[tuple[Article, list[Passage]]]:
-        seen_hashes: dict[str, str] = {}
         for item in items:
             if isinstance(item, ReadFailure):
                 report.failed.append({"path": item.path, "reason": item.reason})
+                progress.failed += 1
                 continue
             if isinstance(item, Skipped):
                 progress.skipped_files.append({"path": item.path, "reason": item.reason})
                 continue
             progress.read += 1
-            known = seen_hashes.get(item.id) or store.content_hash(item.id)
-            if not force and known == item.content_hash:
+            digest = item.content_hash
+            known = in_flight.get(item.id) or store.content_hash(item.id)
+            if not force and known == digest:
                 report.unchanged.append(item.id)
+                progress.unchanged += 1
+                progress.sample()
                 if on_progress:
                     on_progress(progress, report)
                 continue
-            seen_hashes[item.id] = item.content_hash
+            in_flight[item.id] = digest
+            progress.words += item.text.count(" ") + 1
             yield item, split_passages(item)
 
     stream = iter(enricher.enrich(todo()))
     pending: tuple[Article, list[Passage]] | None = None
+    progress.sample(force=True)
     try:
         first = True
         while True:
@@ -107,6 +225,7 @@ def index_articles(
                     break
                 ids.add(item[0].id)
                 batch.append(item)
+                progress.sample()
                 if on_progress:
                     on_progress(progress, report)
             if not batch and not first:
@@ -116,7 +235,12 @@ def index_articles(
                 for article, passages in batch:
                     w.put(article, passages)
             report.merge(w.report)
+            for article, _ in batch:
+                if in_flight.get(article.id) == article.content_hash:
+                    del in_flight[article.id]  # the index answers for it now
             progress.committed = len(report.added) + len(report.replaced)
+            progress.commits += 1
+            progress.sample(force=True)
             if on_progress:
                 on_progress(progress, report)
             if end:
@@ -124,9 +248,56 @@ def index_articles(
     except KeyboardInterrupt as exc:
         exc.report = report  # type: ignore[attr-defined]
         raise
+    finally:
+        close = getattr(stream, "close", None)
+        if close:
+            close()  # stop the enricher's workers now, not at garbage collection
     return report
 
 
-def index_paths(store: WhooshStore, paths: Iterable[str], **kw: Any) -> WriteReport:
-    """Index files and folders (see ``readers``); see ``index_articles``."""
+def index_paths(
+    store: WhooshStore, paths: Iterable[str | os.PathLike], *, count: bool = False, **kw: Any
+) -> WriteReport:
+    """Index files and folders (see ``readers``); see ``index_articles``.
+
+    ``count`` first counts the articles (``count_articles``) so progress has an ETA.
+    """
+    paths = list(paths)
+    if count and kw.get("total") is None:
+        kw["total"] = count_articles(paths)
     return index_articles(store, read_paths(paths), **kw)
+
+
+def optimize(store: WhooshStore, timeout: float | None = None) -> dict[str, Any]:
+    """Merge all segments of the index into one, for query speed after large imports.
+
+    Whoosh's default policy on each commit merges only small segments, so a
+    big import leaves tens of segments, and every query visits each one.
+    Needs the write lock (waits up to ``timeout``, the store's lock timeout by
+    default); returns segment counts and seconds taken.
+    """
+    from whoosh.index import LockError
+
+    wait = store.lock_timeout if timeout is None else timeout
+    segments = store.ix._segments()
+    before = len(segments)
+    t0 = time.monotonic()
+    if before <= 1 and not any(s.has_deletions() for s in segments):
+        return {"segments_before": before, "segments_after": before, "seconds": 0.0}
+    try:
+        w = store.ix.writer(timeout=wait, delay=0.05)
+    except LockError:
+        raise IndexBusy(
+            f"another process is writing to the index at {store.path}; "
+            f"gave up after waiting {wait:g} s"
+        ) from None
+    try:
+        w.commit(optimize=True)
+    except BaseException:
+        w.cancel()
+        raise
+    return {
+        "segments_before": before,
+        "segments_after": len(store.ix._segments()),
+        "seconds": round(time.monotonic() - t0, 2),
+    }

@@ -5,9 +5,10 @@ order. With ``n_process=1`` it runs ``nlp.pipe`` over the article texts in
 batches and applies the rules in the same process. With ``n_process>1`` it uses
 a pool of worker processes it controls (``backend="pool"``, the default), each
 running ``nlp.pipe`` *and* the rules on a chunk of texts, so the rule overhead
-is spread over the workers too; at most ``2 * n_process`` chunks are in flight,
-so memory stays bounded. ``backend="spacy"`` uses spaCy's own
-``nlp.pipe(n_process=...)`` instead (rules then run in the parent); see
+is spread over the workers too; at most ``prefetch * n_process`` chunks are in
+flight (``max_ahead`` articles), so memory stays bounded, yet the workers have
+queued work while the consumer is busy writing and committing.
+``backend="spacy"`` uses spaCy's own ``nlp.pipe(n_process=...)`` instead (rules then run in the parent); see
 docs/benchmarks.md for which is faster.
 """
 
@@ -50,14 +51,26 @@ def _analyse_texts(texts: list[str], batch_size: int) -> list[Found]:
 class Enricher:
     """Enriches a stream of (article, passages) with entities and quotations."""
 
-    def __init__(self, n_process: int = 1, batch_size: int = 16, backend: str = "pool") -> None:
+    def __init__(
+        self, n_process: int = 1, batch_size: int = 16, backend: str = "pool", prefetch: int = 8
+    ) -> None:
         if n_process < 1:
             raise ValueError("n_process must be >= 1")
         if backend not in ("pool", "spacy"):
             raise ValueError("backend must be 'pool' or 'spacy'")
+        if prefetch < 1:
+            raise ValueError("prefetch must be >= 1")
         self.n_process = n_process
         self.batch_size = batch_size
         self.backend = backend
+        # chunks queued per worker (pool backend): enough queued work to keep the
+        # workers busy while the consumer is away for a Whoosh commit
+        self.prefetch = prefetch
+
+    @property
+    def max_ahead(self) -> int:
+        """Most articles taken from the input but not yet yielded (pool backend)."""
+        return self.prefetch * self.n_process * self.batch_size
 
     def enrich(
         self, items: Iterable[tuple[Article, list[Passage]]]
@@ -88,7 +101,7 @@ class Enricher:
         pending: deque = deque()
         with ctx.Pool(self.n_process) as pool:
             while True:
-                while len(pending) < 2 * self.n_process:
+                while len(pending) < self.prefetch * self.n_process:
                     chunk = list(islice(iterator, self.batch_size))
                     if not chunk:
                         break

@@ -1,0 +1,277 @@
+"""Indexing benchmark: full pipeline vs spaCy's own ``nlp.pipe``, same texts, same run.
+
+Each measurement runs in a fresh subprocess (so memory peaks and CPU times do
+not leak between runs), and runs are interleaved (nlp, index, nlp, index, ...)
+so that the noise of a shared machine hits both alike; medians are reported.
+
+Modes:
+- ``nlp``: ``nlp.pipe(texts, n_process=P, batch_size=B)`` over the article
+  texts, docs consumed and dropped: the NLP-only floor for the same pipeline.
+- ``enrich``: ``Enricher(P, B).enrich`` (NLP + entity/quote rules), no writing.
+- ``index``: ``index_articles`` into a new index (read, hash check, split,
+  enrich, write, commit), as ``newsquarry index`` runs it.
+
+Per run: wall time, CPU seconds (the process and all its reaped workers),
+articles/s and words/s, peak memory of the whole process tree (sum of PSS and
+of RSS, sampled from /proc every 0.5 s), the largest single process
+(``ru_maxrss``), and for ``index`` the index size and segment count.
+
+Usage::
+
+    python -m benchmarks.bench_index ../shared/corpora/reuters21578.jsonl \\
+        --processes 2 --modes nlp,index --repeat 1 --out bench.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from benchmarks.memwatch import TreeMemory, tree_cpu, tree_memory
+
+QUERIES = ["cocoa", "oil prices", "interest rates", "bank", "trade deficit", "wheat export",
+           "profit", "\"central bank\"", "opec output", "dollar yen"]  # fmt: skip
+
+
+def query_ms(index_dir: str, rounds: int = 5) -> float:
+    """Median milliseconds of a top-10 Whoosh query on the passage text (fixed query set)."""
+    from whoosh.qparser import QueryParser
+
+    from search.store import WhooshStore
+
+    store = WhooshStore(index_dir, create=False)
+    s = store.ix.searcher()
+    parser = QueryParser("text", store.ix.schema)
+    times = []
+    for _ in range(rounds):
+        for q in QUERIES:
+            t0 = time.perf_counter()
+            s.search(parser.parse(q), limit=10)
+            times.append((time.perf_counter() - t0) * 1000)
+    s.close()
+    return round(statistics.median(times), 2)
+
+
+class Counter:
+    """Counts articles and words flowing through an article stream."""
+
+    def __init__(self) -> None:
+        self.articles = 0
+        self.words = 0
+
+    def wrap(self, items: Iterator[Any]) -> Iterator[Any]:
+        for item in items:
+            text = getattr(item, "text", None)
+            if text is not None:
+                self.articles += 1
+                self.words += len(text.split())
+            yield item
+
+
+def _articles(corpus: str, limit: int | None) -> Iterator[Any]:
+    from search.readers import read_paths
+
+    items = read_paths([corpus])
+    return islice(items, limit) if limit else items
+
+
+def _cpu() -> float:
+    """CPU seconds (user + system) of this process and its reaped children."""
+    s = resource.getrusage(resource.RUSAGE_SELF)
+    c = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+
+
+def _self_cpu() -> float:
+    """CPU seconds of this process alone (counted by ``tree_cpu`` too)."""
+    s = resource.getrusage(resource.RUSAGE_SELF)
+    return s.ru_utime + s.ru_stime
+
+
+def run_one(args: argparse.Namespace) -> dict[str, Any]:
+    """One measurement in this process (called in a subprocess by ``main``)."""
+    from search.enrich.nlp import load_nlp
+
+    nlp = load_nlp()  # loading (~2.5 s) is excluded from every mode alike
+    count = Counter()
+    stream = count.wrap(_articles(args.corpus, args.limit))
+    result: dict[str, Any] = {
+        "mode": args.worker,
+        "processes": args.processes,
+        "batch_size": args.batch_size,
+        "prefetch": args.prefetch,
+        "backend": args.backend,
+        "commit_every": args.commit_every,
+    }
+    index_dir = None
+    cpu0 = _cpu()
+    with TreeMemory() as mem:
+        t0 = time.perf_counter()
+        if args.worker == "nlp":
+            texts = (a.text for a in stream if hasattr(a, "text"))
+            for _ in nlp.pipe(texts, n_process=args.processes, batch_size=args.batch_size):
+                pass
+        elif args.worker == "enrich":
+            from search.enrich import Enricher
+            from search.passages import split_passages
+
+            enricher = Enricher(
+                n_process=args.processes,
+                batch_size=args.batch_size,
+                prefetch=args.prefetch,
+                backend=args.backend,
+            )
+            pairs = ((a, split_passages(a)) for a in stream if hasattr(a, "text"))
+            for _ in enricher.enrich(pairs):
+                pass
+        else:
+            from search.enrich import Enricher
+            from search.indexer import index_articles
+            from search.store import WhooshStore
+
+            index_dir = args.index_dir or tempfile.mkdtemp(prefix="bench-index-")
+            store = WhooshStore(index_dir)
+            timeline: list[dict[str, Any]] = []
+            cpu_base = _cpu()
+
+            def at_commit(progress: Any, report: Any) -> None:
+                if progress.commits > len(timeline):
+                    rss, pss = tree_memory()
+                    timeline.append({
+                        "articles": progress.done,
+                        "words": progress.words,
+                        "wall_s": round(time.perf_counter() - t0, 2),
+                        "cpu_s": round(tree_cpu() + _cpu() - cpu_base - _self_cpu(), 2),
+                        "pss_mb": round(pss / 2**20),
+                        "rss_mb": round(rss / 2**20),
+                    })  # fmt: skip
+
+            enricher = Enricher(
+                n_process=args.processes,
+                batch_size=args.batch_size,
+                prefetch=args.prefetch,
+                backend=args.backend,
+            )
+            report = index_articles(store, stream, enricher=enricher,
+                                    commit_every=args.commit_every,
+                                    on_progress=at_commit)  # fmt: skip
+            result["passages"] = report.passages
+            result["timeline"] = timeline
+        wall = time.perf_counter() - t0
+    cpu = _cpu() - cpu0
+    result.update(
+        wall_s=round(wall, 2),
+        cpu_s=round(cpu, 2),
+        articles=count.articles,
+        words=count.words,
+        articles_per_s=round(count.articles / wall, 1),
+        words_per_s=round(count.words / wall),
+        peak_pss_mb=round(mem.peak_pss / 2**20),
+        peak_rss_mb=round(mem.peak_rss / 2**20),
+        maxrss_self_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        maxrss_child_mb=round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024),
+    )
+    if index_dir:
+        from search.store import WhooshStore
+
+        stats = WhooshStore(index_dir, create=False).stats()
+        result.update(index_mb=round(stats["size_bytes"] / 2**20, 1),
+                      segments=stats["segments"])  # fmt: skip
+        result["query_ms"] = query_ms(index_dir)
+        if args.optimize:
+            from search.indexer import optimize
+
+            t0 = time.perf_counter()
+            optimize(WhooshStore(index_dir, create=False))
+            result["optimize_s"] = round(time.perf_counter() - t0, 1)
+            stats = WhooshStore(index_dir, create=False).stats()
+            result["optimized_index_mb"] = round(stats["size_bytes"] / 2**20, 1)
+            result["optimized_query_ms"] = query_ms(index_dir)
+        if not args.index_dir:
+            shutil.rmtree(index_dir, ignore_errors=True)
+    return result
+
+
+def summarize(rows: list[dict[str, Any]]) -> str:
+    """A Markdown table of medians per mode, with ratios to ``nlp``."""
+    by_mode: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        by_mode.setdefault(r["mode"], []).append(r)
+    med = {m: {k: statistics.median(r[k] for r in rs) for k in ("wall_s", "cpu_s")}
+           for m, rs in by_mode.items()}  # fmt: skip
+    base = med.get("nlp")
+    lines = [
+        (
+            "| mode | runs | wall s (median) | CPU s | wall / nlp | CPU / nlp | articles/s "
+            "| words/s | peak PSS MB | peak RSS MB | index MB | segments |"
+        ),
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for mode, rs in by_mode.items():
+        m = med[mode]
+        ratio_w = f"{m['wall_s'] / base['wall_s']:.2f}" if base else "-"
+        ratio_c = f"{m['cpu_s'] / base['cpu_s']:.2f}" if base else "-"
+        last = rs[-1]
+        aps = statistics.median(r["articles_per_s"] for r in rs)
+        wps = statistics.median(r["words_per_s"] for r in rs)
+        pss = max(r["peak_pss_mb"] for r in rs)
+        rss = max(r["peak_rss_mb"] for r in rs)
+        lines.append(
+            f"| {mode} | {len(rs)} | {m['wall_s']:.1f} | {m['cpu_s']:.1f} | {ratio_w} | "
+            f"{ratio_c} | {aps:.1f} | {wps:.0f} | {pss} | {rss} | "
+            f"{last.get('index_mb', '-')} | {last.get('segments', '-')} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("corpus", help="a .jsonl file (or any path newsquarry can index)")
+    ap.add_argument("--limit", type=int, help="only the first N articles")
+    ap.add_argument("--processes", type=int, default=2)
+    ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--commit-every", type=int, default=500)
+    ap.add_argument("--prefetch", type=int, default=8, help="Enricher chunks queued per worker")
+    ap.add_argument("--backend", default="pool", help="Enricher backend: pool or spacy")
+    ap.add_argument("--modes", default="nlp,index", help="comma-separated: nlp,enrich,index")
+    ap.add_argument("--repeat", type=int, default=1, help="interleaved rounds")
+    ap.add_argument("--optimize", action="store_true", help="time an optimize after index")
+    ap.add_argument("--index-dir", help="keep the index here (default: a temp dir, removed)")
+    ap.add_argument("--out", help="append each run as a JSON line to this file")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.worker:
+        print(json.dumps(run_one(args)), flush=True)
+        return
+    rows = []
+    base = [sys.executable, "-m", "benchmarks.bench_index", *(argv or sys.argv[1:])]
+    for round_ in range(args.repeat):
+        for mode in args.modes.split(","):
+            out = subprocess.run([*base, "--worker", mode], capture_output=True, text=True, check=False,
+                                 env={**os.environ, "PYTHONWARNINGS": "ignore"})  # fmt: skip
+            if out.returncode != 0:
+                sys.exit(f"{mode} failed:\n{out.stderr[-3000:]}")
+            row = json.loads(out.stdout.strip().splitlines()[-1])
+            row["round"] = round_ + 1
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            if args.out:
+                with Path(args.out).open("a") as fh:
+                    fh.write(json.dumps(row) + "\n")
+    print(summarize(rows))
+
+
+if __name__ == "__main__":
+    main()
