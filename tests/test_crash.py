@@ -113,7 +113,8 @@ def _instrument(log_path: str, phase: str | None, at_commit: int) -> None:
 
 
 def _index_args(index_dir: Path, corpus: Path) -> list[str]:
-    return ["--index", str(index_dir), "index", str(corpus), "--commit-every", str(COMMIT_EVERY)]
+    return ["--index", str(index_dir), "index", str(corpus), "--commit-every", str(COMMIT_EVERY),
+            "--processes", "1"]
 
 
 def _fork_indexer(index_dir: Path, corpus: Path, log_path: Path, out_path: Path,
