@@ -207,6 +207,7 @@ class _Prepared:
             mode=request.mode,
             max_expansion=settings["max_term_expansion"],
             max_length=settings["max_query_length"],
+            deadline=self.deadline,
         )
         doctype = self.view.doctype_mask(DOCTYPE_FOR_MODE[request.mode])
         if self.parsed.empty:
@@ -320,7 +321,9 @@ def _page(prep: _Prepared, total: int) -> tuple[list[int], list[float], bool]:
     except collectors.TimeLimit:
         partial = True
     results = col.results()
-    page = results[start:end] if len(results) > start else []
+    # not len(results): with block-quality skipping, Whoosh counts it by running the
+    # whole query again, unscored and with no time limit (seconds at 60k passages)
+    page = results[start:end] if results.scored_length() > start else []
     return [h.docnum for h in page], [float(h.score) for h in page], partial
 
 
@@ -405,6 +408,7 @@ def _suggest(prep: _Prepared, total: int) -> str | None:
             mode=prep.request.mode,
             max_expansion=prep.settings["max_term_expansion"],
             max_length=prep.settings["max_query_length"] * 2,
+            deadline=prep.deadline,
         )
         mask = match_mask(prep.searcher, prep.view, parsed.query, prep.deadline)
     except QueryError:

@@ -12,6 +12,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -152,13 +153,24 @@ class LiveServer:
              "--threads", str(threads), *(extra or []), app],
             cwd=ROOT, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         )
+        # drain the output as it comes: once the access log fills the pipe (64 KB, a
+        # few hundred requests) gunicorn blocks writing it and every request hangs
+        self._out: list[bytes] = []
+        self._drain = threading.Thread(
+            target=lambda: self._out.extend(iter(self.proc.stdout.readline, b"")), daemon=True
+        )
+        self._drain.start()
         self._wait()
+
+    def _logs(self) -> str:
+        self._drain.join(5)
+        return b"".join(self._out).decode("utf-8", "replace")
 
     def _wait(self, timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError("gunicorn exited:\n" + self.proc.stdout.read().decode())
+                raise RuntimeError("gunicorn exited:\n" + self._logs())
             try:
                 requests.get(self.url + "/health/live", timeout=5)
                 return
@@ -176,4 +188,4 @@ class LiveServer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        return self.proc.stdout.read().decode("utf-8", "replace")
+        return self._logs()

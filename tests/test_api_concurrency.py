@@ -21,7 +21,6 @@ the whole time. Checked:
 from __future__ import annotations
 
 import random
-import subprocess
 import threading
 import time
 
@@ -32,46 +31,6 @@ from api_support import ARTICLES, TOKEN, LiveServer, build_index
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 FRESH = 1.0  # seconds within which every worker must serve a confirmed write
-
-
-class Server(LiveServer):
-    """``api_support.LiveServer``, fixed for a busy server.
-
-    LiveServer reads gunicorn's output only when it stops: once the access log
-    fills the pipe (64 KB, a few hundred requests), gunicorn blocks writing it
-    and every request hangs. Here a thread drains the output as it comes. The
-    start-up wait also tolerates a slow first answer (a busy machine).
-    """
-
-    def _wait(self, timeout: float = 60.0) -> None:
-        self._out: list[bytes] = []
-        self._drain = threading.Thread(
-            target=lambda: self._out.extend(iter(self.proc.stdout.readline, b"")), daemon=True
-        )
-        self._drain.start()
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                self._drain.join(5)
-                raise RuntimeError("gunicorn exited:\n" + b"".join(self._out).decode())
-            try:
-                requests.get(self.url + "/health/live", timeout=5)
-                return
-            except requests.RequestException:
-                time.sleep(0.1)
-        self.stop()
-        raise RuntimeError("gunicorn did not start in time")
-
-    def stop(self) -> str:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._drain.join(5)
-        return b"".join(self._out).decode("utf-8", "replace")
 
 
 def _shared(version: str) -> dict:
@@ -87,7 +46,7 @@ def _shared(version: str) -> dict:
 def test_two_api_writers_and_many_readers(tmp_path):
     path = tmp_path / "ix"
     build_index(path)
-    server = Server(
+    server = LiveServer(
         "api_wsgi:app",
         env={"NEWSQUARRY_INDEX": str(path), "NEWSQUARRY_WRITE_TOKEN": TOKEN},
         workers=2,
