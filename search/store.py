@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from whoosh import index
+from whoosh.filedb.filestore import FileStorage
 from whoosh.index import EmptyIndexError, LockError
 from whoosh.query import Term
 
@@ -203,6 +204,52 @@ class WriteSession:
         return article_id in self._seen
 
 
+class DurableFileStorage(FileStorage):
+    """Whoosh's file storage, with the writes of a commit on disk before it counts.
+
+    Whoosh writes a commit's segment files, then a new table of contents (TOC)
+    under a temporary name, then renames the TOC into place: the rename is the
+    commit. It never calls fsync, so after a power cut (unlike a killed
+    process) the renamed TOC may be on disk while the data it points to is not.
+    Here every file Whoosh creates is fsynced when closed, and the folder is
+    fsynced around the TOC rename, so the rename reaches the disk only after
+    everything it refers to.
+    """
+
+    def create_file(self, name: str, excl: bool = False, mode: str = "wb", **kw: Any) -> Any:
+        f = super().create_file(name, excl=excl, mode=mode, **kw)
+        inner = f.onclose
+
+        def onclose(sf: Any) -> None:
+            if inner:
+                inner(sf)
+            sf.file.flush()
+            os.fsync(sf.file.fileno())
+
+        f.onclose = onclose
+        return f
+
+    def rename_file(self, oldname: str, newname: str, safe: bool = False) -> None:
+        toc = newname.endswith(".toc")
+        if toc:
+            self._sync_folder()  # the segment files' entries first
+        super().rename_file(oldname, newname, safe)
+        if toc:
+            self._sync_folder()  # then the rename itself
+
+    def _sync_folder(self) -> None:
+        try:
+            fd = os.open(self.folder, os.O_RDONLY)
+        except OSError:
+            return
+        try:
+            os.fsync(fd)
+        except OSError:  # some filesystems cannot fsync a folder
+            pass
+        finally:
+            os.close(fd)
+
+
 class WhooshStore:
     """A Whoosh index in a folder: the default ``Store``."""
 
@@ -218,10 +265,11 @@ class WhooshStore:
         self._local = threading.local()
         try:
             if index.exists_in(self.path, indexname=INDEX_NAME):
-                self.ix = index.open_dir(self.path, indexname=INDEX_NAME)
+                self.ix = DurableFileStorage(str(self.path)).open_index(INDEX_NAME)
             elif create:
                 self.path.mkdir(parents=True, exist_ok=True)
-                self.ix = index.create_in(self.path, build_schema(), indexname=INDEX_NAME)
+                storage = DurableFileStorage(str(self.path))
+                self.ix = storage.create_index(build_schema(), indexname=INDEX_NAME)
             else:
                 raise IndexUnavailable(f"no index at {self.path}")
         except (EmptyIndexError, OSError, ValueError, EOFError) as exc:

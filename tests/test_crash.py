@@ -226,3 +226,38 @@ def test_kill_indexer_at_20_random_points_then_rerun(tmp_path):
     assert_exact(index_contents(index_dir), expected, set(expected))
     leftovers = [n for n in os.listdir(index_dir) if ".toc." in n or n.endswith(".tmp")]
     assert leftovers == [], "files of killed writers were not cleaned up"
+
+
+def test_a_commit_reaches_the_disk_before_it_counts(tmp_path, monkeypatch):
+    """Power loss, as far as a test can tell: every file a commit refers to is fsynced
+    before the TOC rename (the commit point), and the rename is fsynced after it."""
+    from search.indexer import index_articles
+    from search.readers import article_from_mapping
+
+    events: list[str] = []
+    real_fsync, real_rename = os.fsync, os.rename
+
+    def fsync(fd):
+        events.append("fsync " + os.path.basename(os.readlink(f"/proc/self/fd/{fd}")))
+        real_fsync(fd)
+
+    def rename(a, b):
+        events.append(f"rename {os.path.basename(a)} {os.path.basename(b)}")
+        real_rename(a, b)
+
+    class NoNLP:
+        def enrich(self, items):
+            yield from items
+
+    store = WhooshStore(tmp_path / "ix")
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "rename", rename)
+    index_articles(store, [article_from_mapping(a) for a in articles(3)], enricher=NoNLP())
+    monkeypatch.undo()
+    (toc_rename,) = [i for i, e in enumerate(events) if e.startswith("rename")]
+    before, after = events[:toc_rename], events[toc_rename + 1 :]
+    live = {f.name for f in (tmp_path / "ix").iterdir() if f.suffix == ".seg"}
+    temp_toc = events[toc_rename].split()[1]
+    assert {f"fsync {name}" for name in live} <= set(before), "segment data not on disk"
+    assert f"fsync {temp_toc}" in before and "fsync ix" in before
+    assert after == ["fsync ix"], "the rename itself not on disk"
