@@ -48,7 +48,7 @@ from _synthetic import articles, write_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = int(os.environ.get("NEWSQUARRY_CRASH_SEED", "20260"))
-N_ARTICLES = 200
+N_ARTICLES = 240
 COMMIT_EVERY = 8
 KILLS = 20
 COMMIT_PHASES = ("assemble", "before_toc", "before_rename", "before_clean", "before_unlock")
@@ -114,7 +114,7 @@ def _instrument(log_path: str, phase: str | None, at_commit: int) -> None:
 
 def _index_args(index_dir: Path, corpus: Path) -> list[str]:
     return ["--index", str(index_dir), "index", str(corpus), "--commit-every", str(COMMIT_EVERY),
-            "--processes", "1"]
+            "--processes", "1", "--batch-size", str(COMMIT_EVERY)]
 
 
 def _fork_indexer(index_dir: Path, corpus: Path, log_path: Path, out_path: Path,
@@ -168,7 +168,7 @@ def test_kill_indexer_at_20_random_points_then_rerun(tmp_path):
         runs += 1
         assert runs <= 3 * KILLS, f"seed {SEED}: too many runs finished before being killed"
         if rng.random() < 0.5:
-            phase, at_commit, delay = None, 0, rng.uniform(0.0, 1.2)
+            phase, at_commit, delay = None, 0, rng.uniform(0.0, 1.0)
         else:
             phase, at_commit, delay = rng.choice(COMMIT_PHASES), rng.randint(1, 3), None
         what = f"seed {SEED}, kill {len(kills) + 1}: " + (
