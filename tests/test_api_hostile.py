@@ -130,21 +130,27 @@ def test_deeply_nested_json_body_is_a_clear_error(client):
         assert resp.status_code in (400, 413, 422)
 
 
-def test_oversized_body_is_refused_even_without_a_content_length(client):
+def test_a_body_without_a_length_is_read_no_further_than_the_limit(client):
     class Endless:  # a body stream of unknown length that never ends
+        read_bytes = 0
+
         def read(self, n: int = -1) -> bytes:
-            return b"[" if n == -1 else b"[" * min(n, 65536)
+            chunk = b"[" * (65536 if n == -1 else min(n, 65536))
+            self.read_bytes += len(chunk)
+            return chunk
 
         def readline(self, n: int = -1) -> bytes:
             return self.read(n)
 
+    body = Endless()
     resp = client.post(
         "/v1/articles",
         headers={**AUTH, "Content-Type": "application/json", "Transfer-Encoding": "chunked"},
-        environ_overrides={"wsgi.input": Endless(), "wsgi.input_terminated": True},
+        environ_overrides={"wsgi.input": body, "wsgi.input_terminated": True},
     )
     check(resp, time.monotonic())
     assert resp.status_code in (400, 413)
+    assert body.read_bytes <= 100_000 + 65536  # max_body_bytes, give or take one chunk
 
 
 def test_wrong_content_type_is_415(client):
