@@ -12,7 +12,7 @@ import re
 import socket
 import subprocess
 import sys
-import threading
+import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -147,30 +147,21 @@ class LiveServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         full_env = dict(os.environ, **env, PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'tests'}")
+        # a file, not a pipe: an unread pipe fills up and blocks the server's logging
+        self.log = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "api" / "gunicorn_conf.py"),
              "--bind", f"127.0.0.1:{self.port}", "--workers", str(workers),
              "--threads", str(threads), *(extra or []), app],
-            cwd=ROOT, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            cwd=ROOT, env=full_env, stdout=self.log, stderr=subprocess.STDOUT,
         )
-        # drain the output as it comes: once the access log fills the pipe (64 KB, a
-        # few hundred requests) gunicorn blocks writing it and every request hangs
-        self._out: list[bytes] = []
-        self._drain = threading.Thread(
-            target=lambda: self._out.extend(iter(self.proc.stdout.readline, b"")), daemon=True
-        )
-        self._drain.start()
         self._wait()
-
-    def _logs(self) -> str:
-        self._drain.join(5)
-        return b"".join(self._out).decode("utf-8", "replace")
 
     def _wait(self, timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError("gunicorn exited:\n" + self._logs())
+                raise RuntimeError("gunicorn exited:\n" + self.logs())
             try:
                 requests.get(self.url + "/health/live", timeout=5)
                 return
@@ -188,4 +179,9 @@ class LiveServer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        return self._logs()
+        return self.logs()
+
+    def logs(self) -> str:
+        """What the server logged so far."""
+        self.log.seek(0)
+        return self.log.read().decode("utf-8", "replace")
