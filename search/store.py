@@ -211,36 +211,39 @@ class DurableFileStorage(FileStorage):
     under a temporary name, then renames the TOC into place: the rename is the
     commit. It never calls fsync, so after a power cut (unlike a killed
     process) the renamed TOC may be on disk while the data it points to is not.
-    Here every file Whoosh creates is fsynced when closed, and the folder is
-    fsynced around the TOC rename, so the rename reaches the disk only after
-    everything it refers to.
+    Here, just before the TOC rename, every file created since the last one
+    that still exists (the segment files, the temporary TOC) and the folder are
+    fsynced, and the folder again after the rename. Files Whoosh deletes before
+    that (the parts it assembles into one compound segment file) cost nothing.
     """
 
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self._created: set[str] = set()
+        self._created_lock = threading.Lock()
+
     def create_file(self, name: str, excl: bool = False, mode: str = "wb", **kw: Any) -> Any:
-        f = super().create_file(name, excl=excl, mode=mode, **kw)
-        inner = f.onclose
-
-        def onclose(sf: Any) -> None:
-            if inner:
-                inner(sf)
-            sf.file.flush()
-            os.fsync(sf.file.fileno())
-
-        f.onclose = onclose
-        return f
+        with self._created_lock:
+            self._created.add(name)
+        return super().create_file(name, excl=excl, mode=mode, **kw)
 
     def rename_file(self, oldname: str, newname: str, safe: bool = False) -> None:
         toc = newname.endswith(".toc")
-        if toc:
-            self._sync_folder()  # the segment files' entries first
+        if toc:  # everything the new TOC refers to reaches the disk first
+            with self._created_lock:
+                created, self._created = self._created, set()
+            for name in sorted(created):
+                self._sync(self._fpath(name))
+            self._sync(self.folder)
         super().rename_file(oldname, newname, safe)
         if toc:
-            self._sync_folder()  # then the rename itself
+            self._sync(self.folder)  # then the rename itself
 
-    def _sync_folder(self) -> None:
+    @staticmethod
+    def _sync(path: str) -> None:
         try:
-            fd = os.open(self.folder, os.O_RDONLY)
-        except OSError:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:  # deleted meanwhile (a compound segment's parts)
             return
         try:
             os.fsync(fd)
