@@ -253,6 +253,21 @@ class DurableFileStorage(FileStorage):
             os.close(fd)
 
 
+def _release(w: Any) -> None:
+    """Give up a Whoosh writer whose commit failed, whatever state it was left in."""
+    try:
+        w.cancel()
+        return
+    except Exception:  # noqa: BLE001 - the writer may be half closed
+        pass
+    lock = getattr(w, "writelock", None)
+    if lock is not None and getattr(lock, "fd", None) is not None:
+        try:
+            lock.release()
+        except Exception:  # noqa: BLE001
+            pass
+
+
 class WhooshStore:
     """A Whoosh index in a folder: the default ``Store``."""
 
@@ -304,7 +319,14 @@ class WhooshStore:
             w.cancel()
             raise
         else:
-            w.commit()
+            try:
+                w.commit()
+            except BaseException:
+                # e.g. a full disk: the commit did not happen (the old TOC stands), but
+                # Whoosh keeps the lock until the process ends, which in an API worker
+                # would refuse every later write; release it
+                _release(w)
+                raise
 
     def _remove_stale_files(self) -> None:
         """Remove temporary TOC files of writers killed mid-commit (we hold the lock).
