@@ -36,7 +36,7 @@ from whoosh import collectors
 
 from .config import load_settings
 from .docvalues import Deadline, View, cache_for, match_mask
-from .errors import InvalidRequest, QueryError, UnknownFacet
+from .errors import InvalidRequest, QueryError, SearchTimeout, UnknownFacet
 from .facets import FacetCounter, build_filters, date_bounds
 from .highlight import highlight
 from .query import ParsedQuery, parse_query
@@ -411,7 +411,7 @@ def _suggest(prep: _Prepared, total: int) -> str | None:
             deadline=prep.deadline,
         )
         mask = match_mask(prep.searcher, prep.view, parsed.query, prep.deadline)
-    except QueryError:
+    except (QueryError, SearchTimeout):  # the search itself was answered: only drop the hint
         return None
     mask &= prep.view.doctype_mask(DOCTYPE_FOR_MODE[prep.request.mode])
     found = int(prep.filters.combined(mask).sum())

@@ -212,3 +212,21 @@ def test_wildcard_and_fuzzy_expansion_stops_at_the_time_limit(store):
         time.sleep(0.001)
         with pytest.raises(SearchTimeout):  # stopped while expanding, before any matching
             parse_query(q, searcher=searcher, view=view, deadline=expired)
+
+
+def test_a_suggestion_that_runs_out_of_time_is_dropped_not_the_search(store, monkeypatch):
+    from search import searching
+
+    calls = []
+    real = searching.match_mask
+
+    def slow_second(*a, **kw):  # the main query answers; the "did you mean" check times out
+        calls.append(1)
+        if len(calls) > 1:
+            raise SearchTimeout("the search took longer than 2 s and was stopped")
+        return real(*a, **kw)
+
+    monkeypatch.setattr(searching, "match_mask", slow_second)
+    monkeypatch.setattr(searching, "corrected_text", lambda *a: "oil")
+    result = run_search(store, SearchRequest(q="oilx"), LIMITS)
+    assert result.total == 0 and result.suggestion is None and len(calls) == 2
