@@ -59,7 +59,10 @@ USER_FIELDS = {
     "quote_kind": "quote_kind",
     "date": "date",
 }
-DEFAULT_FIELDS = {"passages": ["text", "title", "quote"], "quotes": ["quote"]}
+# A passage matches by its own words (text and quotes); the article title only
+# adds to the score (see ``ParsedQuery.boost``), so a title word does not make
+# every passage of the article a match. ``title:`` still searches titles.
+DEFAULT_FIELDS = {"passages": ["text", "quote"], "quotes": ["quote"], "title": ["title"]}
 BINARY_OPS = {"AND", "OR", "ANDNOT", "ANDMAYBE"}
 _FIELD_RE = re.compile(r"(\w+):")
 _DATE_RE = re.compile(r"^\d{4}(?:-\d{2}(?:-\d{2})?)?$")
@@ -83,10 +86,18 @@ class ParsedQuery:
     query: Any
     tokens: list[Token] = field(default_factory=list)
     highlight_terms: set[str] = field(default_factory=set)  # index forms in text fields
+    boost: Any = None  # optional query over the title: scores, never matches on its own
 
     @property
     def empty(self) -> bool:
         return self.query is None
+
+    @property
+    def scoring_query(self) -> Any:
+        """The query that ranks: the matching query, plus the title boost if any."""
+        if self.boost is None or self.query is None:
+            return self.query
+        return wq.AndMaybe(self.query, self.boost)
 
 
 def scan(text: str) -> list[Token]:
@@ -307,6 +318,13 @@ def parse_query(
     rewriter = _Rewriter(text, tokens, searcher, view, max_expansion, deadline)
     q = rewriter.rewrite(q)
     parsed = ParsedQuery(text, q, tokens, rewriter.highlight)
+    negated = any(t.kind == "op" and t.text.upper() in ("NOT", "ANDNOT") for t in tokens)
+    if mode == "passages" and not negated:
+        try:
+            boost = _parser(searcher.schema, "title").parse(text_for_parser)
+            parsed.boost = _Rewriter(text, tokens, searcher, view, max_expansion).rewrite(boost)
+        except QueryError:
+            parsed.boost = None
     return parsed
 
 

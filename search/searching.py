@@ -317,7 +317,7 @@ def _page(prep: _Prepared, total: int) -> tuple[list[int], list[float], bool]:
     col = FilteredTimeLimitCollector(top, max(remaining, 0.001), allow)
     partial = False
     try:
-        prep.searcher.search_with_collector(prep.parsed.query, col)
+        prep.searcher.search_with_collector(prep.parsed.scoring_query, col)
     except collectors.TimeLimit:
         partial = True
     results = col.results()
