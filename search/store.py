@@ -307,10 +307,12 @@ class WhooshStore:
         try:
             w = self.ix.writer(timeout=wait, delay=0.05)
         except LockError:
+            holder = self._lock_holder()
             raise IndexBusy(
                 f"another process is writing to the index at {self.path}; "
-                f"gave up after waiting {wait:g} s"
+                f"gave up after waiting {wait:g} s{holder}"
             ) from None
+        self._note_lock_holder(w)
         self._remove_stale_files()
         session = WriteSession(self, w)
         try:
@@ -327,6 +329,35 @@ class WhooshStore:
                 # would refuse every later write; release it
                 _release(w)
                 raise
+
+    def _note_lock_holder(self, w: Any) -> None:
+        """Write who holds the lock into the lock file, for the message of a writer kept out.
+
+        The lock itself is the kernel's flock on that file; its content is only
+        information (a stale content is overwritten by the next holder).
+        """
+        fd = getattr(getattr(w, "writelock", None), "fd", None)
+        if fd is None:
+            return
+        import sys
+
+        note = "pid {} since {}: {}\n".format(
+            os.getpid(), time.strftime("%Y-%m-%d %H:%M:%S"), " ".join(sys.argv)[:200]
+        )
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, note.encode("utf-8", "replace"), 0)
+        except OSError:
+            pass
+
+    def _lock_holder(self) -> str:
+        """" (held by pid N since T: command)" from the lock file, or "" if unknown."""
+        try:
+            with open(self.path / f"{INDEX_NAME}_WRITELOCK", encoding="utf-8") as fh:
+                note = fh.read(300).strip()
+        except (OSError, UnicodeDecodeError):
+            return ""
+        return f" (held by {note})" if note.startswith("pid ") else ""
 
     def _remove_stale_files(self) -> None:
         """Remove temporary TOC files of writers killed mid-commit (we hold the lock).

@@ -112,7 +112,8 @@ def test_busy_index_gives_a_clear_message_and_exit_code_then_a_killed_holder_fre
         busy = _cli("--index", str(path), "delete", "some-id",
                     env={"NEWSQUARRY_LOCK_TIMEOUT": "0.5"})  # fmt: skip
         assert busy.returncode == 4, busy.stderr
-        assert busy.stderr.startswith("Error: another process is writing to the index")
+        assert busy.stderr.startswith("Error: another process is writing to the index at")
+        assert f"gave up after waiting 0.5 s (held by pid {pid} since " in busy.stderr
         assert "gave up after waiting 0.5 s" in busy.stderr
         assert "Traceback" not in busy.stderr and "LockError" not in busy.stderr
         with pytest.raises(IndexBusy):
