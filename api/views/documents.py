@@ -91,7 +91,10 @@ def _json_body() -> Any:
             415,
             "the request body must be JSON (Content-Type: application/json)",
         )
-    data = request.get_json(silent=True)
+    try:
+        data = request.get_json(silent=True)
+    except RecursionError:  # not a ValueError, so `silent` lets it through: it was a 500
+        raise ApiError(400, "the request body is JSON nested too deeply", title="Invalid JSON")
     if data is None:
         raise ApiError(400, "the request body is not valid JSON", title="Invalid JSON")
     return data
