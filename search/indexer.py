@@ -205,20 +205,20 @@ def index_articles(
     pending: tuple[Article, list[Passage]] | None = None
     progress.sample(force=True)
     try:
-        done = False
-        while not done:
-            done = True
+        while True:
+            # the first article of a batch is awaited before the writer is opened:
+            # no empty commits, and the lock is not held while workers parse
+            item = pending if pending is not None else next(stream, None)
+            pending = None
+            if item is None:
+                break
             with store.writer() as w:
                 batch: list[tuple[str, str]] = []
-                while True:
-                    item = pending if pending is not None else next(stream, None)
-                    pending = None
-                    if item is None:
-                        break
+                while item is not None:
                     article, passages = item
                     if w.seen(article.id):
                         # same id twice in one batch: commit, then the later one replaces it
-                        pending, done = item, False
+                        pending = item
                         break
                     w.put(article, passages)
                     batch.append((article.id, article.content_hash))
@@ -226,8 +226,8 @@ def index_articles(
                     if on_progress:
                         on_progress(progress, report)
                     if len(batch) >= commit_every:
-                        done = False
                         break
+                    item = next(stream, None)
             report.merge(w.report)
             for article_id, digest in batch:
                 if in_flight.get(article_id) == digest:
