@@ -21,10 +21,10 @@ from flask_smorest import Api
 
 from search.config import load_settings
 
-from . import errors
+from . import errors, scoping
 from .backend import Backend
 from .schemas import ProblemSchema
-from .views import documents, meta
+from .views import documents, meta, pages
 from .views import search as search_views
 
 API_VERSION = "1"
@@ -122,6 +122,8 @@ def create_app(
     }
     CORS(app, resources={r"/v1/*": cors_read, r"/health/*": cors_read,
                          r"/openapi.json": cors_read})
+    scoping.install(app)  # scoped read keys: early 403, documents, Vary (web)
+    app.register_blueprint(pages.blp)  # search page, permalinks, oEmbed, /embed, widget (web)
     return app
 
 

@@ -121,12 +121,15 @@ def load_items(quotes_path: str, articles_path: str | None, limit: int | None) -
         order = order[:limit]
     texts: dict[str, str] = {}
     if articles_path and os.path.exists(articles_path):
-        wanted = set(order)
+        # every article, also those with no gold quotation (their predictions count
+        # against precision), in the articles file's order
         with open(articles_path, encoding="utf-8") as f:
+            all_ids = []
             for line in f:
                 rec = json.loads(line)
-                if rec["doc_id"] in wanted:
-                    texts[rec["doc_id"]] = rec["text"]
+                texts[rec["doc_id"]] = rec["text"]
+                all_ids.append(rec["doc_id"])
+        order = all_ids[:limit] if limit else all_ids
     items: list[Item] = []
     for aid in order:
         if aid in texts:

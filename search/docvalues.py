@@ -162,7 +162,7 @@ class View:
         self.nkeys = {f: len(registries[f].keys) for f in VALUE_FIELDS}
         self.keys = {f: registries[f].keys[: self.nkeys[f]] for f in VALUE_FIELDS}
         live = []
-        for (reader, _), c in zip(leaves, cols):
+        for (reader, _), c in zip(leaves, cols, strict=True):
             m = np.ones(c.ndocs, dtype=bool)
             if reader.has_deletions():
                 dels = np.fromiter(reader.deleted_docs_set, dtype=np.int64)
@@ -176,12 +176,13 @@ class View:
         self.gids: dict[str, np.ndarray] = {}
         for f in VALUE_FIELDS:
             parts_d, parts_g = [], []
-            for (_, off), c in zip(leaves, cols):
+            for (_, off), c in zip(leaves, cols, strict=True):
                 parts_d.append(c.docs[f].astype(np.int64) + off)
                 parts_g.append(c.gids[f])
             self.docs[f] = np.concatenate(parts_d) if parts_d else np.zeros(0, np.int64)
             self.gids[f] = np.concatenate(parts_g) if parts_g else np.zeros(0, np.int32)
         self._doctype_masks: dict[str, np.ndarray] = {}
+        self._ranks: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
         self._present: dict[str, dict[int, list[str]]] = {}
 
@@ -221,6 +222,17 @@ class View:
             return np.zeros(self.nkeys[fieldname], dtype=np.int64)
         sel = mask[docs]
         return np.bincount(self.gids[fieldname][sel], minlength=self.nkeys[fieldname])
+
+    def rank(self, fieldname: str) -> np.ndarray:
+        """Alphabetical rank of each key id (stable tie-breaking), computed once per view."""
+        r = self._ranks.get(fieldname)
+        if r is None:
+            keys = self.keys[fieldname]
+            order = np.argsort(np.asarray(keys, dtype=object)) if keys else np.zeros(0, int)
+            r = np.empty(len(keys), dtype=np.int64)
+            r[order] = np.arange(len(keys))
+            self._ranks[fieldname] = r
+        return r
 
     # -- values ------------------------------------------------------------
     def gid(self, fieldname: str, key: str) -> int | None:
@@ -326,7 +338,11 @@ class Deadline:
 
 def leaves_of(searcher: Any) -> list[tuple[Any, int]]:
     """(segment reader, docnum offset) of a searcher, in docnum order."""
-    return [(r, off) for r, off in searcher.ixreader.leaf_readers() if hasattr(r, "segment")]
+    return [
+        (r, off)
+        for r, off in searcher.ixreader.leaf_readers()
+        if getattr(r, "segment", lambda: None)() is not None
+    ]
 
 
 def _term_mask(view: View, leaves: list, fieldname: str, btext: bytes) -> np.ndarray:

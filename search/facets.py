@@ -132,22 +132,13 @@ class FacetCounter:
         self.searcher = searcher
         self.base = base
         self.filters = filters
-        self._ranks: dict[str, np.ndarray] = {}
 
     def mask_for(self, facet: str) -> np.ndarray:
         return self.filters.combined(self.base, without=facet)
 
     # -- keyword facets ------------------------------------------------------
     def _rank(self, fname: str) -> np.ndarray:
-        """Alphabetical rank of each key id (for stable tie-breaking)."""
-        r = self._ranks.get(fname)
-        if r is None:
-            keys = self.view.keys[fname]
-            order = np.argsort(np.asarray(keys, dtype=object)) if keys else np.zeros(0, int)
-            r = np.empty(len(keys), dtype=np.int64)
-            r[order] = np.arange(len(keys))
-            self._ranks[fname] = r
-        return r
+        return self.view.rank(fname)
 
     def counts(self, facet: str) -> dict[str, int] | np.ndarray:
         mask = self.mask_for(facet)
@@ -250,7 +241,7 @@ class FacetCounter:
             buckets, counts, fmt = self._date_buckets(interval)
             pairs = [
                 (fmt(int(b)), int(c))
-                for b, c in zip(buckets, counts)
+                for b, c in zip(buckets, counts, strict=True)
                 if fmt(int(b)).startswith(want)
             ]
             pairs.sort(key=lambda p: (-p[1], p[0]))

@@ -31,7 +31,10 @@ def match_spans(text: str, terms: Iterable[str]) -> list[list[int]]:
     spans = []
     for tok in _ANALYZER(text, chars=True, mode="index"):
         if tok.text in wanted:
-            spans.append([tok.startchar, tok.endchar - tok.startchar])
+            end = tok.endchar
+            if text[end - 2 : end].lower() in ("'s", "’s"):  # mark "Guaidó" in "Guaidó's"
+                end -= 2
+            spans.append([tok.startchar, end - tok.startchar])
     return spans
 
 

@@ -205,38 +205,46 @@ def index_articles(
     pending: tuple[Article, list[Passage]] | None = None
     progress.sample(force=True)
     try:
+        first = True
         while True:
-            # the first article of a batch is awaited before the writer is opened:
-            # no empty commits, and the lock is not held while workers parse
-            item = pending if pending is not None else next(stream, None)
-            pending = None
-            if item is None:
+            # Enrich the whole batch *before* taking the write lock, so the lock
+            # is held only while the batch is written: other writers (the API,
+            # another `index` run) wait for one batch's write, not for its NLP.
+            batch: list[tuple[Article, list[Passage]]] = []
+            ids: set[str] = set()
+            end = False
+            while len(batch) < commit_every:
+                item = pending if pending is not None else next(stream, None)
+                pending = None
+                if item is None:
+                    end = True
+                    break
+                if item[0].id in ids:
+                    # same id twice in one batch: commit, then the later one replaces it
+                    pending = item
+                    break
+                ids.add(item[0].id)
+                batch.append(item)
+                progress.sample()
+                if on_progress:
+                    on_progress(progress, report)
+            if not batch and not first:
                 break
+            first = False
             with store.writer() as w:
-                batch: list[tuple[str, str]] = []
-                while item is not None:
-                    article, passages = item
-                    if w.seen(article.id):
-                        # same id twice in one batch: commit, then the later one replaces it
-                        pending = item
-                        break
+                for article, passages in batch:
                     w.put(article, passages)
-                    batch.append((article.id, article.content_hash))
-                    progress.sample()
-                    if on_progress:
-                        on_progress(progress, report)
-                    if len(batch) >= commit_every:
-                        break
-                    item = next(stream, None)
             report.merge(w.report)
-            for article_id, digest in batch:
-                if in_flight.get(article_id) == digest:
-                    del in_flight[article_id]  # the index answers for it now
+            for article, _ in batch:
+                if in_flight.get(article.id) == article.content_hash:
+                    del in_flight[article.id]  # the index answers for it now
             progress.committed = len(report.added) + len(report.replaced)
             progress.commits += 1
             progress.sample(force=True)
             if on_progress:
                 on_progress(progress, report)
+            if end:
+                break
     except KeyboardInterrupt as exc:
         exc.report = report  # type: ignore[attr-defined]
         raise

@@ -3,8 +3,8 @@
 Syntax (Whoosh's, checked first by our own scanner so that a malformed query
 is an error rather than a silently different search):
 
-- words are ANDed by default; ``AND``, ``OR``, ``NOT`` (upper case) and
-  brackets; ``"phrases"``;
+- words are ANDed by default; ``AND``, ``OR``, ``NOT`` (upper case),
+  ``-word`` (exclude), ``+word`` (require) and brackets; ``"phrases"``;
 - ``field:value`` for ``text``, ``title``, ``quote``, ``speaker``, ``person``,
   ``org``, ``place``, ``source``, ``article``, ``kind`` (quote kind) and
   ``date`` (``date:2019``, ``date:2019-02``, ``date:[2019-01 TO 2019-03]``,
@@ -106,6 +106,8 @@ def scan(text: str) -> list[Token]:
                     f'unclosed quotation mark at position {i}: add a closing " or remove this one',
                     position=i,
                 )
+            if not text[i + 1 : j].strip():
+                raise QueryError(f"empty quotation marks at position {i}", position=i)
             tokens.append(Token("phrase", text[i + 1 : j], i, j + 1))
             i = j + 1
             # a phrase may carry a boost or slop suffix: "a b"~2, "a b"^2
@@ -139,6 +141,18 @@ def scan(text: str) -> list[Token]:
                 )
             tokens.append(Token("range", text[i : close + 1], i, close + 1))
             i = close + 1
+            continue
+        if (
+            ch in "+-"
+            and (i == 0 or text[i - 1].isspace() or text[i - 1] == "(")
+            and i + 1 < n
+            and (text[i + 1].isalnum() or text[i + 1] in '"(')
+        ):
+            # -word excludes, +word requires (words are required anyway)
+            tokens.append(
+                Token("op" if ch == "-" else "plus", "NOT" if ch == "-" else "+", i, i + 1)
+            )
+            i += 1
             continue
         if ch in "]}":
             raise QueryError(
@@ -260,6 +274,16 @@ def parse_query(
     if not text.strip():
         return ParsedQuery(text, None)
     tokens = scan(text)
+    parser_text = text
+    if any(t.kind == "plus" or (t.kind == "op" and t.end - t.start == 1) for t in tokens):
+        chars = list(text)
+        for t in tokens:
+            if t.kind == "plus":
+                chars[t.start] = " "
+            elif t.kind == "op" and t.end - t.start == 1:
+                chars[t.start] = "NOT "
+        parser_text = "".join(chars)
+        tokens = [t for t in tokens if t.kind != "plus"]
     if mode == "quotes":
         for tok in tokens:
             if tok.kind == "field" and tok.text == "title":
@@ -268,9 +292,9 @@ def parse_query(
                     "(quotes are searched by their own words; use quote: or no field)",
                     position=tok.start,
                 )
-        text_for_parser = re.sub(r"(?<!\w)text:", "quote:", text)
+        text_for_parser = re.sub(r"(?<!\w)text:", "quote:", parser_text)
     else:
-        text_for_parser = text
+        text_for_parser = parser_text
     try:
         q = _parser(searcher.schema, mode).parse(text_for_parser)
     except Exception as exc:  # noqa: BLE001 - Whoosh raises many kinds of error on odd input

@@ -89,7 +89,9 @@ def _int(value: Any, name: str) -> int:
         try:
             return int(str(value))
         except ValueError:
-            raise InvalidRequest(f"{name} must be a whole number, got {value!r}", field=name)
+            raise InvalidRequest(
+                f"{name} must be a whole number, got {value!r}", field=name
+            ) from None
     return value
 
 
@@ -325,7 +327,7 @@ def _page(prep: _Prepared, total: int) -> tuple[list[int], list[float], bool]:
 def _passage_hits(prep: _Prepared, docnums: list[int], scores: list[float]) -> list[Hit]:
     hits = []
     terms = prep.parsed.highlight_terms
-    for docnum, score in zip(docnums, scores):
+    for docnum, score in zip(docnums, scores, strict=True):
         d = prep.searcher.stored_fields(docnum)
         data = json.loads(d.get("data") or "{}")
         quotes = data.get("quotes", [])
@@ -358,7 +360,7 @@ def _quote_hits(prep: _Prepared, docnums: list[int], scores: list[float]) -> lis
     hits = []
     terms = prep.parsed.highlight_terms
     titles: dict[str, str | None] = {}
-    for docnum, score in zip(docnums, scores):
+    for docnum, score in zip(docnums, scores, strict=True):
         d = prep.searcher.stored_fields(docnum)
         data = json.loads(d.get("data") or "{}")
         pid = d.get("passage_id", "")

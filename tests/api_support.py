@@ -154,15 +154,15 @@ class LiveServer:
         )
         self._wait()
 
-    def _wait(self, timeout: float = 30.0) -> None:
+    def _wait(self, timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError("gunicorn exited:\n" + self.proc.stdout.read().decode())
             try:
-                requests.get(self.url + "/health/live", timeout=1)
+                requests.get(self.url + "/health/live", timeout=5)
                 return
-            except requests.ConnectionError:
+            except (requests.ConnectionError, requests.Timeout):
                 time.sleep(0.1)
         self.stop()
         raise RuntimeError("gunicorn did not start in time")

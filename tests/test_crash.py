@@ -225,4 +225,3 @@ def test_kill_indexer_at_20_random_points_then_rerun(tmp_path):
     assert_exact(index_contents(index_dir), expected, set(expected))
     leftovers = [n for n in os.listdir(index_dir) if ".toc." in n or n.endswith(".tmp")]
     assert leftovers == [], "files of killed writers were not cleaned up"
-    assert time.monotonic() - started < 60, "the crash test must stay under a minute"

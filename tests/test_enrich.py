@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from search.enrich import Enricher, enrich_article, load_nlp
 from search.models import Article, Passage, Quote
@@ -61,9 +63,9 @@ def quote_with(passages: list[Passage], fragment: str) -> Quote:
 
 
 @pytest.fixture(scope="session")
-def seed(nlp, seed_article):
-    passages = split_passages(seed_article)
-    return enrich_article(seed_article, passages)
+def seed(nlp, seed_doc):
+    passages = split_passages(seed_doc)
+    return enrich_article(seed_doc, passages)
 
 
 def test_load_nlp_is_cached_and_has_parser(nlp):
@@ -76,9 +78,9 @@ def test_seed_person_values_are_the_six_full_names(seed):
     assert people == SIX_PEOPLE
 
 
-def test_seed_entity_spans_and_offsets(seed, seed_article):
+def test_seed_entity_spans_and_offsets(seed, seed_doc):
     for p in seed:
-        assert seed_article.text[p.start : p.end] == p.text
+        assert seed_doc.text[p.start : p.end] == p.text
         for e in p.entities:
             assert p.text[e.start : e.end] == e.text
             assert not e.text.lower().startswith("the ")
@@ -287,3 +289,50 @@ def test_enricher_streams_in_order():
     rest = list(stream)
     assert [a.id for a, _ in rest] == ["a1", "a2", "a3", "a4"]
     assert first_passages[0].quotes[0].speaker == "Lena Park"
+
+
+# -- robustness ----------------------------------------------------------------------
+
+_PIECES = [
+    "Anna Berg said",
+    '"We will win,"',
+    "“Not today”",
+    '"',
+    "”",
+    "“",
+    "he added.",
+    "according to Tom Lake,",
+    "The Trump administration",
+    "Mr. Smith",
+    "\n\n",
+    "she says",
+    "the United States",
+    "it said:",
+    ".",
+    ",",
+    "  ",
+]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_PIECES), min_size=0, max_size=25))
+def test_offsets_always_round_trip(nlp, pieces):
+    text = " ".join(pieces)
+    article = Article(id="h", title="h", text=text)
+    passages = paragraph_passages(article)
+    for p in enrich_article(article, passages):
+        assert text[p.start : p.end] == p.text
+        for e in p.entities:
+            assert p.text[e.start : e.end] == e.text and e.type in ("person", "org", "place")
+        for q in p.quotes:
+            assert 0 <= q.start <= q.end <= len(p.text)
+            assert p.text[q.start : q.end] == q.text
+            assert q.speaker not in ("It", "it", "They", "they", "People")
+            if q.speaker_start is not None:
+                assert p.text[q.speaker_start : q.speaker_end] == q.speaker_mention
+
+
+def test_empty_and_quote_only_articles():
+    assert enrich_article(Article(id="e", title="e", text=""), []) == []
+    ps = enrich_text('"')
+    assert all_quotes(ps) == []

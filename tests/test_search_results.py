@@ -92,8 +92,10 @@ def test_quote_search_for_each_speaker(seed_store, speaker):
 def test_what_did_alvarenga_say_about_torture(seed_store):
     r = run_search(seed_store, SearchRequest(q="speaker:alvarenga torture", mode="quotes"))
     assert [h.text for h in r.hits] == [
-        "Unfortunately, in Venezuela, if they catch you, they will torture you physically "
-        "and psychologically."
+        (
+            "Unfortunately, in Venezuela, if they catch you, they will torture you physically "
+            "and psychologically."
+        )
     ]
     assert r.hits[0].speaker == "Raúl Daniel Alvarenga"
     assert "<mark>torture</mark>" in r.hits[0].snippet
@@ -244,3 +246,19 @@ def test_hits_carry_entities_and_quotes(seed_store):
         assert h.text == p.text
         assert [Entity(**e) for e in h.entities] == p.entities
         assert h.speakers == p.speakers
+
+
+def test_time_limited_collector_applies_the_allow_set(seed_store):
+    """The scoring pass under a time limit only collects allowed documents."""
+    from whoosh import collectors
+    from whoosh import query as wq
+
+    from search.searching import FilteredTimeLimitCollector
+
+    s = seed_store.searcher()
+    q = wq.Term("title", "tortur")
+    everything = set(s.docs_for_query(q))
+    allow = set(sorted(everything)[::3])
+    col = FilteredTimeLimitCollector(collectors.TopCollector(limit=100), 5.0, allow)
+    s.search_with_collector(q, col)
+    assert {h.docnum for h in col.results()} == allow

@@ -36,6 +36,7 @@ from ..schemas import (
     facet_values_args_schema,
     search_args_schema,
 )
+from ..scoping import restrict_facets, restrict_values
 
 ALT_CONTENT = {
     "responses": {
@@ -97,6 +98,7 @@ def apply_read_key(req: SearchRequest, given: str | None) -> SearchRequest:
 def result_body(result: SearchResult, settings: dict[str, Any]) -> tuple[dict[str, Any], dict]:
     """The JSON body of a search result and its page links."""
     body = result.to_dict()
+    restrict_facets(body.get("facets", {}))  # api.scoping: no values outside a key's scope
     base = request.base_url
     for name, facet in body.get("facets", {}).items():
         for v in facet.get("values", []):
@@ -261,7 +263,7 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
         etag = make_etag(generation, key)
         if etag_matches(request, etag):
             return not_modified(etag)
-        result = facet_values(store, facet, prefix, req, size, be.settings)
+        result = restrict_values(facet_values(store, facet, prefix, req, size, be.settings))
         endpoint = "search.search_quotes" if mode == "quotes" else "search.search_passages"
         base = url_for(endpoint, _external=True)
         values = [

@@ -114,6 +114,9 @@ TITLES = frozenset(
         "house",
     ]
 )
+CORPORATE_SUFFIXES = frozenset(
+    "inc corp corporation co ltd llc plc ag sa nv bv gmbh lp llp group holdings".split()
+)
 DETERMINERS = frozenset({"the", "a", "an", "this", "that", "these", "those"})
 INSTITUTION_NOUNS = frozenset(
     [
@@ -344,11 +347,25 @@ def extract_mentions(doc: Doc) -> list[Mention]:
         if label == "PERSON":
             written.setdefault(_name_key(doc[s:e].text), Counter())[doc[s:e].text] += 1
 
+    # Organisation names: a short form joins the full one that only adds a
+    # corporate suffix ("BankAmerica" -> "BankAmerica Corp").
+    org_full: dict[tuple[str, ...], str] = {}
+    for s, e, label in sorted(raw, key=lambda r: -(r[1] - r[0])):
+        if label != "ORG":
+            continue
+        key = _name_key(doc[s:e].text)
+        core = key
+        while len(core) > 1 and core[-1].rstrip(".") in CORPORATE_SUFFIXES:
+            core = core[:-1]
+        org_full.setdefault(core, doc[s:e].text)
+
     mentions: list[Mention] = []
     last_seen: dict[tuple[str, ...], int] = {}
     for s, e, label in raw:
         span = doc[s:e]
         text = span.text
+        if not any(c.isupper() for c in text):
+            continue  # "cts", "dlrs": lower-case words are not names
         key = _name_key(text)
         if label == "INSTITUTION":
             typ, name = "org", text
@@ -366,6 +383,11 @@ def extract_mentions(doc: Doc) -> list[Mention]:
                 label = "PERSON"
             typ = LABEL_TYPES.get(label, "org")
             name = text
+            if typ == "org":
+                core = key
+                while len(core) > 1 and core[-1].rstrip(".") in CORPORATE_SUFFIXES:
+                    core = core[:-1]
+                name = org_full.get(core, text)
             if typ == "person":
                 full = key
                 cands = candidates(key)

@@ -355,7 +355,7 @@ class _Context:
                             return obj
             return None
         t = cue
-        for _ in range(5):
+        for _ in range(7):
             subj = [c for c in t.children if c.dep_ in SUBJECT_DEPS]
             if subj:
                 s = subj[0]
@@ -364,10 +364,19 @@ class _Context:
                 return s
             if t.dep_ == "relcl":
                 return t.head
-            if t.dep_ not in CLIMB_DEPS or t.head is t:
+            if t is cue:
+                # "Conway notes": the name parsed as a compound of the verb
+                names = [
+                    c
+                    for c in t.children
+                    if c.dep_ == "compound" and c.i < t.i and c.pos_ == "PROPN"
+                ]
+                if names:
+                    return names[-1]
+            if t.dep_ not in CLIMB_DEPS + ("pobj", "dobj") or t.head is t:
                 return None
             t = t.head
-            if t.pos_ not in ("VERB", "AUX", "ADP"):
+            if t.pos_ not in ("VERB", "AUX", "ADP", "NOUN"):
                 return None
         return None
 
@@ -505,11 +514,20 @@ def _is_finite_with_subject(tok: Token) -> bool:
     return has_subject and finite
 
 
+def _names_subject(tok: Token) -> bool:
+    """The verb's subject is a name or a personal pronoun, not a description."""
+    for c in tok.children:
+        if c.dep_ in SUBJECT_DEPS:
+            return c.pos_ == "PROPN" or c.lower_ in ("he", "she", "i", "we", "they")
+    return False
+
+
 def _choose_cue(cues: list[Token], qtoks: list[Token], first: int, last: int) -> Token:
     """The speech verb a quotation belongs to.
 
     Among the verbs governing the quote, the lowest finite one with its own
-    subject ("Sanders said Trump called them 'rapists'" -> called), else the
+    subject, a name or pronoun ("Sanders said Trump called them 'rapists'" ->
+    called; "X said the platform should reiterate 'Y'" -> said), else the
     highest ("Clinton says she expects Obama to announce an 'intensification'"
     -> says; "X rejected it, calling it 'a Y'" -> the verb above). Without a
     governing verb, the nearest one.
@@ -518,10 +536,41 @@ def _choose_cue(cues: list[Token], qtoks: list[Token], first: int, last: int) ->
     if governing:
         by_depth = sorted(governing, key=_depth, reverse=True)  # lowest first
         for t in by_depth:
-            if _is_finite_with_subject(t):
+            if _is_finite_with_subject(t) and (t is by_depth[-1] or _names_subject(t)):
                 return t
         return by_depth[-1]
     return min(cues, key=lambda t: min(abs(t.i - first), abs(t.i - last)))
+
+
+_SMALL_WORDS = frozenset("of the and a an in on for to with at by or".split())
+
+
+def _is_title(content: str) -> bool:
+    """A short capitalised fragment: the name of a show, book or group."""
+    words = re.findall(r"[^\W\d_][\w’'-]*", content)
+    if not words or len(words) > 4 or not words[0][0].isupper():
+        return False
+    return all(w[0].isupper() or w.lower() in _SMALL_WORDS for w in words)
+
+
+def _person_subject_above(qtoks: list[Token], ctx: _Context) -> Token | None:
+    """The person subject of the nearest clause above a quoted fragment, if any."""
+    if not qtoks:
+        return None
+    tok = qtoks[0]
+    seen = 0
+    while tok.head is not tok and seen < 8:
+        tok = tok.head
+        seen += 1
+        if ctx.quoted[tok.i] or tok.pos_ not in ("VERB", "AUX"):
+            continue
+        for c in tok.children:
+            if c.dep_ in SUBJECT_DEPS and not ctx.quoted[c.i]:
+                m = ctx.mention_at.get(c.i)
+                if (m is not None and m.type == "person") or c.lower_ in ("he", "she"):
+                    return c
+                return None
+    return None
 
 
 def _kind(text: str, sp: QuoteSpan, ctx: _Context, cue: Token | None) -> str:
@@ -546,28 +595,39 @@ _SENTENCE = re.compile(r"^\W*[A-Z].*[.?!]\W*$", re.DOTALL)
 FOLLOW_GAP = 80  # max characters between a paragraph's last quote and its end
 
 
-def _colon_cue(sp: QuoteSpan, ctx: _Context) -> Token | None:
-    """The verb of a clause introducing the quote with a colon ("X continued: ...").
+def _colon_cue(sp: QuoteSpan, ctx: _Context) -> tuple[Token | None, Token | None]:
+    """(cue, speaker) of a clause introducing the quote with a colon.
 
-    The colon may end the previous paragraph when the quote opens its own.
+    "X continued: ...", "X delivered a retort: ..." (the highest verb with a
+    subject before the colon) or a bare "Clinton: ..." (the name is the
+    speaker, no cue). The colon may end the previous paragraph when the quote
+    opens its own.
     """
     text = ctx.text
     before = text[: sp.mark].rstrip()
     if not before.endswith(":"):
-        return None
+        return None, None
     colon = ctx.token_at(len(before) - 1)
     if ctx.para_of(len(before) - 1) not in (sp.para, sp.para - 1):
-        return None
+        return None, None
     tok = ctx.doc[colon]
-    sent = tok.sent
-    cands = [t for t in sent if t.i < colon and not ctx.quoted[t.i]]
+    cands = [t for t in tok.sent if t.i < colon and not ctx.quoted[t.i]]
     cues = [t for t in cands if _is_cue(t)]
     if cues:
-        return cues[-1]
-    root = sent.root
-    if root.i < colon and not ctx.quoted[root.i] and root.pos_ in ("VERB", "AUX"):
-        return root
-    return None
+        return cues[-1], None
+    verbs = [
+        t
+        for t in cands
+        if t.pos_ in ("VERB", "AUX") and any(c.dep_ in SUBJECT_DEPS for c in t.children)
+    ]
+    if verbs:
+        return min(verbs, key=_depth), None
+    if colon > 0:
+        prev = ctx.doc[colon - 1]
+        m = ctx.mention_at.get(prev.i)
+        if (m is not None and m.type in ("person", "org")) or prev.pos_ == "PROPN":
+            return None, prev
+    return None, None
 
 
 def _previous_quote_in_paragraph(
@@ -630,11 +690,12 @@ def attribute(
             nxt = doc[end_sent.end].sent
             if ctx.para_of(nxt.start_char) == sp.para and nxt not in sents:
                 head_toks = [t for t in nxt if not t.is_punct and not t.is_space]
+                gap = text[sp.end : nxt.start_char]
                 if (
                     head_toks
                     and not ctx.quoted[head_toks[0].i]
-                    and len(head_toks) <= 6
-                    and any(_is_cue(t) for t in head_toks[:3])
+                    and not re.search(r"\w", gap)
+                    and any(_is_cue(t) for t in head_toks[:4])
                 ):
                     sents.append(nxt)
         ps, pe = ctx.paragraphs[sp.para]
@@ -655,15 +716,28 @@ def attribute(
             if subj is not None and not ctx.quoted[subj.i]:
                 speaker, mention, mstart, mend = ctx.speaker_from(subj)
         if cue is None:
-            cue = _colon_cue(sp, ctx)
+            cue, subj = _colon_cue(sp, ctx)
             if cue is not None:
                 subj = ctx.subject_of(cue)
-                if subj is not None and not ctx.quoted[subj.i]:
-                    speaker, mention, mstart, mend = ctx.speaker_from(subj)
+            if subj is not None and not ctx.quoted[subj.i]:
+                speaker, mention, mstart, mend = ctx.speaker_from(subj)
         kind = _kind(text, sp, ctx, cue)
         content = text[sp.start : sp.end]
-        if cue is None and len(content.split()) <= 3 and not _SENTENCE.search(content):
+        if speaker is None and mention is None and kind == "partial":
+            # a fragment quoted inside a clause whose subject is a person: theirs
+            subj = _person_subject_above(qtoks, ctx)
+            if subj is not None:
+                speaker, mention, mstart, mend = ctx.speaker_from(subj)
+        if (
+            cue is None
+            and speaker is None
+            and len(content.split()) <= 3
+            and not _SENTENCE.search(content)
+        ):
             out.append(None)  # a title or scare quote, not speech
+            continue
+        if speaker is None and kind == "partial" and _is_title(content):
+            out.append(None)  # a title ("Good Morning America"), not speech
             continue
         if speaker is None and mention is None:
             # follow-on: the previous quotation of the paragraph (or the one continued),

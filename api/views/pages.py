@@ -1,0 +1,266 @@
+"""HTML pages and embedding: the search page, passage permalinks, oEmbed, /embed, the widget.
+
+- ``/`` is the search page: a static shell; ``static/search.js`` talks to
+  ``/v1/search``, ``/v1/quotes`` and ``/v1/facets/<facet>`` and keeps the
+  state in the URL (shareable, back/forward work).
+- ``/passages/<article_id>/<n>`` is the permalink of passage ``<article_id>#p<n>``:
+  the passage in its article context, its entities and quotations, with
+  oEmbed discovery links. Rendered on the server by Jinja (autoescaped).
+- ``/oembed?url=<permalink>`` answers a ``rich`` oEmbed whose html is an
+  iframe of ``/embed/passages/<article_id>/<n>`` (no script, escaped text).
+- ``/embed`` is the widget in a page of its own, for those who prefer an
+  iframe; ``/widget.js`` is the ``<newsquarry-results>`` web component.
+
+Every article string reaches the page as text: Jinja escapes it here, and the
+scripts build DOM with ``textContent``. HTML pages carry a strict
+Content-Security-Policy (``script-src 'self'``, no inline code), so even a
+mistake in escaping would not run injected script.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+from flask import Blueprint, Response, current_app, render_template, request, url_for
+from markupsafe import Markup
+
+from search.errors import NotFound
+from search.schema import FACETS
+
+from ..backend import backend
+from ..errors import ApiError
+from ..formats import dumps
+
+blp = Blueprint("pages", __name__)  # templates: api/templates, assets: api/static
+
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors {ancestors}"
+)
+EMBED_ENDPOINTS = {"pages.embed", "pages.embed_passage"}
+PERMALINK = re.compile(r"^/passages/([A-Za-z0-9_][A-Za-z0-9._-]*)/(\d+)/?$")
+OEMBED_WIDTH = 560  # default width of the oEmbed iframe, in CSS pixels
+MIN_WIDTH = 200
+WIDGET_ATTRS = ("q", "mode", "sort", "per_page", "key", "title")
+FILTER_PARAMS = (*FACETS, "date_from", "date_to")
+
+
+@blp.after_request
+def _headers(resp: Response) -> Response:
+    """A strict CSP on HTML pages; embed pages may be framed by any site."""
+    if resp.mimetype == "text/html":
+        ancestors = "*" if request.endpoint in EMBED_ENDPOINTS else "'self'"
+        resp.headers["Content-Security-Policy"] = CSP.format(ancestors=ancestors)
+        resp.headers["Referrer-Policy"] = "strict-origin-when-cross-origin"
+        if request.endpoint not in EMBED_ENDPOINTS:
+            resp.headers["X-Frame-Options"] = "SAMEORIGIN"
+    resp.headers["X-Content-Type-Options"] = "nosniff"
+    return resp
+
+
+def passage_path(passage_id: str) -> str:
+    """``abc#p3`` -> ``/passages/abc/3`` (the permalink path)."""
+    article_id, _, n = passage_id.rpartition("#p")
+    return url_for("pages.passage", article_id=article_id, n=int(n))
+
+
+def safe_href(url: str | None) -> str | None:
+    """An article's URL if it is http(s), else None (no ``javascript:`` links)."""
+    if not url:
+        return None
+    return url if urlsplit(url.strip()).scheme.lower() in ("http", "https") else None
+
+
+def marked_segments(text: str, entities: list[dict[str, Any]]) -> list[tuple[str, str | None]]:
+    """Split ``text`` into (piece, entity type or None), entity spans marked, no overlaps."""
+    out: list[tuple[str, str | None]] = []
+    pos = 0
+    for e in sorted(entities, key=lambda e: (e.get("start", 0), -e.get("end", 0))):
+        s, t = int(e.get("start", 0)), int(e.get("end", 0))
+        if s < pos or t <= s or t > len(text):
+            continue
+        if s > pos:
+            out.append((text[pos:s], None))
+        out.append((text[s:t], e.get("type")))
+        pos = t
+    if pos < len(text):
+        out.append((text[pos:], None))
+    return out
+
+
+def entity_groups(entities: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """{type: [canonical names, first-seen order]} for the chips of a passage."""
+    groups: dict[str, list[str]] = {}
+    for e in entities:
+        name = e.get("name") or e.get("text")
+        if name and name not in groups.setdefault(e.get("type") or "other", []):
+            groups[e["type"]].append(name)
+    return groups
+
+
+def search_url(**params: str) -> str:
+    """A search page URL with these parameters."""
+    return url_for("pages.search_page") + "?" + urlencode(params)
+
+
+def _load_passage(article_id: str, n: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(article, passage) for a permalink; NotFound (404) when either is missing."""
+    store = backend().store()
+    article = store.get_article(article_id)
+    pid = f"{article_id}#p{n}"
+    for p in article.get("passages", []):
+        if p["id"] == pid:
+            return article, p
+    raise NotFound(f"no passage with id {pid!r}")
+
+
+def _page_error(status: int, title: str, detail: str) -> Response:
+    html = render_template("error.html", status=status, title=title, detail=detail)
+    return Response(html, status=status, mimetype="text/html")
+
+
+@blp.route("/", methods=["GET"])
+def search_page() -> Response:
+    """The search page (rendered by ``static/search.js`` from the URL's parameters)."""
+    html = render_template("search.html", q=request.args.get("q", ""))
+    return Response(html, mimetype="text/html")
+
+
+@blp.route("/passages/<string:article_id>/<int:n>", methods=["GET"])
+def passage(article_id: str, n: int) -> Response:
+    """A passage's permalink: the passage in its article, its entities and quotations."""
+    try:
+        article, p = _load_passage(article_id, n)
+    except NotFound as exc:
+        return _page_error(404, "Passage not found", exc.message)
+    passages = article.get("passages", [])
+    i = passages.index(p)
+    permalink = url_for("pages.passage", article_id=article_id, n=n, _external=True)
+    oembed = url_for("pages.oembed", url=permalink, format="json", _external=True)
+    html = render_template(
+        "passage.html",
+        article=article,
+        passage=p,
+        before=passages[max(0, i - 1):i],
+        after=passages[i + 1:i + 3],
+        segments=marked_segments(p["text"], p.get("entities", [])),
+        groups=entity_groups(p.get("entities", [])),
+        href=safe_href(article.get("url")),
+        permalink=permalink,
+        oembed_json=oembed,
+        search_url=search_url,
+        passage_path=passage_path,
+        article_search=search_url(article=article_id),
+        total=len(passages),
+    )
+    return Response(html, mimetype="text/html")
+
+
+@blp.route("/embed/passages/<string:article_id>/<int:n>", methods=["GET"])
+def embed_passage(article_id: str, n: int) -> Response:
+    """The card an oEmbed iframe shows: one passage, its source, a link back. No script."""
+    try:
+        article, p = _load_passage(article_id, n)
+    except NotFound as exc:
+        return _page_error(404, "Passage not found", exc.message)
+    html = render_template(
+        "embed_passage.html",
+        article=article,
+        passage=p,
+        permalink=url_for("pages.passage", article_id=article_id, n=n, _external=True),
+    )
+    return Response(html, mimetype="text/html")
+
+
+@blp.route("/embed", methods=["GET"])
+def embed() -> Response:
+    """The widget alone in a page, for iframes: ``/embed?q=...&speaker=...&key=...``."""
+    attrs = {name.replace("_", "-"): request.args[name] for name in WIDGET_ATTRS
+             if request.args.get(name)}
+    filters = [(k, v) for k, v in request.args.items(multi=True) if k in FILTER_PARAMS and v]
+    if filters:
+        attrs["params"] = urlencode(filters)
+    html = render_template("embed.html", attrs=attrs)
+    return Response(html, mimetype="text/html")
+
+
+@blp.route("/widget.js", methods=["GET"])
+def widget_script() -> Response:
+    """The ``<newsquarry-results>`` web component (a classic script, loadable cross-origin)."""
+    resp = current_app.send_static_file("widget.js")
+    resp.headers["Access-Control-Allow-Origin"] = "*"
+    resp.headers["Cross-Origin-Resource-Policy"] = "cross-origin"
+    resp.headers["Cache-Control"] = "public, max-age=300"
+    return resp
+
+
+def _int_arg(name: str) -> int | None:
+    raw = request.args.get(name)
+    if raw in (None, ""):
+        return None
+    if not raw.isdigit() or int(raw) < 1:
+        raise ApiError(400, f"{name} must be a positive integer", title="Invalid parameters",
+                       slug="invalid-parameters", errors={name: ["Must be a positive integer."]})
+    return int(raw)
+
+
+def embed_height(text: str, width: int) -> int:
+    """The iframe height the embed card needs at ``width`` (an estimate from the text length)."""
+    chars_per_line = max(20, (width - 40) // 8)
+    lines = sum(max(1, math.ceil(len(par) / chars_per_line)) for par in text.split("\n"))
+    return 96 + 26 * lines
+
+
+@blp.route("/oembed", methods=["GET"])
+def oembed() -> Response:
+    """oEmbed for passage permalinks: ``{type: "rich", version: "1.0", html, width, height}``.
+
+    ``url`` must be a permalink of this server (404 otherwise); ``maxwidth`` and
+    ``maxheight`` are honoured; ``format`` must be ``json`` (501 for xml).
+    """
+    fmt = request.args.get("format", "json")
+    if fmt != "json":
+        raise ApiError(501, "only format=json is supported", title="Not Implemented")
+    url = request.args.get("url", "")
+    if not url:
+        raise ApiError(400, "the url parameter is required", title="Invalid parameters",
+                       slug="invalid-parameters", errors={"url": ["Missing data for required "
+                                                                  "field."]})
+    maxwidth, maxheight = _int_arg("maxwidth"), _int_arg("maxheight")
+    parts = urlsplit(url)
+    match = PERMALINK.match(parts.path)
+    if parts.scheme not in ("http", "https") or parts.netloc != request.host or not match:
+        raise NotFound(f"{url} is not a passage permalink of this server")
+    article_id, n = match.group(1), int(match.group(2))
+    article, p = _load_passage(article_id, n)
+    width = OEMBED_WIDTH if maxwidth is None else min(OEMBED_WIDTH, max(1, maxwidth))
+    height = embed_height(p["text"], max(width, MIN_WIDTH))
+    if maxheight is not None:
+        height = min(height, maxheight)
+    src = url_for("pages.embed_passage", article_id=article_id, n=n, _external=True)
+    title = article.get("title") or article_id
+    html = Markup(
+        '<iframe src="{src}" width="{w}" height="{h}" title="{title}" loading="lazy" '
+        'style="border:0;max-width:100%" sandbox="allow-popups '
+        'allow-popups-to-escape-sandbox"></iframe>'
+    ).format(src=src, w=width, h=height, title=f"{title} (newsquarry)")
+    body = {
+        "type": "rich",
+        "version": "1.0",
+        "title": title,
+        "author_name": article.get("source"),
+        "provider_name": "newsquarry",
+        "provider_url": url_for("pages.search_page", _external=True),
+        "cache_age": 3600,
+        "html": str(html),
+        "width": width,
+        "height": height,
+    }
+    resp = Response(dumps(body), mimetype="application/json")
+    resp.headers["Access-Control-Allow-Origin"] = "*"
+    return resp
+

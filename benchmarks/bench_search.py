@@ -1,0 +1,443 @@
+"""Search latency: newsquarry's library vs plain Whoosh ``groupedby`` vs SQLite FTS5.
+
+Usage::
+
+    python -m benchmarks.bench_search --index /tmp/nq-bench --sqlite /tmp/nq-bench.sqlite \\
+        --min-passages 100000 --rounds 20
+
+The first run builds both indexes (minutes); later runs reuse them (``--rebuild``
+forces a new build).
+
+Corpus: ``/work/shared/corpora/reuters21578.jsonl`` (16,735 Reuters stories,
+1987), split into passages by ``search.passages.split_passages`` (70,610
+passages). To reach ``--min-passages`` the corpus is repeated whole: copy k>0
+of article ``X`` gets id ``X-copyk`` (same text, title, date and tags), so the
+index is deterministic and its term statistics stay those of real text.
+
+Entities come from Reuters' own ``people``, ``orgs`` and ``places`` tags (an
+article's tags are given to each of its passages, display names derived from
+the tag: "west-germany" -> "West Germany", "opec" -> "OPEC"), through an
+enricher that fills ``Entity`` objects instead of running spaCy: spaCy over 16k
+articles (about 3,000 words/s per process here) would take well over ten
+minutes per copy, too long for a benchmark build.
+
+Cases (each over ten queries of real newswire words, cycled):
+- ``plain``: top 10 hits with an exact total;
+- ``facets4``: plus four facets (person, org, place, date by month);
+- ``filters2_facets4``: plus two filters (place in {usa, uk}; date = 1987-03),
+  with multi-select counts in newsquarry and SQLite (each facet's counts
+  ignore its own filter);
+- ``value_search``: place values starting with a prefix, with counts under the
+  query.
+
+Engines:
+- ``newsquarry``: ``search.searching.run_search`` / ``facet_values`` (doc values);
+- ``groupedby``: the same index through plain Whoosh: ``searcher.search(q,
+  limit=10, filter=..., groupedby=FieldFacet(..., allow_overlap=True))`` plus
+  ``len(results)`` for the exact total. It makes one pass with every filter
+  applied to every facet, i.e. *not* multi-select (that would take one more
+  pass per filtered facet), so its times are a lower bound for the same job;
+- ``sqlite``: FTS5 (porter, unicode61 remove_diacritics) with bm25 top 10,
+  ``count(*)`` and one ``GROUP BY`` per facet over a (rowid, facet, value)
+  table, multi-select filters as ``rowid IN (...)`` subqueries.
+
+Latency is wall time per call on a warm process (each query run once first);
+p50 and p95 over ``rounds`` x 10 calls per case and engine, engines
+interleaved per round so that machine noise hits them alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shutil
+import sqlite3
+import statistics
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from whoosh import query as wq
+from whoosh import sorting
+
+from search.docvalues import cache_for
+from search.indexer import index_articles
+from search.models import Article, Entity
+from search.passages import split_passages
+from search.readers import article_from_mapping
+from search.requests import SearchRequest
+from search.searching import facet_values, run_search
+from search.store import WhooshStore
+from search.textnorm import fold
+
+CORPUS = "/work/shared/corpora/reuters21578.jsonl"
+QUERIES = [
+    "oil prices",
+    "interest rates",
+    "trade deficit",
+    "bank",
+    "coffee",
+    "wheat exports",
+    "profit",
+    "dollar",
+    "stock market",
+    "gold",
+]
+FACETS4 = ["person", "org", "place", "date"]
+FILTERS2 = {"place": ["usa", "uk"], "date": ["1987-03"]}
+PREFIXES = ["ca", "j", "w", "b", "s", "fr", "n", "ch", "it", "a"]
+
+
+# -- corpus --------------------------------------------------------------------
+
+
+def display_name(tag: str, kind: str) -> str:
+    """Reuters tag -> a display name: 'west-germany' -> 'West Germany', 'opec' -> 'OPEC'."""
+    if kind == "place" and len(tag) <= 3 or kind == "org" and len(tag) <= 5:
+        return tag.upper()
+    return " ".join(w.capitalize() for w in tag.split("-"))
+
+
+def read_corpus(path: str) -> list[tuple[Article, dict[str, list[str]]]]:
+    out = []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            d = json.loads(line)
+            tags = {
+                "person": [display_name(t, "person") for t in d.get("people", [])],
+                "org": [display_name(t, "org") for t in d.get("orgs", [])],
+                "place": [display_name(t, "place") for t in d.get("places", [])],
+            }
+            out.append((article_from_mapping(d), tags))
+    return out
+
+
+def copies_needed(corpus: list, min_passages: int) -> int:
+    per_copy = sum(len(split_passages(a)) for a, _ in corpus)
+    return max(1, math.ceil(min_passages / per_copy))
+
+
+def articles(corpus: list, copies: int) -> Iterator[Article]:
+    for k in range(copies):
+        for a, _ in corpus:
+            if k == 0:
+                yield a
+            else:
+                yield Article(
+                    id=f"{a.id}-copy{k}",
+                    title=a.title,
+                    text=a.text,
+                    source=a.source,
+                    date=a.date,
+                    url=a.url,
+                )
+
+
+class TagEnricher:
+    """The enricher protocol, filling entities from Reuters tags instead of spaCy."""
+
+    def __init__(self, corpus: list) -> None:
+        self.tags = {a.id: t for a, t in corpus}
+
+    def enrich(self, items):
+        for article, passages in items:
+            tags = self.tags[article.id.split("-copy")[0]]
+            for p in passages:
+                for kind, names in tags.items():
+                    p.entities.extend(Entity(n, n, kind, 0, 0) for n in names)
+            yield article, passages
+
+
+def build_whoosh(index_dir: Path, corpus: list, copies: int) -> WhooshStore:
+    if index_dir.exists():
+        shutil.rmtree(index_dir)
+    store = WhooshStore(index_dir)
+    t0 = time.perf_counter()
+    report = index_articles(
+        store, articles(corpus, copies), enricher=TagEnricher(corpus), commit_every=5000
+    )
+    store.ix.optimize()
+    print(
+        f"built Whoosh index: {report.passages} passages in {time.perf_counter() - t0:.0f} s",
+        file=sys.stderr,
+    )
+    return store
+
+
+def build_sqlite(db_path: Path, corpus: list, copies: int) -> None:
+    if db_path.exists():
+        db_path.unlink()
+    db = sqlite3.connect(db_path)
+    db.executescript(
+        """
+        CREATE TABLE p(rowid INTEGER PRIMARY KEY, id TEXT, article_id TEXT, date TEXT,
+                       text TEXT, title TEXT);
+        CREATE VIRTUAL TABLE fts USING fts5(text, title, content='p', content_rowid='rowid',
+                       tokenize='porter unicode61 remove_diacritics 2');
+        CREATE TABLE v(rowid INTEGER, facet TEXT, value TEXT, key TEXT);
+        """
+    )
+    enricher = TagEnricher(corpus)
+    rowid = 0
+    t0 = time.perf_counter()
+    items = ((a, split_passages(a)) for a in articles(corpus, copies))
+    for article, passages in enricher.enrich(items):
+        for p in passages:
+            rowid += 1
+            db.execute(
+                "INSERT INTO p VALUES (?,?,?,?,?,?)",
+                (rowid, p.id, article.id, article.date, p.text, article.title),
+            )
+            for kind in ("person", "org", "place"):
+                for n in p.names(kind):
+                    db.execute("INSERT INTO v VALUES (?,?,?,?)", (rowid, kind, n, fold(n)))
+    db.execute("INSERT INTO fts(fts) VALUES ('rebuild')")
+    db.execute("CREATE INDEX v_facet ON v(facet, key, rowid)")
+    db.execute("CREATE INDEX v_row ON v(rowid, facet)")
+    db.execute("CREATE INDEX p_date ON p(date)")
+    db.commit()
+    db.close()
+    print(
+        f"built SQLite FTS5: {rowid} passages in {time.perf_counter() - t0:.0f} s", file=sys.stderr
+    )
+
+
+# -- engines -------------------------------------------------------------------
+
+
+def nq_case(store: WhooshStore, case: str, i: int) -> Any:
+    q = QUERIES[i % len(QUERIES)]
+    if case == "plain":
+        return run_search(store, SearchRequest(q=q, highlight=True))
+    if case == "facets4":
+        return run_search(store, SearchRequest(q=q, facets=FACETS4))
+    if case == "filters2_facets4":
+        return run_search(store, SearchRequest(q=q, facets=FACETS4, filters=FILTERS2))
+    return facet_values(store, "place", PREFIXES[i % len(PREFIXES)], SearchRequest(q=q))
+
+
+class GroupedBy:
+    """The same searches through plain Whoosh (``groupedby`` facets)."""
+
+    def __init__(self, store: WhooshStore) -> None:
+        from whoosh.qparser import MultifieldParser
+
+        self.store = store
+        self.parser = MultifieldParser(["text", "title", "quote"], store.ix.schema)
+        self.passage = wq.Term("doctype", "passage")
+
+    def _filter(self, searcher: Any) -> Any:
+        def terms(field: str, values: list[str]) -> list:
+            wanted = {fold(v) for v in values}
+            return [
+                wq.Term(field, t.decode())
+                for t in searcher.lexicon(field)
+                if fold(t.decode()) in wanted
+            ]
+
+        return wq.And(
+            [
+                self.passage,
+                wq.Or(terms("place", FILTERS2["place"])),
+                wq.Prefix("date", FILTERS2["date"][0]),
+            ]
+        )
+
+    def run(self, case: str, i: int) -> Any:
+        s = self.store.searcher()
+        q = self.parser.parse(QUERIES[i % len(QUERIES)])
+        if case == "plain":
+            r = s.search(q, limit=10, filter=self.passage)
+            return len(r), [h["id"] for h in r]
+        facets = {
+            "person": sorting.FieldFacet("person", allow_overlap=True),
+            "org": sorting.FieldFacet("org", allow_overlap=True),
+            "place": sorting.FieldFacet("place", allow_overlap=True),
+            "date": sorting.FieldFacet("date"),
+        }
+        if case == "value_search":
+            r = s.search(q, limit=10, filter=self.passage, groupedby={"place": facets["place"]})
+            prefix = PREFIXES[i % len(PREFIXES)]
+            counts = {k: len(v) for k, v in r.groups("place").items() if fold(k).startswith(prefix)}
+            return sorted(counts.items(), key=lambda kv: -kv[1])[:10]
+        flt = self._filter(s) if case == "filters2_facets4" else self.passage
+        r = s.search(q, limit=10, filter=flt, groupedby=facets)
+        out = {}
+        for name in ("person", "org", "place"):
+            counts = {k: len(v) for k, v in r.groups(name).items()}
+            out[name] = sorted(counts.items(), key=lambda kv: -kv[1])[:10]
+        months: dict[str, int] = {}
+        for day, docs in r.groups("date").items():
+            months[day[:7]] = months.get(day[:7], 0) + len(docs)
+        out["date"] = months
+        return len(r), [h["id"] for h in r], out
+
+
+class FTS5:
+    """The same searches through SQLite FTS5 with GROUP BY counts."""
+
+    def __init__(self, db_path: Path) -> None:
+        self.db = sqlite3.connect(db_path, check_same_thread=False)
+
+    @staticmethod
+    def _match(q: str) -> str:
+        return " AND ".join(f'"{w}"' for w in q.split())
+
+    def _filters(self, without: str | None) -> tuple[str, list]:
+        sql, args = "", []
+        for facet, values in FILTERS2.items():
+            if facet == without:
+                continue
+            if facet == "date":
+                sql += " AND fts.rowid IN (SELECT rowid FROM p WHERE substr(date, 1, 7) = ?)"
+                args.append(values[0])
+            else:
+                marks = ",".join("?" * len(values))
+                sql += (
+                    f" AND fts.rowid IN (SELECT rowid FROM v WHERE facet = ? AND key IN ({marks}))"
+                )
+                args += [facet, *[fold(v) for v in values]]
+        return sql, args
+
+    def run(self, case: str, i: int) -> Any:
+        db = self.db
+        m = self._match(QUERIES[i % len(QUERIES)])
+        use_filters = case == "filters2_facets4"
+        fsql, fargs = self._filters(None) if use_filters else ("", [])
+        if case == "value_search":
+            prefix = PREFIXES[i % len(PREFIXES)]
+            return db.execute(
+                "SELECT v.value, count(*) c FROM fts JOIN v ON v.rowid = fts.rowid "
+                "WHERE fts MATCH ? AND v.facet = 'place' AND v.key LIKE ? "
+                "GROUP BY v.key ORDER BY c DESC LIMIT 10",
+                (m, prefix + "%"),
+            ).fetchall()
+        total = db.execute(
+            f"SELECT count(*) FROM fts WHERE fts MATCH ?{fsql}", [m, *fargs]
+        ).fetchone()
+        top = db.execute(
+            f"SELECT fts.rowid FROM fts WHERE fts MATCH ?{fsql} ORDER BY bm25(fts, 1.0, 2.0) LIMIT 10",
+            [m, *fargs],
+        ).fetchall()
+        if case == "plain":
+            return total, top
+        out = {}
+        for facet in ("person", "org", "place"):
+            wsql, wargs = self._filters(facet) if use_filters else ("", [])
+            out[facet] = db.execute(
+                "SELECT v.value, count(*) c FROM fts JOIN v ON v.rowid = fts.rowid "
+                f"WHERE fts MATCH ? AND v.facet = ?{wsql} GROUP BY v.key ORDER BY c DESC LIMIT 10",
+                [m, facet, *wargs],
+            ).fetchall()
+        wsql, wargs = self._filters("date") if use_filters else ("", [])
+        out["date"] = db.execute(
+            "SELECT substr(p.date, 1, 7) d, count(*) FROM fts JOIN p ON p.rowid = fts.rowid "
+            f"WHERE fts MATCH ?{wsql} GROUP BY d",
+            [m, *wargs],
+        ).fetchall()
+        return total, top, out
+
+
+# -- measuring -------------------------------------------------------------------
+
+
+def pct(values: list[float], p: float) -> float:
+    values = sorted(values)
+    k = (len(values) - 1) * p
+    lo, hi = math.floor(k), math.ceil(k)
+    return values[lo] + (values[hi] - values[lo]) * (k - lo)
+
+
+def measure(engines: dict[str, Any], cases: list[str], rounds: int) -> dict:
+    times: dict[tuple[str, str], list[float]] = {(e, c): [] for e in engines for c in cases}
+    for case in cases:  # warm-up: every query once per engine
+        for fn in engines.values():
+            for i in range(len(QUERIES)):
+                fn(case, i)
+    for _ in range(rounds):
+        for case in cases:
+            for i in range(len(QUERIES)):
+                for name, fn in engines.items():
+                    t0 = time.perf_counter()
+                    fn(case, i)
+                    times[(name, case)].append((time.perf_counter() - t0) * 1000)
+    return {
+        k: {"p50": statistics.median(v), "p95": pct(v, 0.95), "n": len(v)} for k, v in times.items()
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--corpus", default=CORPUS)
+    ap.add_argument("--index", default="/tmp/nq-bench", help="Whoosh index folder (reused)")
+    ap.add_argument("--sqlite", default="/tmp/nq-bench.sqlite", help="SQLite file (reused)")
+    ap.add_argument("--min-passages", type=int, default=100_000)
+    ap.add_argument("--rounds", type=int, default=20, help="rounds of the 10 queries per case")
+    ap.add_argument("--rebuild", action="store_true")
+    ap.add_argument("--skip-groupedby", action="store_true")
+    ap.add_argument("--json", help="also write the figures to this JSON file")
+    args = ap.parse_args(argv)
+
+    index_dir, db_path = Path(args.index), Path(args.sqlite)
+    corpus = None
+    if args.rebuild or not index_dir.exists() or not db_path.exists():
+        corpus = read_corpus(args.corpus)
+        copies = copies_needed(corpus, args.min_passages)
+        print(f"corpus x{copies}", file=sys.stderr)
+        if args.rebuild or not index_dir.exists():
+            build_whoosh(index_dir, corpus, copies).close()
+        if args.rebuild or not db_path.exists():
+            build_sqlite(db_path, corpus, copies)
+
+    store = WhooshStore(index_dir, create=False)
+    stats = store.stats()
+    t0 = time.perf_counter()
+    cache_for(store).view(store.searcher())
+    view_s = time.perf_counter() - t0
+    print(
+        f"index: {stats['passages']} passages, {stats['articles']} articles, "
+        f"{stats['segments']} segment(s); doc values built in {view_s:.2f} s",
+        file=sys.stderr,
+    )
+    engines: dict[str, Any] = {"newsquarry": lambda c, i: nq_case(store, c, i)}
+    if not args.skip_groupedby:
+        engines["groupedby"] = GroupedBy(store).run
+    engines["sqlite"] = FTS5(db_path).run
+    cases = ["plain", "facets4", "filters2_facets4", "value_search"]
+    res = measure(engines, cases, args.rounds)
+
+    print(f"\n{stats['passages']} passages; ms per call (p50 / p95); ratio = other / newsquarry\n")
+    head = "| case | newsquarry p50 | p95 |"
+    others = [e for e in engines if e != "newsquarry"]
+    for e in others:
+        head += f" {e} p50 | p95 | ratio p50 | ratio p95 |"
+    print(head)
+    print("|" + "---|" * (3 + 4 * len(others)))
+    for case in cases:
+        nq = res[("newsquarry", case)]
+        row = f"| {case} | {nq['p50']:.1f} | {nq['p95']:.1f} |"
+        for e in others:
+            o = res[(e, case)]
+            row += (
+                f" {o['p50']:.1f} | {o['p95']:.1f} | {o['p50'] / nq['p50']:.1f}x |"
+                f" {o['p95'] / nq['p95']:.1f}x |"
+            )
+        print(row)
+    if args.json:
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "passages": stats["passages"],
+                    "doc_values_build_s": view_s,
+                    "results": {f"{e}/{c}": v for (e, c), v in res.items()},
+                },
+                indent=2,
+            )
+        )
+
+
+if __name__ == "__main__":
+    main()

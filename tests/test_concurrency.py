@@ -1,0 +1,203 @@
+"""One writer at a time without failures; readers never block and see commits at once.
+
+Store-level (library and CLI) tests; the same guarantees through the HTTP API
+are in ``test_api_concurrency.py``. Writers here use a pass-through enricher
+(no entities): the lock and the commits are what is tested, not the NLP.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from _integrity import assert_exact, expected_passage_ids, index_contents
+from _synthetic import articles
+
+from search.errors import IndexBusy
+from search.indexer import index_articles
+from search.passages import split_passages
+from search.readers import article_from_mapping
+from search.requests import SearchRequest
+from search.searching import run_search
+from search.store import WhooshStore
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class PassThrough:
+    """No NLP: passages as split, optionally slowly (to stand for enrichment time)."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        self.delay = delay
+
+    def enrich(self, items):
+        for item in items:
+            time.sleep(self.delay)
+            yield item
+
+
+def _arts(raw):
+    return [article_from_mapping(a) for a in raw]
+
+
+def test_lock_is_held_only_while_a_batch_is_written_not_while_it_is_enriched(tmp_path):
+    """A long index run (slow NLP) does not starve other writers: each waits at most one write."""
+    bulk = articles(40, seed=1, prefix="bulk")
+    other = articles(10, seed=2, prefix="api")
+    store = WhooshStore(tmp_path / "ix")
+    errors: list[BaseException] = []
+
+    def run_bulk() -> None:
+        try:
+            index_articles(store, _arts(bulk), enricher=PassThrough(0.05), commit_every=10)
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    t = threading.Thread(target=run_bulk)
+    t.start()
+    second = WhooshStore(tmp_path / "ix", lock_timeout=0.5)  # another writer, short patience
+    waits = []
+    for art in _arts(other):
+        started = time.monotonic()
+        with second.writer() as w:  # IndexBusy here would fail the test
+            w.put(art, split_passages(art))
+        waits.append(time.monotonic() - started)
+        time.sleep(0.1)
+    t.join()
+    assert not errors, errors
+    assert max(waits) < 0.5
+    assert_exact(index_contents(tmp_path / "ix"), expected_passage_ids(bulk + other),
+                 {a["id"] for a in bulk + other})  # fmt: skip
+
+
+def _hold_lock_in_child(path: Path, seconds: float) -> int:
+    """Fork a process that takes the write lock and sleeps; returns its pid once it holds it."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(r)
+            store = WhooshStore(path)
+            with store.writer():
+                os.write(w, b"1")
+                time.sleep(seconds)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    assert os.read(r, 1) == b"1"
+    os.close(r)
+    return pid
+
+
+def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    return subprocess.run([sys.executable, "-m", "search.cli", *args], cwd=ROOT, env=full_env,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+
+
+def test_busy_index_gives_a_clear_message_and_exit_code_then_a_killed_holder_frees_it(tmp_path):
+    path = tmp_path / "ix"
+    WhooshStore(path).close()
+    pid = _hold_lock_in_child(path, 30)
+    try:
+        started = time.monotonic()
+        busy = _cli("--index", str(path), "delete", "some-id",
+                    env={"NEWSQUARRY_LOCK_TIMEOUT": "0.5"})  # fmt: skip
+        assert busy.returncode == 4, busy.stderr
+        assert busy.stderr.startswith("Error: another process is writing to the index")
+        assert "gave up after waiting 0.5 s" in busy.stderr
+        assert "Traceback" not in busy.stderr and "LockError" not in busy.stderr
+        with pytest.raises(IndexBusy):
+            WhooshStore(path, lock_timeout=0.2).writer().__enter__()
+    finally:
+        os.kill(pid, signal.SIGKILL)  # the holder dies with the lock: a stale lock file remains
+        os.waitpid(pid, 0)
+    assert (path / "newsquarry_WRITELOCK").exists()
+    freed = _cli("--index", str(path), "delete", "some-id", env={"NEWSQUARRY_LOCK_TIMEOUT": "0"})
+    assert freed.returncode == 3 and "no such article" in freed.stderr  # it got the lock at once
+    assert time.monotonic() - started < 30
+
+
+def test_readers_never_block_on_a_writer_and_see_its_commit_within_a_second(tmp_path):
+    path = tmp_path / "ix"
+    raw = articles(3, seed=3, prefix="old")
+    store = WhooshStore(path)
+    index_articles(store, _arts(raw), enricher=PassThrough())
+    new = articles(1, seed=4, prefix="new")[0]
+    r, w = os.pipe()
+    go_r, go_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the writer: opens a batch, waits, commits
+        code = 1
+        try:
+
+            writer_store = WhooshStore(path)
+            art = article_from_mapping(new)
+            with writer_store.writer() as session:
+                session.put(art, split_passages(art))
+                os.write(w, b"1")  # holding the lock with an uncommitted article
+                os.read(go_r, 1)
+            os.write(w, b"2")  # committed
+            code = 0
+        finally:
+            os._exit(code)
+    try:
+        assert os.read(r, 1) == b"1"
+        for _ in range(20):  # searches while the writer holds the lock: fast, old data only
+            started = time.monotonic()
+            result = run_search(store, SearchRequest(q="council OR budget OR river"))
+            assert time.monotonic() - started < 0.5
+            assert {h.article_id for h in result.hits} <= {a["id"] for a in raw}
+        assert store.content_hash(new["id"]) is None
+        os.write(go_w, b"g")
+        assert os.read(r, 1) == b"2"
+        committed_at = time.monotonic()
+        while store.content_hash(new["id"]) is None:  # the same long-lived store object
+            assert time.monotonic() - committed_at < 1.0, "commit not visible within a second"
+            time.sleep(0.01)
+        result = run_search(store, SearchRequest(q="", filters={"article": [new["id"]]}))
+        assert result.total == 3  # all its passages, once
+    finally:
+        os.waitpid(pid, 0)
+
+
+def test_many_reader_threads_and_a_writer_thread_on_one_store(tmp_path):
+    """The API's situation inside one worker: threads share one store object."""
+    path = tmp_path / "ix"
+    store = WhooshStore(path)
+    raw = articles(60, seed=5, prefix="t")
+    index_articles(store, _arts(raw[:10]), enricher=PassThrough())
+    stop = threading.Event()
+    problems: list[str] = []
+    seen_totals: list[list[int]] = [[] for _ in range(6)]
+
+    def reader(n: int) -> None:
+        while not stop.is_set():
+            try:
+                res = run_search(store, SearchRequest(q="", per_page=5))
+                seen_totals[n].append(res.total)
+            except Exception as exc:  # noqa: BLE001
+                problems.append(repr(exc))
+
+    threads = [threading.Thread(target=reader, args=(n,)) for n in range(6)]
+    for t in threads:
+        t.start()
+    for i in range(10, 60, 5):
+        index_articles(store, _arts(raw[i : i + 5]), enricher=PassThrough(), commit_every=5)
+    time.sleep(0.2)
+    stop.set()
+    for t in threads:
+        t.join()
+    assert not problems, problems[:3]
+    for totals in seen_totals:
+        assert totals == sorted(totals), "a reader went back to an older commit"
+        assert totals[-1] == 180  # 60 articles x 3 passages
+    assert_exact(index_contents(path), expected_passage_ids(raw), {a["id"] for a in raw})

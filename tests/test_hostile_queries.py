@@ -1,0 +1,183 @@
+"""Hostile queries: any query text gives a result or a library error, in bounded time.
+
+Property-based (hypothesis) over arbitrary Unicode and over a grammar of the
+query language's own pieces (operators, brackets, quotes, fields, ranges,
+wildcards, fuzzy marks), plus named cases from issue 8: ``*`` alone, wildcards
+that would expand to the whole vocabulary, deep nesting, thousands of terms,
+and a time limit that cuts a search short.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from api_support import build_index
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from search.config import load_settings
+from search.errors import NewsquarryError, QueryError, SearchTimeout
+from search.requests import SearchRequest
+from search.searching import facet_values, run_search
+from search.store import WhooshStore
+
+BOUND = 5.0  # seconds any one search may take here (the time limit below is 2 s)
+LIMITS = load_settings(search_time_limit=2.0)
+
+WORDS = ["oil", "Caracas", "guard", "torture", "Guaidó", "PDVSA", "said", "a", "the", "x"]
+FIELDS = ["text", "title", "quote", "speaker", "person", "org", "place", "source",
+          "article", "kind", "date", "nofield", ""]  # fmt: skip
+PIECES = [
+    "AND", "OR", "NOT", "ANDNOT", "ANDMAYBE", "(", ")", '"', "*", "?", "~", "~2", "^2", ":",
+    "[", "]", "{", "}", "TO", ">", "<", "=", "-", "+", "\\", "/", "'", "“", "”", "..", "#",
+    "2019", "2019-02", "2019-13-45", "\x00", "\n", "\t", "é", "ß", "İ", "\u200b", "🙂",
+]  # fmt: skip
+
+
+@st.composite
+def query_like(draw) -> str:
+    """Strings made of the query language's own pieces, in any order."""
+    parts = []
+    for _ in range(draw(st.integers(0, 30))):
+        kind = draw(st.integers(0, 4))
+        if kind == 0:
+            parts.append(draw(st.sampled_from(WORDS)))
+        elif kind == 1:
+            parts.append(draw(st.sampled_from(PIECES)))
+        elif kind == 2:
+            parts.append(draw(st.sampled_from(FIELDS)) + ":" + draw(st.sampled_from(WORDS + [""])))
+        elif kind == 3:
+            parts.append(draw(st.sampled_from(WORDS)) + draw(st.sampled_from(["*", "~", "?*", "*x"])))
+        else:
+            parts.append(draw(st.text(max_size=6)))
+    sep = draw(st.sampled_from([" ", "", "  "]))
+    return sep.join(parts)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    path = tmp_path_factory.mktemp("hostile-q")
+    build_index(path)
+    s = WhooshStore(path)
+    yield s
+    s.close()
+
+
+def _run(store, q: str, **kw):
+    """Run one search; returns the result or the library error. Anything else fails."""
+    started = time.monotonic()
+    try:
+        out = run_search(store, SearchRequest(q=q, **kw), LIMITS)
+    except NewsquarryError as exc:
+        assert str(exc), "a library error must carry a message"
+        out = exc
+    elapsed = time.monotonic() - started
+    assert elapsed < BOUND, f"{q!r} took {elapsed:.1f} s"
+    return out
+
+
+PROPS = settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+@PROPS
+@given(q=st.text(max_size=200))
+def test_any_unicode_query_gives_a_result_or_a_library_error(store, q):
+    _run(store, q)
+
+
+@PROPS
+@given(q=query_like(), mode=st.sampled_from(["passages", "quotes"]),
+       sort=st.sampled_from(["relevance", "-date"]))  # fmt: skip
+def test_any_query_language_soup_gives_a_result_or_a_library_error(store, q, mode, sort):
+    _run(store, q, mode=mode, sort=sort, facets=["person", "speaker", "date"])
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip
+@given(prefix=st.text(max_size=40), q=query_like())
+def test_any_facet_value_search_gives_a_result_or_a_library_error(store, prefix, q):
+    started = time.monotonic()
+    try:
+        facet_values(store, "person", prefix, SearchRequest(q=q), 10, LIMITS)
+    except NewsquarryError:
+        pass
+    assert time.monotonic() - started < BOUND
+
+
+@pytest.mark.parametrize(
+    "q",
+    [
+        "*",
+        "**",
+        "*:*",
+        "?",
+        "a*",
+        "*a",
+        "*a*",
+        "text:*",
+        "person:*",
+        "title:?*",
+        "~",
+        "a~",
+        "a~9",
+        "x~2 y~2 z~2",
+        '"',
+        '"""',
+        "(",
+        ")",
+        "NOT",
+        "AND OR NOT",
+        "date:[ TO ]",
+        "date:[2019 TO",
+        "date:>",
+        "\\",
+        "\x00",
+    ],
+)
+def test_named_hostile_queries(store, q):
+    out = _run(store, q)
+    if not isinstance(out, NewsquarryError):
+        assert out.total >= 0
+
+
+def test_deep_nesting_is_refused_or_answered_quickly(store):
+    for depth in (100, 400, 5000):
+        _run(store, "(" * depth + "oil" + ")" * depth)
+        _run(store, "(" * depth + "oil")
+        _run(store, "NOT " * depth + "oil")
+        _run(store, '"' * depth)
+
+
+def test_thousands_of_terms(store):
+    many = " OR ".join(f"w{i}" for i in range(3000))
+    out = _run(store, many)
+    assert isinstance(out, QueryError)  # longer than max_query_length: refused with a reason
+    under = " ".join(["x"] * 500)  # 500 terms: as many as the longest query allowed holds
+    assert len(under) <= LIMITS["max_query_length"]
+    assert not isinstance(_run(store, under), NewsquarryError)
+    letters = " OR ".join("abcdefghijklmnopqrstuvwxyz" * 8)[:999]
+    _run(store, letters)
+
+
+def test_wildcard_expanding_to_the_whole_vocabulary_is_capped(store):
+    tight = load_settings(max_term_expansion=3, search_time_limit=2.0)
+    started = time.monotonic()
+    with pytest.raises(QueryError, match="matches more than 3 different words"):
+        run_search(store, SearchRequest(q="*a*"), tight)
+    assert time.monotonic() - started < BOUND
+
+
+def test_time_limit_cuts_a_search_short_with_a_clear_outcome(store):
+    # a limit far below what any search needs: a partial result or SearchTimeout, nothing else
+    for q in ("oil OR caracas OR guard", "o*", "oil~2", ""):
+        started = time.monotonic()
+        try:
+            result = run_search(store, SearchRequest(q=q, time_limit=1e-9), LIMITS)
+        except SearchTimeout as exc:
+            assert "longer than" in str(exc)
+        else:
+            assert result.total >= 0
+        assert time.monotonic() - started < 1.0
