@@ -238,11 +238,24 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
+def _label(row: dict[str, Any]) -> str:
+    """The mode, plus the settings that differ from the defaults."""
+    label = row["mode"]
+    if row["mode"] in ("index", "enrich"):
+        if row.get("backend", "pool") != "pool":
+            label += f" backend={row['backend']}"
+        if row.get("prefetch", 8) != 8:
+            label += f" prefetch={row['prefetch']}"
+        if row["mode"] == "index" and row.get("commit_every", 500) != 500:
+            label += f" commit_every={row['commit_every']}"
+    return label
+
+
 def summarize(rows: list[dict[str, Any]]) -> str:
     """A Markdown table of medians per mode, with ratios to ``nlp``."""
     by_mode: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
-        by_mode.setdefault(r["mode"], []).append(r)
+        by_mode.setdefault(_label(r), []).append(r)
     med = {m: {k: statistics.median(r[k] for r in rs) for k in ("wall_s", "cpu_s")}
            for m, rs in by_mode.items()}  # fmt: skip
     base = med.get("nlp")
@@ -270,6 +283,36 @@ def summarize(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def growth_table(row: dict[str, Any], marks: tuple[int, ...] = (1000, 2000, 4000, 8000)) -> str:
+    """From one ``index`` run's per-commit timeline: memory and throughput as the index grows.
+
+    One line per mark (articles committed): the tree's PSS then, the index
+    size, and the throughput over the stretch since the previous mark (wall
+    articles/s, and CPU milliseconds per article, which noise on a shared
+    machine disturbs much less).
+    """
+    tl = row["timeline"]
+    lines = [
+        "| articles | PSS MB | RSS MB | index MB | stretch | articles/s (wall) | CPU ms/article |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    prev = {"articles": 0, "wall_s": 0.0, "cpu_s": 0.0}
+    for mark in marks:
+        point = next((p for p in tl if p["articles"] >= mark), None)
+        if point is None:
+            break
+        n = point["articles"] - prev["articles"]
+        wall = point["wall_s"] - prev["wall_s"]
+        cpu = point["cpu_s"] - prev["cpu_s"]
+        lines.append(
+            f"| {point['articles']} | {point['pss_mb']} | {point['rss_mb']} | "
+            f"{point.get('index_mb', '-')} | {prev['articles']}-{point['articles']} | "
+            f"{n / wall:.1f} | {1000 * cpu / n:.0f} |"
+        )
+        prev = point
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("corpus", help="a .jsonl file (or any path newsquarry can index)")
@@ -285,7 +328,19 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--index-dir", help="keep the index here (default: a temp dir, removed)")
     ap.add_argument("--out", help="append each run as a JSON line to this file")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--tables",
+        action="store_true",
+        help="print the tables of the runs saved in CORPUS (a --out file) and exit",
+    )
     args = ap.parse_args(argv)
+    if args.tables:
+        rows = [json.loads(line) for line in Path(args.corpus).read_text().splitlines() if line]
+        print(summarize(rows))
+        for row in rows:
+            if len(row.get("timeline", ())) >= 2:
+                print(f"\n{row['articles']} articles, growth:\n{growth_table(row)}")
+        return
     if args.worker:
         print(json.dumps(run_one(args)), flush=True)
         return
