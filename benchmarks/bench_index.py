@@ -338,7 +338,7 @@ def main(argv: list[str] | None = None) -> None:
         rows = [json.loads(line) for line in Path(args.corpus).read_text().splitlines() if line]
         print(summarize(rows))
         for row in rows:
-            if len(row.get("timeline", ())) >= 2:
+            if row.get("timeline") and row["timeline"][-1]["articles"] >= 2000:
                 print(f"\n{row['articles']} articles, growth:\n{growth_table(row)}")
         return
     if args.worker:
