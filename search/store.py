@@ -33,6 +33,7 @@ from whoosh.filedb.filestore import FileStorage
 from whoosh.index import EmptyIndexError, LockError
 from whoosh.query import Term
 
+from . import whoosh_fixes  # noqa: F401  (applies the fixes)
 from .errors import IndexBusy, IndexUnavailable, NotFound
 from .models import Article, Passage
 from .schema import SCHEMA_VERSION, build_schema, keyword_value
