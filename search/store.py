@@ -285,9 +285,7 @@ class WhooshStore:
             if index.exists_in(self.path, indexname=INDEX_NAME):
                 self.ix = DurableFileStorage(str(self.path)).open_index(INDEX_NAME)
             elif create:
-                self.path.mkdir(parents=True, exist_ok=True)
-                storage = DurableFileStorage(str(self.path))
-                self.ix = storage.create_index(build_schema(), indexname=INDEX_NAME)
+                self.ix = self._create()
             else:
                 raise IndexUnavailable(f"no index at {self.path}")
         except (EmptyIndexError, OSError, ValueError, EOFError) as exc:
@@ -298,6 +296,32 @@ class WhooshStore:
                 f"the index at {self.path} was made by another version (schema "
                 f"{SCHEMA_VERSION} expected): re-create it with `newsquarry index --rebuild`"
             )
+
+    def _create(self) -> Any:
+        """Create the index, or open it if another process just did, under the write lock.
+
+        Two processes creating the same new index at once (two feeds started
+        together, two API workers) would both write generation 0: Whoosh then
+        fails with NameError or a missing temporary file. The write lock
+        (the same flock writers take) makes creation one at a time.
+        """
+        self.path.mkdir(parents=True, exist_ok=True)
+        storage = DurableFileStorage(str(self.path))
+        lock = storage.lock(f"{INDEX_NAME}_WRITELOCK")
+        deadline = time.monotonic() + self.lock_timeout
+        while not lock.acquire():
+            if time.monotonic() > deadline:
+                raise IndexBusy(
+                    f"another process is creating the index at {self.path}; "
+                    f"gave up after waiting {self.lock_timeout:g} s"
+                )
+            time.sleep(0.05)
+        try:
+            if index.exists_in(self.path, indexname=INDEX_NAME):
+                return storage.open_index(INDEX_NAME)
+            return storage.create_index(build_schema(), indexname=INDEX_NAME)
+        finally:
+            lock.release()
 
     # -- writing ---------------------------------------------------------
     @contextmanager
