@@ -60,7 +60,7 @@ USER_FIELDS = {
     "date": "date",
 }
 # A passage matches by its own words (text and quotes); the article title only
-# adds to the score (see ``ParsedQuery.boost``), so a title word does not make
+# adds to the score (see ``ParsedQuery.scoring_terms``), so a title word does not make
 # every passage of the article a match. ``title:`` still searches titles.
 DEFAULT_FIELDS = {"passages": ["text", "quote"], "quotes": ["quote"], "title": ["title"]}
 BINARY_OPS = {"AND", "OR", "ANDNOT", "ANDMAYBE"}
@@ -86,18 +86,11 @@ class ParsedQuery:
     query: Any
     tokens: list[Token] = field(default_factory=list)
     highlight_terms: set[str] = field(default_factory=set)  # index forms in text fields
-    boost: Any = None  # optional query over the title: scores, never matches on its own
+    scoring_terms: set[tuple[str, str]] = field(default_factory=set)  # (field, index form)
 
     @property
     def empty(self) -> bool:
         return self.query is None
-
-    @property
-    def scoring_query(self) -> Any:
-        """The query that ranks: the matching query, plus the title boost if any."""
-        if self.boost is None or self.query is None:
-            return self.query
-        return wq.AndMaybe(self.query, self.boost)
 
 
 def scan(text: str) -> list[Token]:
@@ -317,14 +310,13 @@ def parse_query(
         raise QueryError(f"cannot parse the query: {exc}", position=None) from None
     rewriter = _Rewriter(text, tokens, searcher, view, max_expansion, deadline)
     q = rewriter.rewrite(q)
-    parsed = ParsedQuery(text, q, tokens, rewriter.highlight)
-    negated = any(t.kind == "op" and t.text.upper() in ("NOT", "ANDNOT") for t in tokens)
-    if mode == "passages" and not negated:
-        try:
-            boost = _parser(searcher.schema, "title").parse(text_for_parser)
-            parsed.boost = _Rewriter(text, tokens, searcher, view, max_expansion).rewrite(boost)
-        except QueryError:
-            parsed.boost = None
+    parsed = ParsedQuery(text, q, tokens, rewriter.highlight, rewriter.scoring)
+    if mode == "passages":
+        # the article title ranks but never matches on its own: every positive word
+        # searched in the text also scores in the title (same analyzer, same terms)
+        parsed.scoring_terms |= {
+            ("title", t) for f, t in rewriter.scoring if f in ("text", "quote")
+        }
     return parsed
 
 
@@ -340,6 +332,12 @@ class _Rewriter:
         self.view = view
         self.cap = cap
         self.highlight: set[str] = set()
+        self.scoring: set[tuple[str, str]] = set()
+
+    def _positive(self, fieldname: str, terms: Any) -> None:
+        for t in terms:
+            self.highlight.add(t)
+            self.scoring.add((fieldname, t))
 
     def rewrite(self, q: Any, negated: bool = False) -> Any:
         err = getattr(q, "error", None)
@@ -366,12 +364,12 @@ class _Rewriter:
             if isinstance(q, wq.MultiTerm):
                 terms = self._expand(q)
                 if not negated:
-                    self.highlight.update(terms)
+                    self._positive(fname, terms)
             elif not negated:
                 if isinstance(q, wq.Term):
-                    self.highlight.add(q.text)
+                    self._positive(fname, [q.text])
                 elif isinstance(q, wq.Phrase):
-                    self.highlight.update(q.words)
+                    self._positive(fname, q.words)
         return q
 
     # -- helpers -----------------------------------------------------------
@@ -419,7 +417,7 @@ class _Rewriter:
         words = self._expand(pattern)
         stems = sorted({t.text for w in words for t in _STEMMER(w)})
         if not negated:
-            self.highlight.update(stems)
+            self._positive(q.fieldname, stems)
         if not stems:
             return wq.NullQuery
         return wq.Or([wq.Term(q.fieldname, s) for s in stems], boost=q.boost)
