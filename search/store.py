@@ -254,6 +254,23 @@ class DurableFileStorage(FileStorage):
             os.close(fd)
 
 
+def _retrying(fn: Any, tries: int = 20, delay: float = 0.05) -> Any:
+    """``fn()``, tried again when a file vanished under it.
+
+    A commit in another process deletes the previous TOC and merged-away
+    segment files right after renaming the new TOC; reading the TOC just then
+    fails with FileNotFoundError, and reading again finds the new one (Whoosh's
+    own ``Index.reader()`` retries the same way; opening an index does not).
+    """
+    for attempt in range(tries):
+        try:
+            return fn()
+        except FileNotFoundError:
+            if attempt == tries - 1:
+                raise
+            time.sleep(delay)
+
+
 def _release(w: Any) -> None:
     """Give up a Whoosh writer whose commit failed, whatever state it was left in."""
     try:
@@ -284,21 +301,46 @@ class WhooshStore:
         self._local = threading.local()
         try:
             if index.exists_in(self.path, indexname=INDEX_NAME):
-                self.ix = DurableFileStorage(str(self.path)).open_index(INDEX_NAME)
-            elif create:
-                self.path.mkdir(parents=True, exist_ok=True)
                 storage = DurableFileStorage(str(self.path))
-                self.ix = storage.create_index(build_schema(), indexname=INDEX_NAME)
+                self.ix = _retrying(lambda: storage.open_index(INDEX_NAME))
+            elif create:
+                self.ix = self._create()
             else:
                 raise IndexUnavailable(f"no index at {self.path}")
         except (EmptyIndexError, OSError, ValueError, EOFError) as exc:
             raise IndexUnavailable(f"cannot open the index at {self.path}: {exc}") from None
-        names = set(self.ix.schema.names())
+        names = set(_retrying(lambda: self.ix.schema).names())  # reads the TOC again
         if not set(build_schema().names()) <= names:
             raise IndexUnavailable(
                 f"the index at {self.path} was made by another version (schema "
                 f"{SCHEMA_VERSION} expected): re-create it with `newsquarry index --rebuild`"
             )
+
+    def _create(self) -> Any:
+        """Create the index, or open it if another process just did, under the write lock.
+
+        Two processes creating the same new index at once (two feeds started
+        together, two API workers) would both write generation 0: Whoosh then
+        fails with NameError or a missing temporary file. The write lock
+        (the same flock writers take) makes creation one at a time.
+        """
+        self.path.mkdir(parents=True, exist_ok=True)
+        storage = DurableFileStorage(str(self.path))
+        lock = storage.lock(f"{INDEX_NAME}_WRITELOCK")
+        deadline = time.monotonic() + self.lock_timeout
+        while not lock.acquire():
+            if time.monotonic() > deadline:
+                raise IndexBusy(
+                    f"another process is creating the index at {self.path}; "
+                    f"gave up after waiting {self.lock_timeout:g} s"
+                )
+            time.sleep(0.05)
+        try:
+            if index.exists_in(self.path, indexname=INDEX_NAME):
+                return storage.open_index(INDEX_NAME)
+            return storage.create_index(build_schema(), indexname=INDEX_NAME)
+        finally:
+            lock.release()
 
     # -- writing ---------------------------------------------------------
     @contextmanager
@@ -473,17 +515,22 @@ class WhooshStore:
             kind: sum(1 for _ in s.docs_for_query(Term("doctype", kind)))
             for kind in ("article", "passage", "quote")
         }
-        size = sum(f.stat().st_size for f in self.path.iterdir() if f.is_file())
+        size = 0
+        for f in self.path.iterdir():
+            try:
+                size += f.stat().st_size if f.is_file() else 0
+            except FileNotFoundError:  # deleted by a commit in another process meanwhile
+                pass
         return {
             "path": str(self.path),
             "articles": counts["article"],
             "passages": counts["passage"],
             "quotes": counts["quote"],
-            "segments": len(self.ix._segments()),
+            "segments": _retrying(lambda: len(self.ix._segments())),
             "generation": self.generation,
             "size_bytes": size,
             "last_modified": time.strftime(
-                "%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.ix.last_modified())
+                "%Y-%m-%dT%H:%M:%SZ", time.gmtime(_retrying(self.ix.last_modified))
             ),
         }
 
