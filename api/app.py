@@ -9,7 +9,9 @@ from ``settings["index"]`` and writes use the library's default enricher.
 
 from __future__ import annotations
 
+import itertools
 import logging
+import os
 import re
 import time
 import uuid
@@ -28,6 +30,7 @@ from .views import documents, meta, pages
 from .views import search as search_views
 
 API_VERSION = "1"
+MAX_QUERY_STRING = 256 * 1024  # bytes; far above what the parameter limits allow
 _REQUEST_ID_OK = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 log = logging.getLogger("api.access")
 
@@ -127,18 +130,32 @@ def create_app(
     return app
 
 
+_ID_RANDOM = uuid.uuid4().hex[:8]
+_ID_COUNTER = itertools.count(1)
+
+
+def _new_request_id() -> str:
+    """A unique id without a syscall per request: random start, process id, counter (32 hex)."""
+    count = next(_ID_COUNTER) & 0xFFFFFFFFFFFFFFFF
+    return f"{_ID_RANDOM}{os.getpid() & 0xFFFFFFFF:08x}{count:016x}"
+
+
 def _install_request_id(app: Flask) -> None:
     """A request id on every request: the client's X-Request-Id if sane, else a new one."""
 
     @app.before_request
     def _start() -> None:
         given = request.headers.get("X-Request-Id", "")
-        g.request_id = given if _REQUEST_ID_OK.match(given) else uuid.uuid4().hex
+        g.request_id = given if _REQUEST_ID_OK.match(given) else _new_request_id()
         g.started = time.perf_counter()
+        if len(request.query_string) > MAX_QUERY_STRING:
+            raise errors.ApiError(
+                414, f"the query string is longer than {MAX_QUERY_STRING} bytes"
+            )
 
     @app.after_request
     def _finish(resp: Response) -> Response:
-        rid = getattr(g, "request_id", None) or uuid.uuid4().hex
+        rid = getattr(g, "request_id", None) or _new_request_id()
         resp.headers["X-Request-Id"] = rid
         if request.path.startswith("/v1/") and request.method in ("POST", "PUT", "DELETE"):
             resp.headers.pop("Access-Control-Allow-Origin", None)

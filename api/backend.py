@@ -36,7 +36,6 @@ class Backend:
         self._store = store
         self._enricher = enricher
         self._lock = threading.Lock()
-        self._write_lock = threading.Lock()
         self._last_error: str | None = None
         self._last_try = 0.0
         self.cache = ResponseCache(int(settings.get("response_cache_size") or 0))
@@ -85,11 +84,6 @@ class Backend:
                 if self._enricher is None:
                     self._enricher = default_enricher()
         return self._enricher
-
-    @property
-    def write_lock(self) -> threading.Lock:
-        """Serialises this process's writes (Whoosh's file lock serialises processes)."""
-        return self._write_lock
 
     @property
     def writes_enabled(self) -> bool:

@@ -203,7 +203,10 @@ def _detail_for(status: int, exc: HTTPException) -> str:
 
 def internal_error(exc: BaseException) -> Response:
     """Unexpected failure: logged with its traceback, answered without one."""
-    log.error("unhandled error on %s %s", request.method, request.path, exc_info=exc)
+    log.error(
+        "unhandled error on %s %s (request id %s)",
+        request.method, request.path, getattr(g, "request_id", "-"), exc_info=exc,
+    )
     return problem_response(
         500,
         "Internal Server Error",

@@ -26,4 +26,7 @@ loglevel = os.environ.get("NEWSQUARRY_LOG_LEVEL", "info")
 access_log_format = (
     '%(h)s "%(r)s" %(s)s %(B)s %(M)sms rid=%({x-request-id}o)s "%(a)s"'
 )
-limit_request_line = 8190  # longest request line (query strings are bounded by the app)
+# 0 = gunicorn's own cap of about 1 MB instead of 8190 bytes: a valid search may hold 50
+# filter values of up to 200 characters, and gunicorn's 414 page is HTML, not problem+json.
+# The app answers request lines over 256 KiB with a 414 problem itself.
+limit_request_line = 0

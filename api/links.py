@@ -7,7 +7,7 @@ knowing the parameter names (Datasette's ``toggle_url``).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from urllib.parse import urlencode
+from urllib.parse import quote_plus, urlencode
 
 from flask import Request
 
@@ -50,3 +50,17 @@ def toggle_url(req: Request, base: str, facet: str, value: str, selected: bool,
 def link_header(links: dict[str, str | None]) -> str:
     """RFC 8288 ``Link`` header from {rel: url}."""
     return ", ".join(f'<{url}>; rel="{rel}"' for rel, url in links.items() if url)
+
+
+class Toggler:
+    """``toggle_url`` for many values of one request: the shared part is encoded once."""
+
+    def __init__(self, req: Request, base: str, drop: Iterable[str] = ()) -> None:
+        self.req, self.base, self.drop = req, base, tuple(drop)
+        self.prefix = url_with(base, _pairs(req, drop=("page", *self.drop)))
+        self.joiner = "&" if "?" in self.prefix else "?"
+
+    def __call__(self, facet: str, value: str, selected: bool) -> str:
+        if selected:  # rare: rebuild without the value
+            return toggle_url(self.req, self.base, facet, value, True, drop=self.drop)
+        return f"{self.prefix}{self.joiner}{quote_plus(facet)}={quote_plus(value)}"

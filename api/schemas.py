@@ -187,8 +187,9 @@ def facet_values_args_schema(settings: dict[str, Any]) -> type[Schema]:
             metadata={"description": "Count passages or quotations"},
         )
 
-    for name in ("facet", "facet_size", "page", "per_page", "sort", "highlight", "suggest",
-                 "format", "export"):
+    # The search's own parameters are accepted (paging and display ones are ignored), so a
+    # search URL's query string can be reused as the context; these make no sense here:
+    for name in ("facet", "facet_size", "format", "export"):
         FacetValuesArgs._declared_fields.pop(name, None)
     return FacetValuesArgs
 
@@ -376,6 +377,19 @@ class StatsSchema(Out):
     size_bytes = fields.Integer()
     last_modified = fields.String()
     limits = fields.Dict(metadata={"description": "The limits this server applies"})
+
+
+class SettingSchema(Out):
+    value = fields.Raw(allow_none=True, metadata={"description": "Secrets: only whether set"})
+    default = fields.Raw(allow_none=True)
+    env = fields.String(required=True, metadata={"description": "Environment variable"})
+    help = fields.String(required=True)
+
+
+class SettingsSchema(Out):
+    """Every setting by name (the settings table of ``search.config``)."""
+
+    settings = fields.Dict(keys=fields.String(), values=fields.Nested(SettingSchema))
 
 
 class HealthSchema(Out):

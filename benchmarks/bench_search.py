@@ -31,7 +31,11 @@ Cases (each over ten queries of real newswire words, cycled):
   query.
 
 Engines:
-- ``newsquarry``: ``search.searching.run_search`` / ``facet_values`` (doc values);
+- ``newsquarry``: ``search.searching.run_search`` / ``facet_values`` (doc values,
+  decoded postings kept per index state in a bounded LRU);
+- ``newsquarry-nocache``: the same with that postings cache off, so every call
+  decodes its posting lists from the index files (the worst case for a query
+  whose words were not searched recently);
 - ``groupedby``: the same index through plain Whoosh: ``searcher.search(q,
   limit=10, filter=..., groupedby=FieldFacet(..., allow_overlap=True))`` plus
   ``len(results)`` for the exact total. It makes one pass with every filter
@@ -39,7 +43,8 @@ Engines:
   pass per filtered facet), so its times are a lower bound for the same job;
 - ``sqlite``: FTS5 (porter, unicode61 remove_diacritics) with bm25 top 10,
   ``count(*)`` and one ``GROUP BY`` per facet over a (rowid, facet, value)
-  table, multi-select filters as ``rowid IN (...)`` subqueries.
+  table; the FTS5 match runs once per call into a temporary table and
+  multi-select filters are ``EXISTS`` probes on indexed tables.
 
 Latency is wall time per call on a warm process (each query run once first);
 p50 and p95 over ``rounds`` x 10 calls per case and engine, engines
@@ -226,7 +231,8 @@ class GroupedBy:
         from whoosh.qparser import MultifieldParser
 
         self.store = store
-        self.parser = MultifieldParser(["text", "title", "quote"], store.ix.schema)
+        # newsquarry's default fields: a passage matches by its text and quotes
+        self.parser = MultifieldParser(["text", "quote"], store.ix.schema)
         self.passage = wq.Term("doctype", "passage")
 
     def _filter(self, searcher: Any) -> Any:
@@ -261,30 +267,42 @@ class GroupedBy:
         if case == "value_search":
             r = s.search(q, limit=10, filter=self.passage, groupedby={"place": facets["place"]})
             prefix = PREFIXES[i % len(PREFIXES)]
-            counts = {k: len(v) for k, v in r.groups("place").items() if fold(k).startswith(prefix)}
+            counts = {
+                k: len(v)
+                for k, v in r.groups("place").items()
+                if k is not None and fold(k).startswith(prefix)
+            }
             return sorted(counts.items(), key=lambda kv: -kv[1])[:10]
         flt = self._filter(s) if case == "filters2_facets4" else self.passage
         r = s.search(q, limit=10, filter=flt, groupedby=facets)
         out = {}
         for name in ("person", "org", "place"):
-            counts = {k: len(v) for k, v in r.groups(name).items()}
+            counts = {k: len(v) for k, v in r.groups(name).items() if k is not None}
             out[name] = sorted(counts.items(), key=lambda kv: -kv[1])[:10]
         months: dict[str, int] = {}
         for day, docs in r.groups("date").items():
-            months[day[:7]] = months.get(day[:7], 0) + len(docs)
+            if day:
+                months[day[:7]] = months.get(day[:7], 0) + len(docs)
         out["date"] = months
         return len(r), [h["id"] for h in r], out
 
 
 class FTS5:
-    """The same searches through SQLite FTS5 with GROUP BY counts."""
+    """The same searches through SQLite FTS5 with GROUP BY counts.
+
+    Per call the FTS5 match runs once into a temporary table of (rowid, bm25);
+    the total, the top 10 and each facet's GROUP BY (with multi-select filters
+    as ``EXISTS`` probes on indexed tables) are then computed from it.
+    """
 
     def __init__(self, db_path: Path) -> None:
         self.db = sqlite3.connect(db_path, check_same_thread=False)
+        self.db.execute("PRAGMA temp_store = MEMORY")
 
     @staticmethod
     def _match(q: str) -> str:
-        return " AND ".join(f'"{w}"' for w in q.split())
+        # passages match by their own text (as in newsquarry, where the title only ranks)
+        return " AND ".join(f'text : "{w}"' for w in q.split())
 
     def _filters(self, without: str | None) -> tuple[str, list]:
         sql, args = "", []
@@ -292,53 +310,79 @@ class FTS5:
             if facet == without:
                 continue
             if facet == "date":
-                sql += " AND fts.rowid IN (SELECT rowid FROM p WHERE substr(date, 1, 7) = ?)"
-                args.append(values[0])
+                sql += " AND EXISTS (SELECT 1 FROM p WHERE p.rowid = m.r AND p.date >= ? AND p.date < ?)"
+                args += [values[0], values[0] + "~"]
             else:
                 marks = ",".join("?" * len(values))
                 sql += (
-                    f" AND fts.rowid IN (SELECT rowid FROM v WHERE facet = ? AND key IN ({marks}))"
+                    " AND EXISTS (SELECT 1 FROM v AS f WHERE f.rowid = m.r AND f.facet = ? "
+                    f"AND f.key IN ({marks}))"
                 )
                 args += [facet, *[fold(v) for v in values]]
         return sql, args
 
     def run(self, case: str, i: int) -> Any:
         db = self.db
-        m = self._match(QUERIES[i % len(QUERIES)])
-        use_filters = case == "filters2_facets4"
-        fsql, fargs = self._filters(None) if use_filters else ("", [])
+        db.execute("DROP TABLE IF EXISTS temp.m")
+        db.execute(
+            "CREATE TEMP TABLE m AS SELECT rowid AS r, bm25(fts, 1.0, 2.0) AS s "
+            "FROM fts WHERE fts MATCH ?",
+            (self._match(QUERIES[i % len(QUERIES)]),),
+        )
         if case == "value_search":
             prefix = PREFIXES[i % len(PREFIXES)]
             return db.execute(
-                "SELECT v.value, count(*) c FROM fts JOIN v ON v.rowid = fts.rowid "
-                "WHERE fts MATCH ? AND v.facet = 'place' AND v.key LIKE ? "
-                "GROUP BY v.key ORDER BY c DESC LIMIT 10",
-                (m, prefix + "%"),
+                "SELECT v.value, count(*) c FROM m CROSS JOIN v ON v.rowid = m.r "
+                "WHERE v.facet = 'place' AND v.key LIKE ? GROUP BY v.key ORDER BY c DESC LIMIT 10",
+                (prefix + "%",),
             ).fetchall()
-        total = db.execute(
-            f"SELECT count(*) FROM fts WHERE fts MATCH ?{fsql}", [m, *fargs]
-        ).fetchone()
-        top = db.execute(
-            f"SELECT fts.rowid FROM fts WHERE fts MATCH ?{fsql} ORDER BY bm25(fts, 1.0, 2.0) LIMIT 10",
-            [m, *fargs],
-        ).fetchall()
+        use_filters = case == "filters2_facets4"
+        fsql, fargs = self._filters(None) if use_filters else ("", [])
+        total = db.execute(f"SELECT count(*) FROM m WHERE 1{fsql}", fargs).fetchone()
+        top = db.execute(f"SELECT m.r FROM m WHERE 1{fsql} ORDER BY m.s LIMIT 10", fargs).fetchall()
         if case == "plain":
             return total, top
         out = {}
         for facet in ("person", "org", "place"):
             wsql, wargs = self._filters(facet) if use_filters else ("", [])
             out[facet] = db.execute(
-                "SELECT v.value, count(*) c FROM fts JOIN v ON v.rowid = fts.rowid "
-                f"WHERE fts MATCH ? AND v.facet = ?{wsql} GROUP BY v.key ORDER BY c DESC LIMIT 10",
-                [m, facet, *wargs],
+                "SELECT v.value, count(*) c FROM m CROSS JOIN v ON v.rowid = m.r "
+                f"WHERE v.facet = ?{wsql} GROUP BY v.key ORDER BY c DESC LIMIT 10",
+                [facet, *wargs],
             ).fetchall()
         wsql, wargs = self._filters("date") if use_filters else ("", [])
         out["date"] = db.execute(
-            "SELECT substr(p.date, 1, 7) d, count(*) FROM fts JOIN p ON p.rowid = fts.rowid "
-            f"WHERE fts MATCH ?{wsql} GROUP BY d",
-            [m, *wargs],
+            "SELECT substr(p.date, 1, 7) d, count(*) FROM m CROSS JOIN p ON p.rowid = m.r "
+            f"WHERE 1{wsql} GROUP BY d",
+            wargs,
         ).fetchall()
         return total, top, out
+
+
+def check_agreement(store: WhooshStore, fts: FTS5) -> list[str]:
+    """Totals and facet counts of newsquarry and SQLite on every query and case."""
+    problems = []
+    for case in ("plain", "facets4", "filters2_facets4"):
+        for i, q in enumerate(QUERIES):
+            r = nq_case(store, case, i)
+            got = fts.run(case, i)
+            if r.total != got[0][0]:
+                problems.append(f"{case} {q!r}: total {r.total} vs {got[0][0]}")
+            if case == "plain":
+                continue
+            for facet in ("person", "org", "place"):
+                ours = {fold(v.value): v.count for v in r.facets[facet].values}
+                theirs = {fold(v): c for v, c in got[2][facet]}
+                for key in ours.keys() & theirs.keys():
+                    if ours[key] != theirs[key]:
+                        problems.append(f"{case} {q!r} {facet}={key}: {ours[key]} vs {theirs[key]}")
+            months = dict(got[2]["date"])
+            for v in r.facets["date"].values:
+                if months.get(v.value, 0) != v.count:
+                    problems.append(
+                        f"{case} {q!r} date={v.value}: {v.count} vs {months.get(v.value)}"
+                    )
+    return problems
 
 
 # -- measuring -------------------------------------------------------------------
@@ -351,16 +395,23 @@ def pct(values: list[float], p: float) -> float:
     return values[lo] + (values[hi] - values[lo]) * (k - lo)
 
 
-def measure(engines: dict[str, Any], cases: list[str], rounds: int) -> dict:
+def measure(
+    engines: dict[str, Any], cases: list[str], rounds: int, slow_rounds: int | None = None
+) -> dict:
+    """p50/p95 per (engine, case); ``groupedby`` runs only ``slow_rounds`` rounds if given."""
     times: dict[tuple[str, str], list[float]] = {(e, c): [] for e in engines for c in cases}
-    for case in cases:  # warm-up: every query once per engine
-        for fn in engines.values():
-            for i in range(len(QUERIES)):
+    for case in cases:  # warm-up: every query once per engine (two for the slow one)
+        for name, fn in engines.items():
+            for i in range(2 if name == "groupedby" and slow_rounds else len(QUERIES)):
                 fn(case, i)
-    for _ in range(rounds):
+    print("warmed up", file=sys.stderr)
+    for r in range(rounds):
+        print(f"round {r + 1}/{rounds}", file=sys.stderr)
         for case in cases:
             for i in range(len(QUERIES)):
                 for name, fn in engines.items():
+                    if name == "groupedby" and slow_rounds is not None and r >= slow_rounds:
+                        continue
                     t0 = time.perf_counter()
                     fn(case, i)
                     times[(name, case)].append((time.perf_counter() - t0) * 1000)
@@ -378,6 +429,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rounds", type=int, default=20, help="rounds of the 10 queries per case")
     ap.add_argument("--rebuild", action="store_true")
     ap.add_argument("--skip-groupedby", action="store_true")
+    ap.add_argument(
+        "--groupedby-rounds", type=int, help="fewer rounds for the slow groupedby engine"
+    )
+    ap.add_argument("--skip-nocache", action="store_true", help="skip newsquarry-nocache")
     ap.add_argument("--json", help="also write the figures to this JSON file")
     args = ap.parse_args(argv)
 
@@ -403,11 +458,24 @@ def main(argv: list[str] | None = None) -> None:
         file=sys.stderr,
     )
     engines: dict[str, Any] = {"newsquarry": lambda c, i: nq_case(store, c, i)}
+    if not args.skip_nocache:
+        # a second store object, hence its own doc-values view, with no decoded-postings
+        # cache: every query decodes its posting lists from the index files again
+        bare = WhooshStore(index_dir, create=False)
+        cache_for(bare).view(bare.searcher()).postings_budget = 0
+        engines["newsquarry-nocache"] = lambda c, i: nq_case(bare, c, i)
     if not args.skip_groupedby:
         engines["groupedby"] = GroupedBy(store).run
     engines["sqlite"] = FTS5(db_path).run
+    problems = check_agreement(store, engines["sqlite"].__self__)
+    print(
+        f"newsquarry vs SQLite totals and facet counts: {len(problems)} difference(s)",
+        *problems[:10],
+        sep="\n",
+        file=sys.stderr,
+    )
     cases = ["plain", "facets4", "filters2_facets4", "value_search"]
-    res = measure(engines, cases, args.rounds)
+    res = measure(engines, cases, args.rounds, args.groupedby_rounds)
 
     print(f"\n{stats['passages']} passages; ms per call (p50 / p95); ratio = other / newsquarry\n")
     head = "| case | newsquarry p50 | p95 |"

@@ -25,8 +25,8 @@ Definitions (see docs/quality.md):
   subset has no gold for them.
 * Speaker, named gold: gold ``speaker_is_pronoun`` false and every word of the
   mention capitalised (after a leading "the" and a possessive are dropped).
-  Correct when the folded gold words, titles removed, are all in our canonical
-  speaker, or the last words (surnames) agree. Reported end to end (over all
+  Correct when the folded gold words (up to a comma, titles removed) are all in
+  our canonical speaker, or the last words (surnames) agree. Reported end to end (over all
   named gold quotes; a missed span counts as wrong) and over matched quotes.
 * Speaker, pronoun or descriptive gold: the gold keeps the mention ("he", "the
   senator"), so we score the mention: correct when our speaker mention overlaps
@@ -100,6 +100,7 @@ def speaker_ok(gold_name: str, ours: str | None) -> bool:
     """Folded gold words (titles dropped) inside our name, or the same surname."""
     if not ours:
         return False
+    gold_name = gold_name.split(",")[0]  # "Sen. Lindsey Graham, R-S.C" -> the name
     g = [w for w in _words(gold_name) if w not in TITLES and w != "the"]
     o = [w for w in _words(ours) if w != "the"]
     if not g or not o:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,39 +37,101 @@ import numpy as np
 from whoosh import query as wq
 from whoosh.matching.wrappers import FilterMatcher
 from whoosh.reading import TermNotFound
+from whoosh.util.numeric import byte_to_length
 
 from .errors import SearchTimeout
 from .textnorm import fold
 
 VALUE_FIELDS = ("person", "org", "place", "speaker", "source", "quote_kind", "article_id")
+SCORED_FIELDS = ("text", "title", "quote")
+_LENGTHS = np.array([byte_to_length(b) for b in range(256)], dtype=np.float32)
 DOCTYPES = {"article": 0, "passage": 1, "quote": 2}
 
 
 # -- building blocks ---------------------------------------------------------
 
 
-def leaf_ids(matcher: Any) -> list[int]:
-    """All ids of a raw posting list, read block by block (no per-posting calls)."""
-    while isinstance(matcher, FilterMatcher):  # deletions are applied by the live mask
+def _block_arrays(m: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The (ids, weights) of a W3 leaf matcher's current block, decoded with numpy."""
+    if m._data is None:
+        m._read_data()
+    raw_ids, raw_w = m._data[0], m._data[1]
+    n = m._blocklength
+    if m._byteids:
+        ids = np.asarray(raw_ids, dtype=np.int64)
+    else:  # delta-encoded
+        ids = np.cumsum(np.asarray(raw_ids, dtype=np.int64))
+    if raw_w is None:
+        w = np.ones(n, dtype=np.float32)
+    elif isinstance(raw_w, float):
+        w = np.full(n, raw_w, dtype=np.float32)
+    else:
+        w = np.asarray(raw_w, dtype=np.float32)
+    return ids[m._i :], w[m._i :]
+
+
+def leaf_postings(matcher: Any) -> tuple[np.ndarray, np.ndarray]:
+    """All (ids, weights) of a raw posting list (deleted docs included), block by block.
+
+    Reads Whoosh's W3 blocks directly and decodes them with numpy: per-posting
+    matcher calls, or Whoosh's own ``delta_decode`` generator, cost several
+    times more.
+    """
+    while isinstance(matcher, FilterMatcher):
         matcher = matcher.child
-    out: list[int] = []
-    if hasattr(matcher, "_read_ids") and hasattr(matcher, "_next_block"):
+    id_parts: list[np.ndarray] = []
+    w_parts: list[np.ndarray] = []
+    if all(hasattr(matcher, a) for a in ("_read_data", "_data", "_byteids", "_next_block")):
         while matcher.is_active():
-            if matcher._ids is None:
-                matcher._read_ids()
-            out.extend(matcher._ids[matcher._i :])
+            ids, w = _block_arrays(matcher)
+            id_parts.append(ids)
+            w_parts.append(w)
             matcher._next_block()
+    else:
+        ids_l, w_l = [], []
+        while matcher.is_active():
+            ids_l.append(matcher.id())
+            w_l.append(matcher.weight())
+            matcher.next()
+        id_parts.append(np.asarray(ids_l, dtype=np.int64))
+        w_parts.append(np.asarray(w_l, dtype=np.float32))
+    if not id_parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.float32)
+    return np.concatenate(id_parts), np.concatenate(w_parts)
+
+
+def segment_postings(reader: Any, fieldname: str, btext: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """Local docnums and weights (term frequency x field boost) of a term in one segment."""
+    try:
+        m = reader.postings(fieldname, btext)
+    except (TermNotFound, KeyError):
+        return np.zeros(0, np.int64), np.zeros(0, np.float32)
+    return leaf_postings(m)
+
+
+def _length_codes(reader: Any, fieldname: str, n: int) -> np.ndarray:
+    """The per-document length bytes of a field (Whoosh stores lengths quantized to a byte)."""
+    out = np.zeros(n, dtype=np.uint8)
+    try:
+        from whoosh.codec.whoosh3 import LENGTHS_COLUMN
+
+        col = reader._perdoc._cached_reader(f"_{fieldname}_len", LENGTHS_COLUMN)
+    except AttributeError:
+        col = None
+    if col is None:
         return out
-    return list(matcher.all_ids())
+    try:  # fixed one byte per document, stored contiguously
+        count = min(col._count, n)
+        raw = col._dbfile.get(col._basepos, count)
+        out[:count] = np.frombuffer(raw, dtype=np.uint8)
+    except AttributeError:
+        out[:] = np.fromiter((col[i] for i in range(n)), dtype=np.uint8, count=n)
+    return out
 
 
 def segment_term_ids(reader: Any, fieldname: str, btext: bytes) -> list[int]:
     """Local docnums holding a term in one segment, deleted docs included."""
-    try:
-        m = reader.postings(fieldname, btext)
-    except (TermNotFound, KeyError):
-        return []
-    return leaf_ids(m)
+    return segment_postings(reader, fieldname, btext)[0].tolist()
 
 
 def _date_int(text: str) -> int:
@@ -105,6 +167,8 @@ class SegmentColumns:
     docs: dict[str, np.ndarray] = field(default_factory=dict)  # field -> local docnums
     gids: dict[str, np.ndarray] = field(default_factory=dict)  # field -> key ids
     forms: dict[str, dict[int, Counter]] = field(default_factory=dict)  # gid -> written forms
+    lengths: dict[str, np.ndarray] = field(default_factory=dict)  # field -> length bytes
+    field_totals: dict[str, int] = field(default_factory=dict)  # field -> total length
     raw: dict[str, dict[int, list[str]]] = field(default_factory=dict)  # gid -> raw terms
 
 
@@ -123,6 +187,9 @@ def build_segment(reader: Any, registries: dict[str, KeyRegistry]) -> SegmentCol
             ids = segment_term_ids(reader, "date", btext)
             date[np.asarray(ids, dtype=np.int64)] = value
     cols = SegmentColumns(reader.segment().segment_id(), n, doctype, date)
+    for fname in SCORED_FIELDS:
+        cols.lengths[fname] = _length_codes(reader, fname, n)
+        cols.field_totals[fname] = reader.field_length(fname)
     for fname in VALUE_FIELDS:
         reg = registries[fname]
         pairs: set[tuple[int, int]] = set()
@@ -181,6 +248,21 @@ class View:
                 parts_g.append(c.gids[f])
             self.docs[f] = np.concatenate(parts_d) if parts_d else np.zeros(0, np.int64)
             self.gids[f] = np.concatenate(parts_g) if parts_g else np.zeros(0, np.int32)
+        self.lengths = {
+            f: _LENGTHS[np.concatenate([c.lengths[f] for c in cols])]
+            if cols
+            else np.zeros(0, np.float32)
+            for f in SCORED_FIELDS
+        }
+        # as Whoosh's BM25F: total field length over all documents, deleted ones included
+        self.avglen = {
+            f: (sum(c.field_totals[f] for c in cols) / self.size) if self.size else 1.0
+            for f in SCORED_FIELDS
+        }
+        self._postings: OrderedDict[tuple[str, bytes], tuple[np.ndarray, np.ndarray]] = (
+            OrderedDict()
+        )
+        self._postings_size = 0
         self._doctype_masks: dict[str, np.ndarray] = {}
         self._ranks: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
@@ -222,6 +304,28 @@ class View:
             return np.zeros(self.nkeys[fieldname], dtype=np.int64)
         sel = mask[docs]
         return np.bincount(self.gids[fieldname][sel], minlength=self.nkeys[fieldname])
+
+    postings_budget = 4_000_000  # postings kept decoded per view (about 48 MB)
+
+    def cached_postings(self, key: tuple[str, bytes]) -> tuple[np.ndarray, np.ndarray] | None:
+        with self._lock:
+            got = self._postings.get(key)
+            if got is not None:
+                self._postings.move_to_end(key)
+            return got
+
+    def cache_postings(self, key: tuple[str, bytes], value: tuple[np.ndarray, np.ndarray]) -> None:
+        size = len(value[0])
+        if size > self.postings_budget // 4:
+            return
+        with self._lock:
+            if key in self._postings:
+                return
+            self._postings[key] = value
+            self._postings_size += size
+            while self._postings_size > self.postings_budget and self._postings:
+                _, old = self._postings.popitem(last=False)
+                self._postings_size -= len(old[0])
 
     def rank(self, fieldname: str) -> np.ndarray:
         """Alphabetical rank of each key id (stable tie-breaking), computed once per view."""
@@ -345,12 +449,47 @@ def leaves_of(searcher: Any) -> list[tuple[Any, int]]:
     ]
 
 
-def _term_mask(view: View, leaves: list, fieldname: str, btext: bytes) -> np.ndarray:
+class Postings:
+    """Decoded posting lists (global ids, weights) of one searcher, read once per term.
+
+    Within a request the mask evaluation and the BM25F ranking share them; across
+    requests the view keeps the most recently used ones up to a budget of
+    postings (``View.postings_budget``), since decoding Whoosh's pickled, zlib
+    compressed blocks is most of a query's cost. A view belongs to one state of
+    the index, so cached postings are never stale.
+    """
+
+    def __init__(self, searcher: Any, view: View) -> None:
+        self.searcher = searcher
+        self.view = view
+        self.leaves = leaves_of(searcher)
+        self.local: dict[tuple[str, bytes], tuple[np.ndarray, np.ndarray]] = {}
+
+    def get(self, fieldname: str, btext: bytes) -> tuple[np.ndarray, np.ndarray]:
+        key = (fieldname, btext)
+        got = self.local.get(key)
+        if got is None:
+            got = self.view.cached_postings(key)
+        if got is None:
+            ids_parts, w_parts = [], []
+            for reader, off in self.leaves:
+                ids, weights = segment_postings(reader, fieldname, btext)
+                if len(ids):
+                    ids_parts.append(ids + off)
+                    w_parts.append(weights)
+            if ids_parts:
+                got = (np.concatenate(ids_parts), np.concatenate(w_parts))
+            else:
+                got = (np.zeros(0, np.int64), np.zeros(0, np.float32))
+            self.view.cache_postings(key, got)
+        self.local[key] = got
+        return got
+
+
+def _term_mask(view: View, postings: Postings, fieldname: str, btext: bytes) -> np.ndarray:
     m = view.empty()
-    for reader, off in leaves:
-        ids = segment_term_ids(reader, fieldname, btext)
-        if ids:
-            m[np.asarray(ids, dtype=np.int64) + off] = True
+    ids, _ = postings.get(fieldname, btext)
+    m[ids] = True
     return m
 
 
@@ -360,15 +499,17 @@ def _to_bytes(searcher: Any, fieldname: str, text: Any) -> bytes:
     return searcher.schema[fieldname].to_bytes(text)
 
 
-def match_mask(searcher: Any, view: View, q: Any, deadline: Deadline) -> np.ndarray:
+def match_mask(
+    searcher: Any, view: View, q: Any, deadline: Deadline, postings: Postings | None = None
+) -> np.ndarray:
     """The live documents matching a Whoosh query, as a boolean mask (no scoring)."""
-    leaves = leaves_of(searcher)
-    if [off for _, off in leaves] != view.offsets:
+    postings = postings or Postings(searcher, view)
+    if [off for _, off in postings.leaves] != view.offsets:
         raise RuntimeError("doc-values view does not belong to this searcher")
-    return _eval(searcher, view, leaves, q, deadline) & view.live
+    return _eval(searcher, view, postings, q, deadline) & view.live
 
 
-def _eval(searcher: Any, view: View, leaves: list, q: Any, deadline: Deadline) -> np.ndarray:
+def _eval(searcher: Any, view: View, leaves: Postings, q: Any, deadline: Deadline) -> np.ndarray:
     deadline.check()
     if q is None or isinstance(q, wq.qcore._NullQuery):
         return view.empty()
@@ -404,12 +545,11 @@ def _eval(searcher: Any, view: View, leaves: list, q: Any, deadline: Deadline) -
         return _eval(searcher, view, leaves, q.child, deadline)
     if isinstance(q, wq.MultiTerm):
         m = view.empty()
-        for reader, off in leaves:
-            for btext in q._btexts(reader):
-                ids = segment_term_ids(reader, q.fieldname, btext)
-                if ids:
-                    m[np.asarray(ids, dtype=np.int64) + off] = True
-            deadline.check()
+        for n, btext in enumerate(q._btexts(searcher.ixreader)):
+            ids, _ = leaves.get(q.fieldname, btext)
+            m[ids] = True
+            if n % 64 == 0:
+                deadline.check()
         return m
     # positional queries (phrases, spans): let Whoosh match them
     m = view.empty()

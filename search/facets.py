@@ -98,7 +98,24 @@ def filter_mask(view: View, facet: str, values: list[str]) -> np.ndarray:
         gid = view.gid(fname, key)
         if gid is not None:
             gids.append(gid)
+        elif facet in NAME_FACETS and key:
+            gids.extend(partial_name_gids(view, fname, key))
     return view.key_mask(fname, gids)
+
+
+NAME_FACETS = ("person", "speaker", "org", "place")
+
+
+def partial_name_gids(view: View, fname: str, key: str) -> list[int]:
+    """Values of which ``key`` is a run of whole words: "alvarenga" -> "raul daniel alvarenga".
+
+    Used only when no value equals the filter value, so a surname selects the
+    people of that name (as a newsroom user types it) while exact values stay exact.
+    """
+    padded = f" {key} "
+    return [
+        gid for gid, k in enumerate(view.keys[fname][: view.nkeys[fname]]) if padded in f" {k} "
+    ]
 
 
 def build_filters(

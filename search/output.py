@@ -80,6 +80,20 @@ QUOTE_COLUMNS = [
 ]  # fmt: skip
 
 
+def _indented(console: Console, text: Text) -> None:
+    """Print ``text`` indented by 3; wrapped lines keep the indent on a terminal.
+
+    Off a terminal the line is not wrapped at all (soft wrap), so nothing is
+    cut when the output goes to a file or a pager.
+    """
+    if console.is_terminal:
+        console.print(Padding(text, (0, 0, 0, 3)))
+    else:
+        text = text.copy()
+        text.pad_left(3)
+        console.print(text)
+
+
 def marked(text: str, matches: list[list[int]], style: str = "bold yellow") -> Text:
     """Text with the [start, length] ranges styled."""
     t = Text(text)
@@ -122,9 +136,9 @@ def print_hits(console: Console, result: dict[str, Any], show_facets: bool = Fal
                 head.append(f" · {h['cue']}", style="magenta")
             console.print(head)
             body = marked(f"“{h['text']}”", [[s + 1, ln] for s, ln in h.get("matches") or []])
-            console.print(Padding(body, (0, 0, 0, 3)))
+            _indented(console, body)
             meta = f"{h.get('title') or ''} · {h['passage_id']}"
-            console.print(Padding(Text(meta, style="dim"), (0, 0, 0, 3)))
+            _indented(console, Text(meta, style="dim"))
         else:
             head = Text(f"{n}. ", style="bold")
             head.append(h.get("title") or h["article_id"], style="bold")
@@ -133,7 +147,7 @@ def print_hits(console: Console, result: dict[str, Any], show_facets: bool = Fal
                 head.append(f"  {extra}", style="dim")
             console.print(head)
             text, matches = snippet_window(h["text"], h.get("matches") or [])
-            console.print(Padding(marked(text, matches), (0, 0, 0, 3)))
+            _indented(console, marked(text, matches))
             chips = Text()
             if h.get("speakers"):
                 chips.append("said: " + ", ".join(h["speakers"]), style="cyan")
@@ -142,7 +156,7 @@ def print_hits(console: Console, result: dict[str, Any], show_facets: bool = Fal
             if names:
                 chips.append(", ".join(names[:8]), style="green")
             chips.append(f"  [{h['id']}]", style="dim")
-            console.print(Padding(chips, (0, 0, 0, 3)))
+            _indented(console, chips)
         console.print()
     total = result["total"]
     summary = f"{total} {'match' if total == 1 else 'matches'}"

@@ -59,7 +59,10 @@ USER_FIELDS = {
     "quote_kind": "quote_kind",
     "date": "date",
 }
-DEFAULT_FIELDS = {"passages": ["text", "title", "quote"], "quotes": ["quote"]}
+# A passage matches by its own words (text and quotes); the article title only
+# adds to the score (see ``ParsedQuery.scoring_terms``), so a title word does not make
+# every passage of the article a match. ``title:`` still searches titles.
+DEFAULT_FIELDS = {"passages": ["text", "quote"], "quotes": ["quote"], "title": ["title"]}
 BINARY_OPS = {"AND", "OR", "ANDNOT", "ANDMAYBE"}
 _FIELD_RE = re.compile(r"(\w+):")
 _DATE_RE = re.compile(r"^\d{4}(?:-\d{2}(?:-\d{2})?)?$")
@@ -83,6 +86,7 @@ class ParsedQuery:
     query: Any
     tokens: list[Token] = field(default_factory=list)
     highlight_terms: set[str] = field(default_factory=set)  # index forms in text fields
+    scoring_terms: set[tuple[str, str]] = field(default_factory=set)  # (field, index form)
 
     @property
     def empty(self) -> bool:
@@ -264,8 +268,13 @@ def parse_query(
     mode: str = "passages",
     max_expansion: int = 1000,
     max_length: int = 1000,
+    deadline: Any = None,
 ) -> ParsedQuery:
-    """Parse and check a query; empty text gives ``ParsedQuery(query=None)``."""
+    """Parse and check a query; empty text gives ``ParsedQuery(query=None)``.
+
+    ``deadline`` (a ``docvalues.Deadline``) bounds the expansion of wildcard and
+    fuzzy terms, which scans the vocabulary and can take seconds on a big index.
+    """
     if len(text) > max_length:
         raise QueryError(
             f"the query is {len(text)} characters long; the limit is {max_length}",
@@ -299,22 +308,36 @@ def parse_query(
         q = _parser(searcher.schema, mode).parse(text_for_parser)
     except Exception as exc:  # noqa: BLE001 - Whoosh raises many kinds of error on odd input
         raise QueryError(f"cannot parse the query: {exc}", position=None) from None
-    rewriter = _Rewriter(text, tokens, searcher, view, max_expansion)
+    rewriter = _Rewriter(text, tokens, searcher, view, max_expansion, deadline)
     q = rewriter.rewrite(q)
-    parsed = ParsedQuery(text, q, tokens, rewriter.highlight)
+    parsed = ParsedQuery(text, q, tokens, rewriter.highlight, rewriter.scoring)
+    if mode == "passages":
+        # the article title ranks but never matches on its own: every positive word
+        # searched in the text also scores in the title (same analyzer, same terms)
+        parsed.scoring_terms |= {
+            ("title", t) for f, t in rewriter.scoring if f in ("text", "quote")
+        }
     return parsed
 
 
 class _Rewriter:
     """Resolves facet-field values by folded words, checks dates and expansion caps."""
 
-    def __init__(self, text: str, tokens: list[Token], searcher: Any, view: View, cap: int) -> None:
+    def __init__(self, text: str, tokens: list[Token], searcher: Any, view: View, cap: int,
+                 deadline: Any = None) -> None:  # fmt: skip
+        self.deadline = deadline
         self.text = text
         self.tokens = tokens
         self.searcher = searcher
         self.view = view
         self.cap = cap
         self.highlight: set[str] = set()
+        self.scoring: set[tuple[str, str]] = set()
+
+    def _positive(self, fieldname: str, terms: Any) -> None:
+        for t in terms:
+            self.highlight.add(t)
+            self.scoring.add((fieldname, t))
 
     def rewrite(self, q: Any, negated: bool = False) -> Any:
         err = getattr(q, "error", None)
@@ -341,12 +364,12 @@ class _Rewriter:
             if isinstance(q, wq.MultiTerm):
                 terms = self._expand(q)
                 if not negated:
-                    self.highlight.update(terms)
+                    self._positive(fname, terms)
             elif not negated:
                 if isinstance(q, wq.Term):
-                    self.highlight.add(q.text)
+                    self._positive(fname, [q.text])
                 elif isinstance(q, wq.Phrase):
-                    self.highlight.update(q.words)
+                    self._positive(fname, q.words)
         return q
 
     # -- helpers -----------------------------------------------------------
@@ -365,7 +388,13 @@ class _Rewriter:
 
     def _expand(self, q: Any) -> list[str]:
         """The index terms a wildcard/fuzzy term stands for; QueryError past the cap."""
-        terms = list(islice(q._btexts(self.searcher.ixreader), self.cap + 1))
+        terms = []
+        for t in islice(q._btexts(self.searcher.ixreader), self.cap + 1):
+            terms.append(t)
+            if self.deadline is not None and len(terms) % 64 == 0:
+                self.deadline.check()
+        if self.deadline is not None:
+            self.deadline.check()
         if len(terms) > self.cap:
             shown = q.text + ("*" if isinstance(q, wq.Prefix) else "")
             if isinstance(q, wq.FuzzyTerm):
@@ -388,7 +417,7 @@ class _Rewriter:
         words = self._expand(pattern)
         stems = sorted({t.text for w in words for t in _STEMMER(w)})
         if not negated:
-            self.highlight.update(stems)
+            self._positive(q.fieldname, stems)
         if not stems:
             return wq.NullQuery
         return wq.Or([wq.Term(q.fieldname, s) for s in stems], boost=q.boost)

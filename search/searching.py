@@ -10,9 +10,11 @@ How a search runs (DESIGN.md section 5):
 2. the query is parsed (``query.parse_query``) and evaluated into a mask of
    matching documents by set algebra over postings (``docvalues``): this gives
    the exact total and the facet counts without scoring anything;
-3. only the requested page is scored, by Whoosh (BM25F; title and quote text
-   carry field boosts 2.0 and 1.5 in the schema), with the matching documents
-   as its allow-set, under a time limit that never drops the filters;
+3. the matching documents are ranked by BM25F computed with numpy over the
+   query terms' posting blocks (``scoring``; title and quote text carry field
+   boosts 2.0 and 1.5 in the schema), so filters always apply and the time
+   limit (a deadline checked between posting lists, no SIGALRM: safe in
+   threads) raises ``SearchTimeout`` rather than returning partial results;
 4. hits are highlighted (``highlight``), facets counted (``facets``) and a
    spelling suggestion computed when the query finds little (``suggest``).
 
@@ -32,11 +34,10 @@ import time
 from typing import Any
 
 import numpy as np
-from whoosh import collectors
 
 from .config import load_settings
-from .docvalues import Deadline, View, cache_for, match_mask
-from .errors import InvalidRequest, QueryError, UnknownFacet
+from .docvalues import Deadline, Postings, View, cache_for, match_mask
+from .errors import InvalidRequest, QueryError, SearchTimeout, UnknownFacet
 from .facets import FacetCounter, build_filters, date_bounds
 from .highlight import highlight
 from .query import ParsedQuery, parse_query
@@ -51,34 +52,10 @@ from .requests import (
     SearchResult,
 )
 from .schema import FACETS
+from .scoring import bm25_scores, top_k
 from .suggest import SUGGEST_BELOW, corrected_text
 
 DOCTYPE_FOR_MODE = {"passages": "passage", "quotes": "quote"}
-
-
-class FilteredTimeLimitCollector(collectors.TimeLimitCollector):
-    """Whoosh's time-limited collector, never using SIGALRM (threads), with an allow-set.
-
-    Whoosh's ``TimeLimitCollector`` iterates its child's ``matches()``, which
-    bypasses the allow-set of a wrapping ``FilterCollector``: filters would
-    silently stop applying under a time limit. This collector checks the
-    allow-set itself.
-    """
-
-    def __init__(self, child: Any, timelimit: float, allow: set[int] | None) -> None:
-        super().__init__(child, timelimit, use_alarm=False)
-        self.allow = allow
-
-    def collect_matches(self) -> None:
-        child = self.child
-        allow = self.allow
-        offset = child.offset
-        for sub_docnum in child.matches():
-            if self.timedout:
-                raise collectors.TimeLimit
-            if allow is not None and offset + sub_docnum not in allow:
-                continue
-            child.collect(sub_docnum)
 
 
 # -- validation ------------------------------------------------------------------
@@ -207,12 +184,16 @@ class _Prepared:
             mode=request.mode,
             max_expansion=settings["max_term_expansion"],
             max_length=settings["max_query_length"],
+            deadline=self.deadline,
         )
         doctype = self.view.doctype_mask(DOCTYPE_FOR_MODE[request.mode])
+        self.postings = Postings(self.searcher, self.view)
         if self.parsed.empty:
             self.base = doctype
         else:
-            self.base = match_mask(self.searcher, self.view, self.parsed.query, self.deadline)
+            self.base = match_mask(
+                self.searcher, self.view, self.parsed.query, self.deadline, self.postings
+            )
             self.base &= doctype
         self.filters = build_filters(
             self.view, request.filters, request.date_from or None, request.date_to or None
@@ -292,7 +273,7 @@ def _generation(searcher: Any) -> int:
 
 
 def _page(prep: _Prepared, total: int) -> tuple[list[int], list[float], bool]:
-    """Global docnums and scores of the requested page; partial=True if cut by time."""
+    """Global docnums and scores of the requested page (and whether it is partial)."""
     r = prep.request
     start = (r.page - 1) * r.per_page
     end = start + r.per_page
@@ -310,18 +291,9 @@ def _page(prep: _Prepared, total: int) -> tuple[list[int], list[float], bool]:
     if prep.parsed.empty:
         chosen = matched[start:end]
         return [int(d) for d in chosen], [0.0] * len(chosen), False
-    allow = set(matched.tolist())
-    top = collectors.TopCollector(limit=end)
-    remaining = prep.deadline.at - time.monotonic() if prep.deadline.at else 3600.0
-    col = FilteredTimeLimitCollector(top, max(remaining, 0.001), allow)
-    partial = False
-    try:
-        prep.searcher.search_with_collector(prep.parsed.query, col)
-    except collectors.TimeLimit:
-        partial = True
-    results = col.results()
-    page = results[start:end] if len(results) > start else []
-    return [h.docnum for h in page], [float(h.score) for h in page], partial
+    scores = bm25_scores(prep.view, prep.postings, prep.parsed.scoring_terms, prep.deadline)
+    chosen = top_k(matched, scores, end)[start:end]
+    return [int(d) for d in chosen], [float(scores[d]) for d in chosen], False
 
 
 def _passage_hits(prep: _Prepared, docnums: list[int], scores: list[float]) -> list[Hit]:
@@ -405,9 +377,10 @@ def _suggest(prep: _Prepared, total: int) -> str | None:
             mode=prep.request.mode,
             max_expansion=prep.settings["max_term_expansion"],
             max_length=prep.settings["max_query_length"] * 2,
+            deadline=prep.deadline,
         )
-        mask = match_mask(prep.searcher, prep.view, parsed.query, prep.deadline)
-    except QueryError:
+        mask = match_mask(prep.searcher, prep.view, parsed.query, prep.deadline, prep.postings)
+    except (QueryError, SearchTimeout):  # the search itself was answered: only drop the hint
         return None
     mask &= prep.view.doctype_mask(DOCTYPE_FOR_MODE[prep.request.mode])
     found = int(prep.filters.combined(mask).sum())

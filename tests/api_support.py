@@ -12,6 +12,7 @@ import re
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -146,11 +147,13 @@ class LiveServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         full_env = dict(os.environ, **env, PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'tests'}")
+        # a file, not a pipe: an unread pipe fills up and blocks the server's logging
+        self.log = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "api" / "gunicorn_conf.py"),
              "--bind", f"127.0.0.1:{self.port}", "--workers", str(workers),
              "--threads", str(threads), *(extra or []), app],
-            cwd=ROOT, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            cwd=ROOT, env=full_env, stdout=self.log, stderr=subprocess.STDOUT,
         )
         self._wait()
 
@@ -158,7 +161,7 @@ class LiveServer:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError("gunicorn exited:\n" + self.proc.stdout.read().decode())
+                raise RuntimeError("gunicorn exited:\n" + self.logs())
             try:
                 requests.get(self.url + "/health/live", timeout=5)
                 return
@@ -176,4 +179,9 @@ class LiveServer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        return self.proc.stdout.read().decode("utf-8", "replace")
+        return self.logs()
+
+    def logs(self) -> str:
+        """What the server logged so far."""
+        self.log.seek(0)
+        return self.log.read().decode("utf-8", "replace")

@@ -239,11 +239,29 @@ def test_busy_index_is_503_with_retry_after(write_client, tmp_path):
 
 
 # -------------------------------------------------------------- HTTP errors
+def test_unexpected_errors_are_500_problems_without_traceback(index_dir, caplog):
+    app = create_app({"index": str(index_dir)})
+
+    def broken() -> None:
+        raise RuntimeError("secret internals")
+
+    app.add_url_rule("/v1/broken", "broken", broken)
+    resp = app.test_client().get("/v1/broken", headers={"X-Request-Id": "boom-1"})
+    assert assert_problem(resp, 500)["title"] == "Internal Server Error"
+    assert "secret internals" not in resp.get_data(as_text=True)
+    assert "boom-1" in caplog.text and "secret internals" in caplog.text
+
+
 def test_405_lists_allowed_methods(client):
     resp = client.post("/v1/stats")
     assert_problem(resp, 405)
     assert "GET" in resp.headers["Allow"]
     assert_problem(client.patch("/v1/articles/solano-exile"), 405)
+
+
+def test_414_for_an_absurd_query_string(client):
+    body = assert_problem(client.get("/v1/search?q=" + "x" * 300_000), 414)
+    assert "query string" in body["detail"]
 
 
 def test_invalid_parameters_get_per_field_errors(client):
@@ -314,7 +332,7 @@ def test_ready_and_stats(client):
 
 
 def test_settings_hide_secrets(client):
-    body = client.get("/v1/settings").get_json()
+    body = client.get("/v1/settings").get_json()["settings"]
     assert body["write_token"]["value"] is True
     assert TOKEN not in json.dumps(body)
     assert body["max_per_page"] == {

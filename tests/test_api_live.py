@@ -21,6 +21,7 @@ def live(tmp_path_factory):
         {"NEWSQUARRY_INDEX": str(path), "NEWSQUARRY_WRITE_TOKEN": TOKEN,
          "NEWSQUARRY_MAX_BODY_BYTES": "20000"},
     )
+    server.index = str(path)
     yield server
     server.logs = server.stop()
 
@@ -103,3 +104,28 @@ def test_request_id_in_access_log(tmp_path_factory):
         logs = server.stop()
     assert "rid=trace-me-42" in logs
     assert "Traceback" not in logs
+
+
+def test_cli_remote_client_matches_the_library(live):
+    """``newsquarry --url`` (search.remote) gets what the library gives locally."""
+    from search.remote import RemoteClient
+    from search.requests import SearchRequest
+    from search.searching import facet_values, run_search
+    from search.store import WhooshStore
+
+    store = WhooshStore(live.index, create=False)
+    req = SearchRequest(q="Caracas", facets=["person", "source"], per_page=5)
+    local = run_search(store, req).to_dict()
+    remote = RemoteClient(live.url).search(req)
+    for key in ("total", "suggestion", "partial", "page", "per_page", "total_pages"):
+        assert remote[key] == local[key]
+    assert [h["id"] for h in remote["hits"]] == [h["id"] for h in local["hits"]]
+    assert remote["hits"][0]["snippet"] == local["hits"][0]["snippet"]
+    for name, facet in local["facets"].items():
+        assert [(v["value"], v["count"]) for v in remote["facets"][name]["values"]] == [
+            (v["value"], v["count"]) for v in facet["values"]]
+    values = RemoteClient(live.url).facet_values("person", "ha", req, 5)
+    lib_values = facet_values(store, "person", "ha", req, 5)
+    assert [v["value"] for v in values["values"]] == [v.value for v in lib_values.values]
+    assert RemoteClient(live.url).passage("solano-exile#p1")["id"] == "solano-exile#p1"
+    store.close()

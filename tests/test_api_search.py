@@ -151,6 +151,13 @@ def test_facet_value_search(client):
     assert target["request"]["filters"] == {"person": ["Juan Guaidó"]}
     assert target["request"]["q"] == "army"
     assert client.get("/v1/facets/nope").status_code == 404
+    reused = client.get("/v1/facets/person?prefix=gua&q=army&page=3&per_page=5&highlight=false")
+    again = reused.get_json()["values"]
+    assert [(v["value"], v["count"]) for v in again] == [(v["value"], v["count"])
+                                                         for v in body["values"]]
+    kept = dict(parse_qsl(urlsplit(again[0]["toggle_url"]).query))
+    assert kept["per_page"] == "5" and "page" not in kept  # display kept, back to page 1
+    assert client.get("/v1/facets/person?format=csv").status_code == 400
     quotes = client.get("/v1/facets/speaker?mode=quotes").get_json()
     assert "/v1/quotes" in quotes["values"][0]["toggle_url"]
 
@@ -271,3 +278,23 @@ def test_scoped_read_key(client, app):
     assert widen.status_code == 403 and widen.mimetype == PROBLEM
     forged = client.get(f"/v1/search?key={key[:-2]}xx")
     assert forged.status_code == 403
+
+
+def test_non_ascii_query_gives_ascii_link_headers(client):
+    resp = client.get("/v1/search?q=Guaid%C3%B3%C2%9B&per_page=1")
+    assert resp.status_code == 200
+    resp.headers["Link"].encode("ascii")
+    assert "Guaid%C3%B3" in resp.get_json()["links"]["self"]
+
+
+def test_fast_result_dict_matches_to_dict(app):
+    from api.formats import result_dict
+    from search.requests import SearchRequest
+    from search.searching import run_search
+
+    store = app.extensions["newsquarry"].store()
+    for mode in ("passages", "quotes"):
+        req = SearchRequest(q="Caracas OR oil", facets=["person", "date", "article"], mode=mode)
+        result = run_search(store, req)
+        assert json.dumps(result_dict(result), sort_keys=True) == json.dumps(
+            result.to_dict(), sort_keys=True)

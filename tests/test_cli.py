@@ -253,3 +253,10 @@ def _run_in_pty(pty, argv, env) -> str:
         chunks.append(data)
     os.waitpid(pid, 0)
     return b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_human_output_off_a_terminal_is_never_cut(runner, seeded):
+    r = run(runner, seeded, "quotes", "torture", "--speaker", "Alvarenga")
+    assert r.exit_code == 0
+    assert "they will torture you physically and psychologically.”" in r.stdout
+    assert f"{SEED_ID}#p19" in r.stdout

@@ -71,7 +71,7 @@ def test_lock_is_held_only_while_a_batch_is_written_not_while_it_is_enriched(tmp
         time.sleep(0.1)
     t.join()
     assert not errors, errors
-    assert max(waits) < 0.5
+    assert len(waits) == len(other)  # every write got the lock within its 0.5 s patience
     assert_exact(index_contents(tmp_path / "ix"), expected_passage_ids(bulk + other),
                  {a["id"] for a in bulk + other})  # fmt: skip
 
@@ -112,7 +112,8 @@ def test_busy_index_gives_a_clear_message_and_exit_code_then_a_killed_holder_fre
         busy = _cli("--index", str(path), "delete", "some-id",
                     env={"NEWSQUARRY_LOCK_TIMEOUT": "0.5"})  # fmt: skip
         assert busy.returncode == 4, busy.stderr
-        assert busy.stderr.startswith("Error: another process is writing to the index")
+        assert busy.stderr.startswith("Error: another process is writing to the index at")
+        assert f"gave up after waiting 0.5 s (held by pid {pid} since " in busy.stderr
         assert "gave up after waiting 0.5 s" in busy.stderr
         assert "Traceback" not in busy.stderr and "LockError" not in busy.stderr
         with pytest.raises(IndexBusy):
@@ -201,3 +202,67 @@ def test_many_reader_threads_and_a_writer_thread_on_one_store(tmp_path):
         assert totals == sorted(totals), "a reader went back to an older commit"
         assert totals[-1] == 180  # 60 articles x 3 passages
     assert_exact(index_contents(path), expected_passage_ids(raw), {a["id"] for a in raw})
+
+
+def test_an_api_write_waits_then_answers_503_index_busy_and_succeeds_once_the_lock_is_free(
+    tmp_path,
+):
+    from api_support import TOKEN, TagEnricher
+
+    from api import create_app
+
+    path = tmp_path / "ix"
+    WhooshStore(path).close()
+    app = create_app({"index": str(path), "write_token": TOKEN, "lock_timeout": 0.5},
+                     enricher=TagEnricher())  # fmt: skip
+    client = app.test_client()
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    art = {"title": "Held", "text": "A story written while another process held the lock."}
+    pid = _hold_lock_in_child(path, 30)  # e.g. a `newsquarry index` run in another process
+    try:
+        started = time.monotonic()
+        resp = client.put("/v1/articles/held", json=art, headers=auth)
+        waited = time.monotonic() - started
+        assert resp.status_code == 503 and resp.mimetype == "application/problem+json"
+        assert resp.headers["Retry-After"]
+        body = resp.get_json()
+        assert body["title"] == "Index busy" and "gave up after waiting 0.5 s" in body["detail"]
+        assert 0.4 < waited < 5
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    resp = client.put("/v1/articles/held", json=art, headers=auth)  # the client's retry
+    assert resp.status_code == 200 and resp.get_json()["added"] == ["held"]
+    assert client.get("/v1/articles/held").status_code == 200
+
+
+@pytest.mark.parametrize("where", ["toc", "segment"])
+def test_a_commit_that_fails_midway_keeps_the_last_commit_and_frees_the_lock(tmp_path,
+                                                                         monkeypatch, where):
+    """A full disk during a commit: an error for that write, the previous commit intact,
+    and the lock released, so a long-running API worker can write again afterwards."""
+    import errno
+
+    import whoosh.index
+    import whoosh.writing
+
+    raw = articles(4, seed=6, prefix="f")
+    store = WhooshStore(tmp_path / "ix", lock_timeout=0.5)
+    index_articles(store, _arts(raw[:2]), enricher=PassThrough())
+
+    def disk_full(*a, **kw):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    if where == "toc":
+        monkeypatch.setattr(whoosh.index.TOC, "write", disk_full)
+    else:
+        monkeypatch.setattr(whoosh.writing.SegmentWriter, "_assemble_segment", disk_full)
+    with pytest.raises(OSError, match="No space left") as failure:
+        index_articles(store, _arts(raw[2:3]), enricher=PassThrough())
+    monkeypatch.undo()
+    # the error is still referenced (as a server's error log or handler would): the
+    # failed writer is not garbage yet, so only an explicit release frees the lock
+    assert_exact(index_contents(tmp_path / "ix"), expected_passage_ids(raw), {"f-0000", "f-0001"})
+    index_articles(store, _arts(raw[2:]), enricher=PassThrough())  # the lock is free again
+    assert_exact(index_contents(tmp_path / "ix"), expected_passage_ids(raw), {a["id"] for a in raw})
+    assert failure.value.errno == errno.ENOSPC

@@ -32,6 +32,10 @@ def test_merge_after_refresh_does_not_double_documents(fresh_store):
         f"art-{n}": 1 for n in range(3)
     }
     assert store.stats()["passages"] == 6
+    # a new commit after the query: the same query sees it (no stale cached postings)
+    with store.writer() as w:
+        w.put(*article(7))
+    assert run_search(store, SearchRequest(q="harbour")).total == 4
 
 
 def test_deletion_in_a_kept_segment_is_seen(fresh_store):

@@ -248,17 +248,20 @@ def test_hits_carry_entities_and_quotes(seed_store):
         assert h.speakers == p.speakers
 
 
-def test_time_limited_collector_applies_the_allow_set(seed_store):
-    """The scoring pass under a time limit only collects allowed documents."""
-    from whoosh import collectors
+def test_scores_are_whooshs_bm25f(corpus_store):
+    """The numpy ranking gives the scores Whoosh's own BM25F gives, in the same order."""
     from whoosh import query as wq
 
-    from search.searching import FilteredTimeLimitCollector
-
-    s = seed_store.searcher()
-    q = wq.Term("title", "tortur")
-    everything = set(s.docs_for_query(q))
-    allow = set(sorted(everything)[::3])
-    col = FilteredTimeLimitCollector(collectors.TopCollector(limit=100), 5.0, allow)
-    s.search_with_collector(q, col)
-    assert {h.docnum for h in col.results()} == allow
+    r = run_search(corpus_store, SearchRequest(q="Guaido Caracas", per_page=50))
+    assert r.total >= 2
+    s = corpus_store.searcher()
+    q = wq.And(
+        [wq.Or([wq.Term(f, t) for f in ("text", "title", "quote")]) for t in ("guaido", "caraca")]
+    )
+    whoosh_hits = s.search(q, limit=None)
+    expected = {h["id"]: h.score for h in whoosh_hits}
+    assert {h.id for h in r.hits} == set(expected)
+    for h in r.hits:
+        assert h.score == pytest.approx(expected[h.id], rel=1e-3)
+    scores = [h.score for h in r.hits]
+    assert scores == sorted(scores, reverse=True)

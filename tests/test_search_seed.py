@@ -24,8 +24,14 @@ def test_unaccented_chavez_finds_chavez(seed_index):
 
 
 def test_stemming_tortured_finds_torture(seed_index):
-    found = set(ids(seed_index, "tortured"))
-    assert {"p4", "p10", "p19"} <= found
+    # "torture" is in the title too: the title ranks, but only passages that say it match
+    assert set(ids(seed_index, "tortured")) == {"p4", "p10", "p19"}
+    assert set(ids(seed_index, "title:tortured")) == {f"p{n}" for n in range(1, 20)}
+
+
+def test_title_words_boost_but_do_not_match_alone(seed_index):
+    assert ids(seed_index, "Venezuelan soldiers") == ["p9"]  # both words only in p9's text
+    assert ids(seed_index, "false trip") == []  # only in the title
 
 
 def test_phrase_search(seed_index):
@@ -36,3 +42,25 @@ def test_phrase_search(seed_index):
 def test_malformed_phrase_is_an_error(seed_index):
     with pytest.raises(QueryError):
         seed_index.search(SearchRequest(q='"safe harbor'))
+
+
+def test_a_surname_filter_selects_the_full_name(seed_index):
+    full = seed_index.search(
+        SearchRequest(mode="quotes", filters={"speaker": ["Raúl Daniel Alvarenga"]})
+    )
+    short = seed_index.search(SearchRequest(mode="quotes", filters={"speaker": ["alvarenga"]}))
+    assert full.total == short.total > 0
+    assert {h.speaker for h in short.hits} == {"Raúl Daniel Alvarenga"}
+    # part of a word is not a name
+    none = seed_index.search(SearchRequest(mode="quotes", filters={"speaker": ["alvaren"]}))
+    assert none.total == 0
+
+
+def test_what_did_alvarenga_say_about_torture(seed_index):
+    r = seed_index.search(
+        SearchRequest(q="torture", mode="quotes", filters={"speaker": ["Alvarenga"]})
+    )
+    assert [h.text for h in r.hits] == [
+        "Unfortunately, in Venezuela, if they catch you, they will torture you physically and "
+        "psychologically."
+    ]

@@ -17,7 +17,7 @@ from flask import Response, request
 from flask_smorest import Blueprint
 from marshmallow import ValidationError
 
-from search.errors import IndexBusy, NotFound
+from search.errors import NotFound
 from search.indexer import index_articles
 from search.models import Article
 from search.readers import article_from_mapping, clean_id
@@ -91,7 +91,10 @@ def _json_body() -> Any:
             415,
             "the request body must be JSON (Content-Type: application/json)",
         )
-    data = request.get_json(silent=True)
+    try:
+        data = request.get_json(silent=True)
+    except RecursionError:  # not a ValueError, so `silent` lets it through: it was a 500
+        raise ApiError(400, "the request body is JSON nested too deeply", title="Invalid JSON")
     if data is None:
         raise ApiError(400, "the request body is not valid JSON", title="Invalid JSON")
     return data
@@ -122,20 +125,13 @@ def _validate(item: Any, index: int | None, path_id: str | None = None) -> Artic
 
 
 def _write(articles: list[Article], failed: list[dict]) -> dict[str, Any]:
+    """Index through the library (its lock and timeout serialise writers)."""
     be = backend()
     store = be.store()
-    timeout = float(be.settings["lock_timeout"])
-    if not be.write_lock.acquire(timeout=timeout):
-        raise IndexBusy(f"another write is in progress; gave up after waiting {timeout:g} s")
-    try:
-        report = index_articles(
-            store, articles, enricher=be.enricher(),
-            commit_every=int(be.settings["commit_every"]),
-        ) if articles else None
-    finally:
-        be.write_lock.release()
-    body = report.to_dict() if report else {
-        "added": [], "replaced": [], "unchanged": [], "deleted": [], "failed": [], "passages": 0}
+    report = index_articles(
+        store, articles, enricher=be.enricher(), commit_every=int(be.settings["commit_every"])
+    )
+    body = report.to_dict()
     body["failed"] = failed + [{"index": None, "id": f.get("id"), **f} for f in body["failed"]]
     body["generation"] = int(store.generation)
     return body
@@ -220,16 +216,8 @@ def put_article(article_id: str) -> Response:
 def delete_article(article_id: str) -> Response:
     """Delete an article with all its passages and quotations (404 if absent)."""
     require_write_token()
-    be = backend()
-    store = be.store()
-    timeout = float(be.settings["lock_timeout"])
-    if not be.write_lock.acquire(timeout=timeout):
-        raise IndexBusy(f"another write is in progress; gave up after waiting {timeout:g} s")
-    try:
-        deleted = store.delete(article_id)
-    finally:
-        be.write_lock.release()
-    if not deleted:
+    store = backend().store()
+    if not store.delete(article_id):
         raise NotFound(f"no article with id {article_id!r}")
     body = {"added": [], "replaced": [], "unchanged": [], "deleted": [article_id],
             "failed": [], "passages": 0, "generation": int(store.generation)}

@@ -16,7 +16,7 @@ from search.config import SETTINGS
 
 from ..backend import backend
 from ..formats import dumps
-from ..schemas import HealthSchema, StatsSchema
+from ..schemas import HealthSchema, SettingsSchema, StatsSchema
 from .search import _finish
 
 blp = Blueprint("meta", __name__, description="Statistics, health and settings")
@@ -78,11 +78,11 @@ def ready() -> Response:
 
 
 @blp.route("/v1/settings", methods=["GET"])
-@blp.response(200, {"type": "object"})
+@blp.response(200, SettingsSchema)
 def settings_page() -> Response:
     """The server's settings (secrets shown only as set or not), with their help text."""
     settings = backend().settings
-    body = {}
+    body: dict[str, Any] = {}
     for s in SETTINGS:
         value = settings.get(s.name)
         if s.name in SECRET_SETTINGS:
@@ -91,7 +91,7 @@ def settings_page() -> Response:
             value = None
         body[s.name] = {"value": value, "default": s.default if s.name not in SECRET_SETTINGS
                         else None, "env": s.env, "help": s.help}
-    return _finish(Response(dumps(body), mimetype="application/json"), None)
+    return _finish(Response(dumps({"settings": body}), mimetype="application/json"), None)
 
 
 @blp.route("/docs", methods=["GET"])

@@ -2,7 +2,7 @@
 
 A thin layer: arguments are validated by marshmallow (with the configured
 limits), turned into a ``search.requests.SearchRequest`` and handed to the
-library; the result's ``to_dict()`` is the body, plus a ``toggle_url`` on
+library; the result's ``to_dict()`` is the body (built by ``api.formats.result_dict``), plus a ``toggle_url`` on
 every facet value and ``links`` to the previous and next pages (also sent
 as a ``Link`` header).
 
@@ -14,21 +14,23 @@ results (time limit reached) are neither cached nor given an ETag.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import asdict
 from typing import Any
 
-from flask import Response, request, stream_with_context, url_for
+from flask import Response, g, request, stream_with_context, url_for
 from flask_smorest import Blueprint
 from marshmallow import RAISE
 
+from search.errors import NewsquarryError
 from search.requests import SearchRequest, SearchResult
 from search.schema import FACETS
 
 from ..backend import backend
 from ..caching import CACHE_CONTROL, CachedBody, etag_matches, make_etag, not_modified, request_key
 from ..errors import ApiError
-from ..formats import MIMETYPES, csv_lines, dumps, jsonl_lines, negotiate
-from ..links import link_header, page_url, toggle_url
+from ..formats import MIMETYPES, csv_lines, dumps, jsonl_lines, negotiate, result_dict
+from ..links import Toggler, link_header, page_url
 from ..schemas import (
     FacetValuesResponse,
     PassageSearchResponse,
@@ -37,6 +39,8 @@ from ..schemas import (
     search_args_schema,
 )
 from ..scoping import restrict_facets, restrict_values
+
+log = logging.getLogger("api.search")
 
 ALT_CONTENT = {
     "responses": {
@@ -51,7 +55,8 @@ ALT_CONTENT = {
                 "ETag": {"schema": {"type": "string"}},
                 "Link": {"schema": {"type": "string"}, "description": "rel=next/prev/first"},
             },
-        }
+        },
+        304: {"description": "Not modified: the If-None-Match ETag is current"},
     }
 }
 
@@ -97,17 +102,17 @@ def apply_read_key(req: SearchRequest, given: str | None) -> SearchRequest:
 
 def result_body(result: SearchResult, settings: dict[str, Any]) -> tuple[dict[str, Any], dict]:
     """The JSON body of a search result and its page links."""
-    body = result.to_dict()
+    body = result_dict(result)
     restrict_facets(body.get("facets", {}))  # api.scoping: no values outside a key's scope
-    base = request.base_url
+    toggle = Toggler(request, request.base_url)
     for name, facet in body.get("facets", {}).items():
         for v in facet.get("values", []):
-            v["toggle_url"] = toggle_url(request, base, name, v["value"], bool(v["selected"]))
+            v["toggle_url"] = toggle(name, v["value"], bool(v["selected"]))
     page, per_page = result.page, result.per_page
     deepest = max(1, int(settings["max_page_depth"]) // max(1, per_page))
     last = min(max(result.total_pages, 1), deepest)
     links = {
-        "self": request.url,
+        "self": page_url(request, page),  # percent-encoded: header values must be ASCII
         "next": page_url(request, page + 1) if page < last else None,
         "prev": page_url(request, min(page - 1, last)) if page > 1 else None,
     }
@@ -185,19 +190,24 @@ def export_response(store: Any, req: SearchRequest, fmt: str, settings: dict[str
     per_page = int(settings["max_per_page"])
     depth = int(settings["max_page_depth"])
     req.per_page, req.page, req.facets, req.suggest = per_page, 1, [], False
-    first = search_library(store, req, settings)  # errors in the query surface here, as a proper status
+    first = search_library(store, req, settings)  # query errors surface here, with a status
+    request_id = g.get("request_id")
 
     def hits() -> Any:
         result = first
         while True:
             for hit in result.hits:
-                yield asdict(hit)
+                yield dict(vars(hit))
             if result.partial or len(result.hits) < per_page:
                 return
             if (req.page + 1) * per_page > depth or req.page * per_page >= result.total:
                 return
             req.page += 1
-            result = search_library(store, req, settings)
+            try:
+                result = search_library(store, req, settings)
+            except NewsquarryError as exc:  # the status is sent: stop; X-Total-Count tells
+                log.warning("export %s stopped at page %d: %s", request_id, req.page, exc)
+                return
 
     lines = jsonl_lines(hits()) if fmt == "jsonl" else csv_lines(hits(), req.mode)
     resp = Response(stream_with_context(lines), mimetype=MIMETYPES[fmt])
@@ -258,6 +268,7 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
         size = args.pop("size", 10)
         req = apply_read_key(to_search_request(args, mode, be.settings), args.pop("key", None))
         req.facets, req.facet_size, req.highlight, req.suggest = [facet], size, False, False
+        req.page, req.per_page, req.sort = 1, 10, "relevance"
         key = request_key(request, "json")
         generation = int(store.generation)
         etag = make_etag(generation, key)
@@ -265,13 +276,10 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
             return not_modified(etag)
         result = restrict_values(facet_values(store, facet, prefix, req, size, be.settings))
         endpoint = "search.search_quotes" if mode == "quotes" else "search.search_passages"
-        base = url_for(endpoint, _external=True)
+        toggle = Toggler(request, url_for(endpoint, _external=True),
+                         drop=("prefix", "size", "mode", "page"))
         values = [
-            {
-                **asdict(v),
-                "toggle_url": toggle_url(request, base, facet, v.value, v.selected,
-                                         drop=("prefix", "size", "mode")),
-            }
+            {**asdict(v), "toggle_url": toggle(facet, v.value, v.selected)}
             for v in result.values
         ]
         body = {"name": facet, "prefix": prefix, "values": values,

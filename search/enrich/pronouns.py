@@ -154,12 +154,12 @@ class PersonTracker:
     def _subject_depth(self, m: Mention) -> int | None:
         """Depth of the clause whose subject the mention is, None if not a subject."""
         tok = self.doc[m.tok_end - 1]
-        while tok.dep_ in ("compound", "flat") and tok.head is not tok:
+        while tok.dep_ in ("compound", "flat") and tok.head.i != tok.i:
             tok = tok.head
         if tok.dep_ not in ("nsubj", "nsubjpass"):
             return None
         depth = 0
-        while tok.head is not tok and depth < 50:
+        while tok.head.i != tok.i and depth < 50:
             tok = tok.head
             depth += 1
         return depth

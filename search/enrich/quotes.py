@@ -10,24 +10,34 @@ Pipeline for one article (the whole text is parsed once, for context):
    opens with a quote mark it is the continuation of the same quotation
    (the newspaper convention for quotes running over several paragraphs).
 2. ``attribute``: for each quoted segment, the *frame* is the unquoted part of
-   the sentences it touches (plus a previous sentence ending in ":"). The cue
-   is the speech verb of the frame nearest the quote, preferring one that
-   governs the quote in the parse; the speaker is its subject, found by walking
-   up participles and passives ("was quoted as saying", "..., saying"), or the
-   object of "according to". Proper names become canonical names, "he"/"she"
-   are resolved by ``PersonTracker``; other mentions ("officials", "it",
-   "they") keep the mention but have speaker None. A segment without a frame
-   cue takes the speaker of the previous quotation in its paragraph (or of the
-   quotation it continues).
+   the sentences it touches (plus the next sentence when the quote closes its
+   sentence and the next one opens with a speech verb: `..." Trump said to a
+   crowd`). The cue is chosen among the frame's speech verbs by
+   ``_choose_cue`` (the governing verb with a named subject, see there); the
+   speaker is its subject, found by climbing participles, prepositions and
+   passives ("was quoted as saying", "..., saying", "upon saying"), the object
+   of "according to", a name the parser took as the verb's object ("added
+   Gowdy") or a name just before a subjectless verb. Without a cue: a clause
+   introducing the quote with a colon ("X continued:", "X: ..."), then, for a
+   partial quote, the person subject of the clause around it. Proper names
+   become canonical names, "he"/"she" are resolved by ``PersonTracker``; other
+   mentions ("officials", "it", "they") keep the mention but have speaker
+   None. A segment still without a speaker takes the speaker of the previous
+   quotation in its paragraph (or of the quotation it continues, or of the
+   previous paragraph's last quotation when it opens a paragraph right after
+   it).
 3. ``indirect_speech``: unquoted sentences whose speech verb has a clausal
    complement ("Solano alleges that ...", "..., said Solano") or that hold
    "according to X": kind "indirect", text = the reported clause.
 
 Kinds: "direct" for a quotation that stands as speech (it opens the sentence
 or follows ":" / "," / a speech verb), "partial" for a fragment quoted inside
-paraphrase. Quoted fragments of at most three words with no cue in their frame
-(titles, scare quotes) are dropped. ``cue`` is the lemma of the speech verb
-("say", "tell", "according to").
+paraphrase. Not speech, dropped: a quoted fragment of at most three words that
+is not a sentence and has neither a cue nor a person whose clause governs it
+(scare quotes, "so-called" terms), and a short Title-Case partial fragment
+with no speaker (the name of a show or book). ``cue`` is the lemma of the
+speech verb ("say", "tell", "according to", "go on"), None when the speaker
+comes from the follow-on or governing-clause rules.
 """
 
 from __future__ import annotations
@@ -38,7 +48,7 @@ from dataclasses import dataclass
 
 from spacy.tokens import Doc, Token
 
-from search.enrich.entities import TITLES, Mention
+from search.enrich.entities import TITLES, Mention, common_words
 from search.enrich.pronouns import PersonTracker, pronoun_gender
 from search.textnorm import fold
 
@@ -196,6 +206,13 @@ NON_SPEAKERS = frozenset(
     {"it", "they", "we", "i", "you", "people", "this", "that", "there", "who", "which", "one"}
 )
 SUBJECT_DEPS = ("nsubj", "nsubjpass")
+# A name not known as an entity: capitalised words (name particles allowed), no
+# markup or digits ("de Blasio" yes; "veteran Republicans", 'datetime="2016' no)
+_NAME = re.compile(
+    r"^(?:(?:de|da|di|du|del|van|von|der|den|al|el|bin|ben|la|le|st\.?)\s)?"
+    r"[A-Z][\w.'’-]*(?:\s+(?:(?:de|da|di|du|del|van|von|der|den|al|el|bin|la|le)\s+)?"
+    r"[A-Z][\w.'’-]*)*$"
+)
 CLIMB_DEPS = ("xcomp", "advcl", "pcomp", "conj", "prep", "acl", "ccomp")
 
 
@@ -259,7 +276,6 @@ def find_quote_spans(text: str, paragraphs: list[tuple[int, int]]) -> list[Quote
     prev_left_open = False
     for pi, (ps, pe) in enumerate(paragraphs):
         opened: int | None = None
-        first = True
         para_spans: list[QuoteSpan] = []
         for i in range(ps, pe):
             c = text[i]
@@ -292,7 +308,6 @@ def find_quote_spans(text: str, paragraphs: list[tuple[int, int]]) -> list[Quote
                 para_spans.append(QuoteSpan(s, e, opened, pi, left_open=True))
         if para_spans and prev_left_open and para_spans[0].mark == ps:
             para_spans[0].continues = True
-        first = bool(first)
         prev_left_open = bool(para_spans) and para_spans[-1].left_open
         spans.extend(para_spans)
     return spans
@@ -364,7 +379,7 @@ class _Context:
                 return s
             if t.dep_ == "relcl":
                 return t.head
-            if t is cue:
+            if t.i == cue.i:
                 # "Conway notes": the name parsed as a compound of the verb
                 names = [
                     c
@@ -373,7 +388,7 @@ class _Context:
                 ]
                 if names:
                     return names[-1]
-            if t.dep_ not in CLIMB_DEPS + ("pobj", "dobj") or t.head is t:
+            if t.dep_ not in CLIMB_DEPS + ("pobj", "dobj") or t.head.i == t.i:
                 return None
             t = t.head
             if t.pos_ not in ("VERB", "AUX", "ADP", "NOUN"):
@@ -430,22 +445,32 @@ class _Context:
             for c in tok.children:
                 if c.dep_ in ("compound", "appos") and c.i in self.mention_at:
                     cand = self.mention_at[c.i]
-                    if c.dep_ == "compound" or cand.type == "person":
+                    # "the Trump campaign" speaks as an org, "a South Carolina native" is
+                    # not South Carolina
+                    if cand.type == "person" or (c.dep_ == "compound" and cand.type == "org"):
                         m = cand
                         break
+        if m is None and tok.dep_ == "appos" and tok.head.i in self.mention_at:
+            # "Braynard, a native who writes ...": the relative clause's noun is an
+            # apposition of the name
+            cand = self.mention_at[tok.head.i]
+            if cand.type == "person":
+                m = cand
         if m is not None:
             return m.name, m.text, m.start, m.end
         word = tok.lower_
         if pronoun_gender(word) and tok.pos_ == "PRON":
             return self.tracker.resolve(tok.i, word), tok.text, tok.idx, tok.idx + len(tok)
         if tok.pos_ == "PROPN" or (
-            tok.text[:1].isupper() and tok.pos_ in ("NOUN", "X") and tok.i != tok.sent.start
+            tok.text[:1].isupper()
+            and tok.pos_ in ("NOUN", "X")
+            and (tok.i != tok.sent.start or tok.lower_ not in common_words())
         ):
             left = tok
             while (
                 left.i > 0
                 and self.doc[left.i - 1].dep_ == "compound"
-                and (self.doc[left.i - 1].head is tok)
+                and self.doc[left.i - 1].head.i == tok.i
             ):
                 left = self.doc[left.i - 1]
             span = self.doc[left.i : tok.i + 1]
@@ -453,8 +478,9 @@ class _Context:
             for full, name in self.person_names.items():
                 if key and key[-1] == full[-1]:
                     return name, span.text, span.start_char, span.end_char
-            if word not in NON_SPEAKERS:
+            if word not in NON_SPEAKERS and _NAME.match(span.text):
                 return span.text, span.text, span.start_char, span.end_char
+            return None, span.text, span.start_char, span.end_char
         if word in NON_SPEAKERS or tok.pos_ == "PRON":
             return None, tok.text, tok.idx, tok.idx + len(tok)
         # A description ("the spokesman", "officials"): keep the mention only.
@@ -492,9 +518,9 @@ def _governs(cue: Token, toks: list[Token]) -> bool:
     for t in toks:
         h = t
         for _ in range(6):
-            if h is cue:
+            if h.i == cue.i:
                 return True
-            if h.head is h:
+            if h.head.i == h.i:
                 break
             h = h.head
     return False
@@ -502,7 +528,7 @@ def _governs(cue: Token, toks: list[Token]) -> bool:
 
 def _depth(tok: Token) -> int:
     depth = 0
-    while tok.head is not tok and depth < 50:
+    while tok.head.i != tok.i and depth < 50:
         tok = tok.head
         depth += 1
     return depth
@@ -533,6 +559,9 @@ def _choose_cue(cues: list[Token], qtoks: list[Token], first: int, last: int) ->
     governing verb, the nearest one.
     """
     governing = [t for t in cues if _governs(t, qtoks)]
+    if len(governing) > 1:
+        # "was quoted as saying": the frame verb "quote" yields to the speech verb
+        governing = [t for t in governing if t.lemma_.lower() != "quote"] or governing
     if governing:
         by_depth = sorted(governing, key=_depth, reverse=True)  # lowest first
         for t in by_depth:
@@ -559,7 +588,7 @@ def _person_subject_above(qtoks: list[Token], ctx: _Context) -> Token | None:
         return None
     tok = qtoks[0]
     seen = 0
-    while tok.head is not tok and seen < 8:
+    while tok.head.i != tok.i and seen < 8:
         tok = tok.head
         seen += 1
         if ctx.quoted[tok.i] or tok.pos_ not in ("VERB", "AUX"):
@@ -586,7 +615,7 @@ def _kind(text: str, sp: QuoteSpan, ctx: _Context, cue: Token | None) -> str:
             return "partial"
         return "direct"
     prev_word = re.findall(r"[A-Za-z]+$", before)
-    if cue is not None and prev_word and ctx.doc[ctx.token_at(sp.mark - 1)] is cue:
+    if cue is not None and prev_word and ctx.token_at(sp.mark - 1) == cue.i:
         return "direct"
     return "partial"
 

@@ -1,0 +1,326 @@
+"""HTTP API load benchmark: gunicorn + the app vs the library alone, same queries, same run.
+
+Usage::
+
+    python -m benchmarks.bench_api --index /tmp/nq-bench --duration 20
+
+Needs ``wrk`` (Debian package ``wrk``) and an index: by default the
+100,000-passage Reuters index of ``benchmarks.bench_search`` (build it with
+``python -m benchmarks.bench_search --index /tmp/nq-bench --min-passages 100000``).
+
+The case is the *faceted search* of ``bench_search`` (``facets4``): the ten
+newswire queries, top 10 hits with exact totals, highlights, and four facets
+(person, org, place, date by month), as ``GET /v1/search?q=...&facet=...``.
+
+Steps, all in one run on the same machine:
+1. library: ``run_search`` in this process on a warm index (each query run
+   once first), ``rounds`` x 10 calls; wall time per call (p50, p99, mean) and
+   CPU time per call (``time.process_time``);
+2. HTTP, one connection (``wrk -c1``): latency per request with nothing
+   queued, compared with the library's wall time: the HTTP layer's overhead
+   (Flask, marshmallow argument parsing, JSON, gunicorn, loopback TCP);
+3. HTTP under load (``wrk -c N``, 2 threads): requests per second and
+   p50/p99, compared with the ceiling the library's CPU time allows on the
+   machine's cores (cores / library CPU seconds per query);
+4. the same load with the response cache on (``response_cache_size``):
+   repeated queries served from the per-worker cache keyed by generation;
+5. library again, to see whether the machine drifted during the run.
+
+The server runs with the response cache off for steps 2-3 (every request
+searches). wrk runs on the same cores as the server, so throughput figures
+include the load generator's own CPU use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlencode
+
+import requests
+
+from search.config import load_settings
+from search.requests import SearchRequest
+from search.searching import run_search
+from search.store import WhooshStore
+
+ROOT = Path(__file__).resolve().parent.parent
+try:  # the search benchmark's queries, so the two benchmarks measure the same thing
+    from benchmarks.bench_search import FACETS4, QUERIES
+except ImportError:  # pragma: no cover - kept in step with bench_search by hand
+    QUERIES = ["oil prices", "interest rates", "trade deficit", "bank", "coffee",
+               "wheat exports", "profit", "dollar", "stock market", "gold"]
+    FACETS4 = ["person", "org", "place", "date"]
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    k = min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))
+    return ordered[k]
+
+
+def library_times(store: WhooshStore, rounds: int) -> dict[str, float]:
+    """Warm library latency of the faceted search, in milliseconds."""
+    settings = load_settings()
+    reqs = [SearchRequest(q=q, facets=list(FACETS4),
+                          time_limit=float(settings["search_time_limit"])) for q in QUERIES]
+    for r in reqs:  # warm: doc values, searcher, caches
+        run_search(store, r, settings)
+    wall: list[float] = []
+    cpu: list[float] = []
+    for _ in range(rounds):
+        for r in reqs:
+            t0, c0 = time.perf_counter(), time.process_time()
+            run_search(store, r, settings)
+            wall.append((time.perf_counter() - t0) * 1000)
+            cpu.append((time.process_time() - c0) * 1000)
+    return {
+        "p50": pct(wall, 50), "p99": pct(wall, 99), "mean": statistics.mean(wall),
+        "cpu_mean": statistics.mean(cpu), "n": len(wall),
+    }
+
+
+def paired_times(store: WhooshStore, url: str, rounds: int) -> dict[str, float]:
+    """Library call and HTTP request for the same query, alternated, in milliseconds.
+
+    On a shared machine, load comes and goes; alternating the two keeps them
+    under the same conditions. The HTTP time includes the Python client's own
+    cost (requests, keep-alive), so the overhead it shows is an upper bound.
+    """
+    settings = load_settings()
+    session = requests.Session()
+    pairs = [
+        (SearchRequest(q=q, facets=list(FACETS4),
+                       time_limit=float(settings["search_time_limit"])), url + path)
+        for q, path in zip(QUERIES, search_paths(), strict=True)
+    ]
+    lib: list[float] = []
+    http: list[float] = []
+    for _ in range(rounds):
+        for req, full in pairs:
+            t0 = time.perf_counter()
+            run_search(store, req, settings)
+            t1 = time.perf_counter()
+            resp = session.get(full)
+            t2 = time.perf_counter()
+            if resp.status_code != 200:
+                raise RuntimeError(f"{full}: HTTP {resp.status_code}")
+            lib.append((t1 - t0) * 1000)
+            http.append((t2 - t1) * 1000)
+    return {
+        "lib_p50": pct(lib, 50), "http_p50": pct(http, 50),
+        "lib_mean": statistics.mean(lib), "http_mean": statistics.mean(http),
+        "overhead_p50": (pct(http, 50) - pct(lib, 50)) / pct(lib, 50) * 100,
+        "overhead_mean": (statistics.mean(http) - statistics.mean(lib))
+        / statistics.mean(lib) * 100,
+    }
+
+
+def search_paths() -> list[str]:
+    return [
+        "/v1/search?" + urlencode([("q", q)] + [("facet", f) for f in FACETS4]) for q in QUERIES
+    ]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """``gunicorn -c api/gunicorn_conf.py api.wsgi:app`` on a free loopback port."""
+
+    def __init__(self, index: str, workers: int, threads: int, cache_size: int) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = tempfile.NamedTemporaryFile(prefix="nq-bench-api-", suffix=".log")
+        env = dict(os.environ, NEWSQUARRY_INDEX=index, PYTHONPATH=str(ROOT),
+                   NEWSQUARRY_RESPONSE_CACHE_SIZE=str(cache_size),
+                   NEWSQUARRY_ACCESS_LOG=self.log.name + ".access")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "api" / "gunicorn_conf.py"),
+             "--bind", f"127.0.0.1:{self.port}", "--workers", str(workers),
+             "--threads", str(threads), "api.wsgi:app"],
+            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if requests.get(self.url + "/health/ready", timeout=5).status_code == 200:
+                    return
+            except (requests.ConnectionError, requests.Timeout):
+                pass
+            time.sleep(0.2)
+        self.stop()
+        raise RuntimeError("the server did not become ready")
+
+    def warm(self, paths: list[str], per_worker: int = 3) -> None:
+        """Hit every path often enough that each worker has opened its searcher and caches."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        urls = [self.url + p for p in paths] * per_worker * 2
+        with ThreadPoolExecutor(4) as pool:
+            codes = list(pool.map(lambda u: requests.get(u, timeout=120).status_code, urls))
+        if set(codes) != {200}:
+            raise RuntimeError(f"warm-up got statuses {sorted(set(codes))}")
+
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) used so far by the master and its worker processes."""
+        tick = os.sysconf("SC_CLK_TCK")
+        total = 0.0
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            pid, ppid = int(stat.parent.name), int(fields[1])
+            if pid == self.proc.pid or ppid == self.proc.pid:
+                total += (int(fields[11]) + int(fields[12])) / tick
+        return total
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        access = Path(self.log.name + ".access")
+        if access.exists():
+            access.unlink()
+
+
+LUA = """
+local paths = {%s}
+local i = 0
+request = function()
+  i = i + 1
+  return wrk.format("GET", paths[(i %% #paths) + 1])
+end
+"""
+_UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
+
+
+def _ms(text: str) -> float:
+    m = re.match(r"([\d.]+)(us|ms|s)$", text.strip())
+    if not m:
+        raise ValueError(f"cannot read wrk latency {text!r}")
+    return float(m.group(1)) * _UNITS[m.group(2)]
+
+
+def run_wrk(server: Server, paths: list[str], connections: int, threads: int,
+            duration: int) -> dict[str, float]:
+    """Run wrk against the paths (cycled): requests/s, latency percentiles (ms), and the
+    server's CPU milliseconds per request."""
+    url = server.url
+    cpu0 = server.cpu_seconds()
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as fh:
+        fh.write(LUA % ", ".join(f'"{p}"' for p in paths))
+        script = fh.name
+    try:
+        out = subprocess.run(
+            ["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{duration}s",
+             "--timeout", "30s", "--latency", "-s", script, url],
+            capture_output=True, text=True, check=True,
+        ).stdout
+    finally:
+        os.unlink(script)
+    lat = dict(re.findall(r"^\s*(50|75|90|99)%\s+(\S+)\s*$", out, re.M))
+    if len(lat) < 4:
+        raise RuntimeError("cannot read wrk's latency distribution:\n" + out)
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    avg = re.search(r"Latency\s+(\S+)", out).group(1)
+    errors = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
+    count = int(re.search(r"(\d+) requests in", out).group(1))
+    cpu_ms = (server.cpu_seconds() - cpu0) * 1000 / max(count, 1)
+    return {
+        "requests": count, "cpu_ms": cpu_ms,
+        "rps": rps, "mean": _ms(avg), "p50": _ms(lat["50"]), "p90": _ms(lat["90"]),
+        "p99": _ms(lat["99"]), "errors": int(errors.group(1)) if errors else 0,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--index", default="/tmp/nq-bench")
+    ap.add_argument("--duration", type=int, default=20, help="Seconds per wrk run")
+    ap.add_argument("--connections", type=int, default=8, help="Connections under load")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=4)
+    ap.add_argument("--rounds", type=int, default=10, help="Library rounds of ten queries")
+    args = ap.parse_args(argv)
+
+    cores = os.cpu_count() or 1
+    store = WhooshStore(args.index, create=False)
+    stats = store.stats()
+    print(f"index: {stats['passages']} passages, {stats['articles']} articles; "
+          f"{cores} cores; {args.workers} workers x {args.threads} threads", file=sys.stderr)
+
+    lib = library_times(store, args.rounds)
+    print(f"library: {lib}", file=sys.stderr)
+    paths = search_paths()
+
+    server = Server(args.index, args.workers, args.threads, cache_size=0)
+    try:
+        server.warm(paths)
+        paired = paired_times(store, server.url, args.rounds)
+        print(f"paired: {paired}", file=sys.stderr)
+        single = run_wrk(server, paths, 1, 1, args.duration)
+        print(f"http c=1: {single}", file=sys.stderr)
+        loaded = run_wrk(server, paths, args.connections, 2, args.duration)
+        print(f"http c={args.connections}: {loaded}", file=sys.stderr)
+    finally:
+        server.stop()
+
+    server = Server(args.index, args.workers, args.threads, cache_size=512)
+    try:
+        server.warm(paths)
+        cached = run_wrk(server, paths, args.connections, 2, args.duration)
+        print(f"http cached c={args.connections}: {cached}", file=sys.stderr)
+    finally:
+        server.stop()
+
+    lib_after = library_times(store, args.rounds)
+    print(f"library after: {lib_after}", file=sys.stderr)
+
+    ceiling = cores / (lib["cpu_mean"] / 1000)
+    overhead_mean = (single["mean"] - lib["mean"]) / lib["mean"] * 100
+    overhead_p50 = (single["p50"] - lib["p50"]) / lib["p50"] * 100
+    load = os.getloadavg()
+    print(f"""
+Load average during the run (other jobs on the machine): {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}
+
+| Measure (faceted search, {stats['passages']:,} passages) | Value |
+|---|---|
+| Library wall per query: p50 / p99 / mean (before) | {lib['p50']:.1f} / {lib['p99']:.1f} / {lib['mean']:.1f} ms |
+| Library wall per query: p50 / p99 / mean (after) | {lib_after['p50']:.1f} / {lib_after['p99']:.1f} / {lib_after['mean']:.1f} ms |
+| Library CPU per query (mean) | {lib['cpu_mean']:.1f} ms |
+| HTTP, 1 connection: p50 / p99 / mean | {single['p50']:.1f} / {single['p99']:.1f} / {single['mean']:.1f} ms |
+| HTTP overhead over the library, wrk c=1 vs library runs (p50 / mean) | {overhead_p50:+.1f}% / {overhead_mean:+.1f}% |
+| Paired, alternating library call and HTTP request: library / HTTP p50 | {paired['lib_p50']:.1f} / {paired['http_p50']:.1f} ms |
+| Paired HTTP overhead (p50 / mean) | {paired['overhead_p50']:+.1f}% / {paired['overhead_mean']:+.1f}% |
+| HTTP, {args.connections} connections: requests/s | {loaded['rps']:.1f} |
+| HTTP, {args.connections} connections: p50 / p99 (p99/p50) | {loaded['p50']:.1f} / {loaded['p99']:.1f} ms ({loaded['p99'] / loaded['p50']:.2f}x) |
+| Ceiling from library CPU ({cores} cores / CPU per query) | {ceiling:.1f} requests/s |
+| Measured throughput / ceiling (machine shared with other jobs) | {loaded['rps'] / ceiling * 100:.0f}% |
+| Server CPU per request under load (gunicorn master + workers) | {loaded['cpu_ms']:.1f} ms |
+| CPU-bound throughput: {cores} cores / server CPU per request | {cores / (loaded['cpu_ms'] / 1000):.1f} requests/s |
+| CPU-bound throughput / ceiling (library CPU / server CPU per request) | {lib['cpu_mean'] / loaded['cpu_ms'] * 100:.0f}% |
+| Server CPU per request, 1 connection | {single['cpu_ms']:.1f} ms |
+| Cached, {args.connections} connections: requests/s | {cached['rps']:.1f} |
+| Cached, {args.connections} connections: p50 / p99 | {cached['p50']:.2f} / {cached['p99']:.2f} ms |
+| Cached: server CPU per request | {cached['cpu_ms']:.2f} ms |
+| Non-2xx responses (single / load / cached) | {single['errors']} / {loaded['errors']} / {cached['errors']} |
+""")
+
+
+if __name__ == "__main__":
+    main()
