@@ -10,6 +10,9 @@ Modes:
 - ``enrich``: ``Enricher(P, B).enrich`` (NLP + entity/quote rules), no writing.
 - ``index``: ``index_articles`` into a new index (read, hash check, split,
   enrich, write, commit), as ``newsquarry index`` runs it.
+- ``search``: ``store.search`` latency over the index kept in
+  ``--index-dir`` (fixed queries, plain and with 3 facets), and again after
+  merging it into one segment with ``--optimize``.
 - ``reindex``: the same corpus again over the index left by ``index
   --index-dir DIR``: everything is unchanged, so this measures how fast a
   resumed run skips committed articles (read, hash, look-up), and the cost
@@ -107,6 +110,30 @@ def _cpu() -> float:
     return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
 
 
+def search_ms(index_dir: str, rounds: int = 3) -> dict[str, float]:
+    """Median ms of ``store.search`` over the fixed queries, plain and with 3 facets."""
+    from search.requests import SearchRequest
+    from search.store import WhooshStore
+
+    store = WhooshStore(index_dir, create=False)
+    out: dict[str, float] = {"segments": store.stats()["segments"]}
+    kinds = {
+        "search_ms": lambda q: SearchRequest(q=q),
+        "facets_ms": lambda q: SearchRequest(q=q, facets=["person", "org", "place"]),
+    }
+    for name, make in kinds.items():
+        store.search(make("warmup"))  # opens the searcher and its per-segment tables
+        times = []
+        for _ in range(rounds):
+            for q in QUERIES:
+                t0 = time.perf_counter()
+                store.search(make(q))
+                times.append((time.perf_counter() - t0) * 1000)
+        out[name] = round(statistics.median(times), 1)
+    store.close()
+    return out
+
+
 def _dir_bytes(path: str) -> int:
     return sum(f.stat().st_size for f in Path(path).iterdir() if f.is_file())
 
@@ -153,6 +180,15 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
             pairs = ((a, split_passages(a)) for a in stream if hasattr(a, "text"))
             for _ in enricher.enrich(pairs):
                 pass
+        elif args.worker == "search":
+            # query latency over a kept index, and again after optimize if asked
+            result["before"] = search_ms(args.index_dir)
+            if args.optimize:
+                from search.indexer import optimize
+                from search.store import WhooshStore
+
+                result["optimize"] = optimize(WhooshStore(args.index_dir, create=False))
+                result["after"] = search_ms(args.index_dir)
         elif args.worker == "reindex":
             # the same corpus again over the index kept by an ``index`` run: all
             # unchanged, so this is the cost of resuming past committed articles
