@@ -42,7 +42,7 @@ DEFAULT_LOCK_TIMEOUT = 30.0
 INDEX_NAME = "newsquarry"
 # Whoosh writes a TOC as "_<name>_<gen>.toc.<time>" and renames it into place; a
 # writer killed between the two leaves this file behind, and Whoosh never removes it
-_STALE_TOC = re.compile(r"^_%s_\d+\.toc\.[0-9.]+$" % INDEX_NAME)
+_STALE_TOC = re.compile(rf"^_{INDEX_NAME}_\d+\.toc\.[0-9.]+$")
 
 
 @dataclass

@@ -39,12 +39,10 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
-from search.store import WhooshStore
-
 from _integrity import assert_exact, expected_passage_ids, index_contents
 from _synthetic import articles, write_jsonl
+
+from search.store import WhooshStore
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = int(os.environ.get("NEWSQUARRY_CRASH_SEED", "20260"))

@@ -94,7 +94,9 @@ def _json_body() -> Any:
     try:
         data = request.get_json(silent=True)
     except RecursionError:  # not a ValueError, so `silent` lets it through: it was a 500
-        raise ApiError(400, "the request body is JSON nested too deeply", title="Invalid JSON")
+        raise ApiError(
+            400, "the request body is JSON nested too deeply", title="Invalid JSON"
+        ) from None
     if data is None:
         raise ApiError(400, "the request body is not valid JSON", title="Invalid JSON")
     return data
