@@ -424,7 +424,10 @@ class ArticleInNoId(ArticleIn):
 
 class ArticlesIn(In):
     articles = fields.List(
-        fields.Nested(ArticleIn), required=True, validate=validate.Length(min=1)
+        fields.Nested(ArticleIn),
+        required=True,
+        validate=validate.Length(min=1, max=1000),
+        metadata={"description": "At most max_articles_per_write (default 1000) articles"},
     )
 
 

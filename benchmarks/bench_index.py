@@ -10,6 +10,13 @@ Modes:
 - ``enrich``: ``Enricher(P, B).enrich`` (NLP + entity/quote rules), no writing.
 - ``index``: ``index_articles`` into a new index (read, hash check, split,
   enrich, write, commit), as ``newsquarry index`` runs it.
+- ``search``: ``store.search`` latency over the index kept in
+  ``--index-dir`` (fixed queries, plain and with 3 facets), and again after
+  merging it into one segment with ``--optimize``.
+- ``reindex``: the same corpus again over the index left by ``index
+  --index-dir DIR``: everything is unchanged, so this measures how fast a
+  resumed run skips committed articles (read, hash, look-up), and the cost
+  of one content-hash look-up.
 
 Per run: wall time, CPU seconds (the process and all its reaped workers),
 articles/s and words/s, peak memory of the whole process tree (sum of PSS and
@@ -80,6 +87,15 @@ class Counter:
             yield item
 
 
+class _NoEnricher:
+    """Fails loudly if a ``reindex`` run finds anything to enrich."""
+
+    def enrich(self, items: Any) -> Iterator[Any]:
+        for article, _ in items:
+            raise RuntimeError(f"{article.id} was not in the index unchanged")
+        yield from ()
+
+
 def _articles(corpus: str, limit: int | None) -> Iterator[Any]:
     from search.readers import read_paths
 
@@ -92,6 +108,34 @@ def _cpu() -> float:
     s = resource.getrusage(resource.RUSAGE_SELF)
     c = resource.getrusage(resource.RUSAGE_CHILDREN)
     return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+
+
+def search_ms(index_dir: str, rounds: int = 3) -> dict[str, float]:
+    """Median ms of ``store.search`` over the fixed queries, plain and with 3 facets."""
+    from search.requests import SearchRequest
+    from search.store import WhooshStore
+
+    store = WhooshStore(index_dir, create=False)
+    out: dict[str, float] = {"segments": store.stats()["segments"]}
+    kinds = {
+        "search_ms": lambda q: SearchRequest(q=q),
+        "facets_ms": lambda q: SearchRequest(q=q, facets=["person", "org", "place"]),
+    }
+    for name, make in kinds.items():
+        store.search(make("warmup"))  # opens the searcher and its per-segment tables
+        times = []
+        for _ in range(rounds):
+            for q in QUERIES:
+                t0 = time.perf_counter()
+                store.search(make(q))
+                times.append((time.perf_counter() - t0) * 1000)
+        out[name] = round(statistics.median(times), 1)
+    store.close()
+    return out
+
+
+def _dir_bytes(path: str) -> int:
+    return sum(f.stat().st_size for f in Path(path).iterdir() if f.is_file())
 
 
 def _self_cpu() -> float:
@@ -116,7 +160,7 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
         "commit_every": args.commit_every,
     }
     index_dir = None
-    cpu0 = _cpu()
+    cpu0, self0 = _cpu(), _self_cpu()
     with TreeMemory() as mem:
         t0 = time.perf_counter()
         if args.worker == "nlp":
@@ -136,6 +180,30 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
             pairs = ((a, split_passages(a)) for a in stream if hasattr(a, "text"))
             for _ in enricher.enrich(pairs):
                 pass
+        elif args.worker == "search":
+            # query latency over a kept index, and again after optimize if asked
+            result["before"] = search_ms(args.index_dir)
+            if args.optimize:
+                from search.indexer import optimize
+                from search.store import WhooshStore
+
+                result["optimize"] = optimize(WhooshStore(args.index_dir, create=False))
+                result["after"] = search_ms(args.index_dir)
+        elif args.worker == "reindex":
+            # the same corpus again over the index kept by an ``index`` run: all
+            # unchanged, so this is the cost of resuming past committed articles
+            from search.indexer import index_articles
+            from search.store import WhooshStore
+
+            store = WhooshStore(args.index_dir, create=False)
+            result["segments"] = store.stats()["segments"]
+            report = index_articles(store, stream, enricher=_NoEnricher())
+            result["unchanged"] = len(report.unchanged)
+            ids = report.unchanged[:5000]
+            t1 = time.perf_counter()
+            for article_id in ids:
+                store.content_hash(article_id)
+            result["hash_lookup_ms"] = round((time.perf_counter() - t1) * 1000 / len(ids), 3)
         else:
             from search.enrich import Enricher
             from search.indexer import index_articles
@@ -156,6 +224,7 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
                         "cpu_s": round(tree_cpu() + _cpu() - cpu_base - _self_cpu(), 2),
                         "pss_mb": round(pss / 2**20),
                         "rss_mb": round(rss / 2**20),
+                        "index_mb": round(_dir_bytes(index_dir) / 2**20, 1),
                     })  # fmt: skip
 
             enricher = Enricher(
@@ -171,6 +240,7 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
             result["timeline"] = timeline
         wall = time.perf_counter() - t0
     cpu = _cpu() - cpu0
+    result["cpu_parent_s"] = round(_self_cpu() - self0, 2)
     result.update(
         wall_s=round(wall, 2),
         cpu_s=round(cpu, 2),
@@ -183,7 +253,7 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
         maxrss_self_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         maxrss_child_mb=round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024),
     )
-    if index_dir:
+    if index_dir and args.worker == "index":
         from search.store import WhooshStore
 
         stats = WhooshStore(index_dir, create=False).stats()
@@ -204,11 +274,24 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
+def _label(row: dict[str, Any]) -> str:
+    """The mode, plus the settings that differ from the defaults."""
+    label = row["mode"]
+    if row["mode"] in ("index", "enrich"):
+        if row.get("backend", "pool") != "pool":
+            label += f" backend={row['backend']}"
+        if row.get("prefetch", 8) != 8:
+            label += f" prefetch={row['prefetch']}"
+        if row["mode"] == "index" and row.get("commit_every", 500) != 500:
+            label += f" commit_every={row['commit_every']}"
+    return label
+
+
 def summarize(rows: list[dict[str, Any]]) -> str:
     """A Markdown table of medians per mode, with ratios to ``nlp``."""
     by_mode: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
-        by_mode.setdefault(r["mode"], []).append(r)
+        by_mode.setdefault(_label(r), []).append(r)
     med = {m: {k: statistics.median(r[k] for r in rs) for k in ("wall_s", "cpu_s")}
            for m, rs in by_mode.items()}  # fmt: skip
     base = med.get("nlp")
@@ -236,6 +319,36 @@ def summarize(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def growth_table(row: dict[str, Any], marks: tuple[int, ...] = (1000, 2000, 4000, 8000)) -> str:
+    """From one ``index`` run's per-commit timeline: memory and throughput as the index grows.
+
+    One line per mark (articles committed): the tree's PSS then, the index
+    size, and the throughput over the stretch since the previous mark (wall
+    articles/s, and CPU milliseconds per article, which noise on a shared
+    machine disturbs much less).
+    """
+    tl = row["timeline"]
+    lines = [
+        "| articles | PSS MB | RSS MB | index MB | stretch | articles/s (wall) | CPU ms/article |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    prev = {"articles": 0, "wall_s": 0.0, "cpu_s": 0.0}
+    for mark in marks:
+        point = next((p for p in tl if p["articles"] >= mark), None)
+        if point is None:
+            break
+        n = point["articles"] - prev["articles"]
+        wall = point["wall_s"] - prev["wall_s"]
+        cpu = point["cpu_s"] - prev["cpu_s"]
+        lines.append(
+            f"| {point['articles']} | {point['pss_mb']} | {point['rss_mb']} | "
+            f"{point.get('index_mb', '-')} | {prev['articles']}-{point['articles']} | "
+            f"{n / wall:.1f} | {1000 * cpu / n:.0f} |"
+        )
+        prev = point
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("corpus", help="a .jsonl file (or any path newsquarry can index)")
@@ -251,7 +364,19 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--index-dir", help="keep the index here (default: a temp dir, removed)")
     ap.add_argument("--out", help="append each run as a JSON line to this file")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--tables",
+        action="store_true",
+        help="print the tables of the runs saved in CORPUS (a --out file) and exit",
+    )
     args = ap.parse_args(argv)
+    if args.tables:
+        rows = [json.loads(line) for line in Path(args.corpus).read_text().splitlines() if line]
+        print(summarize(rows))
+        for row in rows:
+            if row.get("timeline") and row["timeline"][-1]["articles"] >= 2000:
+                print(f"\n{row['articles']} articles, growth:\n{growth_table(row)}")
+        return
     if args.worker:
         print(json.dumps(run_one(args)), flush=True)
         return

@@ -51,6 +51,11 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("commit_every", 500, "Articles per commit while indexing."),
     Setting(
+        "max_articles_per_write",
+        1000,
+        "Most articles one API write may carry (bulk imports: use `newsquarry index`).",
+    ),
+    Setting(
         "response_cache_size", 512, "Search responses the API keeps per worker (0 = no cache)."
     ),
 )

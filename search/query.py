@@ -269,8 +269,13 @@ def parse_query(
     mode: str = "passages",
     max_expansion: int = 1000,
     max_length: int = 1000,
+    deadline: Any = None,
 ) -> ParsedQuery:
-    """Parse and check a query; empty text gives ``ParsedQuery(query=None)``."""
+    """Parse and check a query; empty text gives ``ParsedQuery(query=None)``.
+
+    ``deadline`` (a ``docvalues.Deadline``) bounds the expansion of wildcard and
+    fuzzy terms, which scans the vocabulary and can take seconds on a big index.
+    """
     if len(text) > max_length:
         raise QueryError(
             f"the query is {len(text)} characters long; the limit is {max_length}",
@@ -304,7 +309,7 @@ def parse_query(
         q = _parser(searcher.schema, mode).parse(text_for_parser)
     except Exception as exc:  # noqa: BLE001 - Whoosh raises many kinds of error on odd input
         raise QueryError(f"cannot parse the query: {exc}", position=None) from None
-    rewriter = _Rewriter(text, tokens, searcher, view, max_expansion)
+    rewriter = _Rewriter(text, tokens, searcher, view, max_expansion, deadline)
     q = rewriter.rewrite(q)
     parsed = ParsedQuery(text, q, tokens, rewriter.highlight, dict(rewriter.scoring))
     if mode == "passages":
@@ -320,7 +325,9 @@ def parse_query(
 class _Rewriter:
     """Resolves facet-field values by folded words, checks dates and expansion caps."""
 
-    def __init__(self, text: str, tokens: list[Token], searcher: Any, view: View, cap: int) -> None:
+    def __init__(self, text: str, tokens: list[Token], searcher: Any, view: View, cap: int,
+                 deadline: Any = None) -> None:  # fmt: skip
+        self.deadline = deadline
         self.text = text
         self.tokens = tokens
         self.searcher = searcher
@@ -387,7 +394,13 @@ class _Rewriter:
 
     def _expand(self, q: Any) -> list[str]:
         """The index terms a wildcard/fuzzy term stands for; QueryError past the cap."""
-        terms = list(islice(q._btexts(self.searcher.ixreader), self.cap + 1))
+        terms = []
+        for t in islice(q._btexts(self.searcher.ixreader), self.cap + 1):
+            terms.append(t)
+            if self.deadline is not None and len(terms) % 64 == 0:
+                self.deadline.check()
+        if self.deadline is not None:
+            self.deadline.check()
         if len(terms) > self.cap:
             shown = q.text + ("*" if isinstance(q, wq.Prefix) else "")
             if isinstance(q, wq.FuzzyTerm):

@@ -56,6 +56,13 @@ def request_params(request: SearchRequest, *, facets: bool = True) -> list[tuple
     return params
 
 
+def _drop_api_fields(facet: dict[str, Any]) -> dict[str, Any]:
+    """A facet as the library returns it: without the API's ready-made URLs."""
+    for value in facet.get("values") or []:
+        value.pop("toggle_url", None)
+    return facet
+
+
 class RemoteClient:
     """GET requests against ``base_url`` (e.g. http://127.0.0.1:8080)."""
 
@@ -102,14 +109,20 @@ class RemoteClient:
 
     def search(self, request: SearchRequest) -> dict[str, Any]:
         path = "/quotes" if request.mode == "quotes" else "/search"
-        return self._get(path, request_params(request))
+        body = self._get(path, request_params(request))
+        body.pop("links", None)  # the API's paging links: the CLI pages with --page
+        for facet in (body.get("facets") or {}).values():
+            _drop_api_fields(facet)
+        return body
 
     def facet_values(
         self, facet: str, prefix: str, request: SearchRequest, size: int
     ) -> dict[str, Any]:
         params = request_params(request, facets=False) + [("prefix", prefix), ("size", str(size))]
         params = [(k, v) for k, v in params if k not in ("page", "per_page", "sort")]
-        return self._get(f"/facets/{urllib.parse.quote(facet, safe='')}", params)
+        body = self._get(f"/facets/{urllib.parse.quote(facet, safe='')}", params)
+        body.pop("prefix", None)
+        return _drop_api_fields(body)
 
     def passage(self, passage_id: str) -> dict[str, Any]:
         return self._get(f"/passages/{urllib.parse.quote(passage_id, safe='')}")

@@ -37,7 +37,7 @@ import numpy as np
 
 from .config import load_settings
 from .docvalues import Deadline, Postings, View, cache_for, match_mask
-from .errors import InvalidRequest, QueryError, UnknownFacet
+from .errors import InvalidRequest, QueryError, SearchTimeout, UnknownFacet
 from .facets import FacetCounter, build_filters, date_bounds
 from .highlight import highlight
 from .query import ParsedQuery, parse_query
@@ -184,6 +184,7 @@ class _Prepared:
             mode=request.mode,
             max_expansion=settings["max_term_expansion"],
             max_length=settings["max_query_length"],
+            deadline=self.deadline,
         )
         doctype = self.view.doctype_mask(DOCTYPE_FOR_MODE[request.mode])
         self.postings = Postings(self.searcher, self.view)
@@ -376,9 +377,10 @@ def _suggest(prep: _Prepared, total: int) -> str | None:
             mode=prep.request.mode,
             max_expansion=prep.settings["max_term_expansion"],
             max_length=prep.settings["max_query_length"] * 2,
+            deadline=prep.deadline,
         )
         mask = match_mask(prep.searcher, prep.view, parsed.query, prep.deadline, prep.postings)
-    except QueryError:
+    except (QueryError, SearchTimeout):  # the search itself was answered: only drop the hint
         return None
     mask &= prep.view.doctype_mask(DOCTYPE_FOR_MODE[prep.request.mode])
     found = int(prep.filters.combined(mask).sum())

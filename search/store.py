@@ -29,9 +29,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from whoosh import index
+from whoosh.filedb.filestore import FileStorage
 from whoosh.index import EmptyIndexError, LockError
 from whoosh.query import Term
 
+from . import whoosh_fixes  # noqa: F401  (applies the fixes)
 from .errors import IndexBusy, IndexUnavailable, NotFound
 from .models import Article, Passage
 from .schema import SCHEMA_VERSION, build_schema, keyword_value
@@ -40,7 +42,7 @@ DEFAULT_LOCK_TIMEOUT = 30.0
 INDEX_NAME = "newsquarry"
 # Whoosh writes a TOC as "_<name>_<gen>.toc.<time>" and renames it into place; a
 # writer killed between the two leaves this file behind, and Whoosh never removes it
-_STALE_TOC = re.compile(r"^_%s_\d+\.toc\.[0-9.]+$" % INDEX_NAME)
+_STALE_TOC = re.compile(rf"^_{INDEX_NAME}_\d+\.toc\.[0-9.]+$")
 
 
 @dataclass
@@ -203,6 +205,87 @@ class WriteSession:
         return article_id in self._seen
 
 
+class DurableFileStorage(FileStorage):
+    """Whoosh's file storage, with the writes of a commit on disk before it counts.
+
+    Whoosh writes a commit's segment files, then a new table of contents (TOC)
+    under a temporary name, then renames the TOC into place: the rename is the
+    commit. It never calls fsync, so after a power cut (unlike a killed
+    process) the renamed TOC may be on disk while the data it points to is not.
+    Here, just before the TOC rename, every file created since the last one
+    that still exists (the segment files, the temporary TOC) and the folder are
+    fsynced, and the folder again after the rename. Files Whoosh deletes before
+    that (the parts it assembles into one compound segment file) cost nothing.
+    """
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self._created: set[str] = set()
+        self._created_lock = threading.Lock()
+
+    def create_file(self, name: str, excl: bool = False, mode: str = "wb", **kw: Any) -> Any:
+        with self._created_lock:
+            self._created.add(name)
+        return super().create_file(name, excl=excl, mode=mode, **kw)
+
+    def rename_file(self, oldname: str, newname: str, safe: bool = False) -> None:
+        toc = newname.endswith(".toc")
+        if toc:  # everything the new TOC refers to reaches the disk first
+            with self._created_lock:
+                created, self._created = self._created, set()
+            for name in sorted(created):
+                self._sync(self._fpath(name))
+            self._sync(self.folder)
+        super().rename_file(oldname, newname, safe)
+        if toc:
+            self._sync(self.folder)  # then the rename itself
+
+    @staticmethod
+    def _sync(path: str) -> None:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:  # deleted meanwhile (a compound segment's parts)
+            return
+        try:
+            os.fsync(fd)
+        except OSError:  # some filesystems cannot fsync a folder
+            pass
+        finally:
+            os.close(fd)
+
+
+def _retrying(fn: Any, tries: int = 20, delay: float = 0.05) -> Any:
+    """``fn()``, tried again when a file vanished under it.
+
+    A commit in another process deletes the previous TOC and merged-away
+    segment files right after renaming the new TOC; reading the TOC just then
+    fails with FileNotFoundError, and reading again finds the new one (Whoosh's
+    own ``Index.reader()`` retries the same way; opening an index does not).
+    """
+    for attempt in range(tries):
+        try:
+            return fn()
+        except FileNotFoundError:
+            if attempt == tries - 1:
+                raise
+            time.sleep(delay)
+
+
+def _release(w: Any) -> None:
+    """Give up a Whoosh writer whose commit failed, whatever state it was left in."""
+    try:
+        w.cancel()
+        return
+    except Exception:  # noqa: BLE001 - the writer may be half closed
+        pass
+    lock = getattr(w, "writelock", None)
+    if lock is not None and getattr(lock, "fd", None) is not None:
+        try:
+            lock.release()
+        except Exception:  # noqa: BLE001
+            pass
+
+
 class WhooshStore:
     """A Whoosh index in a folder: the default ``Store``."""
 
@@ -218,20 +301,46 @@ class WhooshStore:
         self._local = threading.local()
         try:
             if index.exists_in(self.path, indexname=INDEX_NAME):
-                self.ix = index.open_dir(self.path, indexname=INDEX_NAME)
+                storage = DurableFileStorage(str(self.path))
+                self.ix = _retrying(lambda: storage.open_index(INDEX_NAME))
             elif create:
-                self.path.mkdir(parents=True, exist_ok=True)
-                self.ix = index.create_in(self.path, build_schema(), indexname=INDEX_NAME)
+                self.ix = self._create()
             else:
                 raise IndexUnavailable(f"no index at {self.path}")
         except (EmptyIndexError, OSError, ValueError, EOFError) as exc:
             raise IndexUnavailable(f"cannot open the index at {self.path}: {exc}") from None
-        names = set(self.ix.schema.names())
+        names = set(_retrying(lambda: self.ix.schema).names())  # reads the TOC again
         if not set(build_schema().names()) <= names:
             raise IndexUnavailable(
                 f"the index at {self.path} was made by another version (schema "
                 f"{SCHEMA_VERSION} expected): re-create it with `newsquarry index --rebuild`"
             )
+
+    def _create(self) -> Any:
+        """Create the index, or open it if another process just did, under the write lock.
+
+        Two processes creating the same new index at once (two feeds started
+        together, two API workers) would both write generation 0: Whoosh then
+        fails with NameError or a missing temporary file. The write lock
+        (the same flock writers take) makes creation one at a time.
+        """
+        self.path.mkdir(parents=True, exist_ok=True)
+        storage = DurableFileStorage(str(self.path))
+        lock = storage.lock(f"{INDEX_NAME}_WRITELOCK")
+        deadline = time.monotonic() + self.lock_timeout
+        while not lock.acquire():
+            if time.monotonic() > deadline:
+                raise IndexBusy(
+                    f"another process is creating the index at {self.path}; "
+                    f"gave up after waiting {self.lock_timeout:g} s"
+                )
+            time.sleep(0.05)
+        try:
+            if index.exists_in(self.path, indexname=INDEX_NAME):
+                return storage.open_index(INDEX_NAME)
+            return storage.create_index(build_schema(), indexname=INDEX_NAME)
+        finally:
+            lock.release()
 
     # -- writing ---------------------------------------------------------
     @contextmanager
@@ -241,10 +350,12 @@ class WhooshStore:
         try:
             w = self.ix.writer(timeout=wait, delay=0.05)
         except LockError:
+            holder = self._lock_holder()
             raise IndexBusy(
                 f"another process is writing to the index at {self.path}; "
-                f"gave up after waiting {wait:g} s"
+                f"gave up after waiting {wait:g} s{holder}"
             ) from None
+        self._note_lock_holder(w)
         self._remove_stale_files()
         session = WriteSession(self, w)
         try:
@@ -253,7 +364,43 @@ class WhooshStore:
             w.cancel()
             raise
         else:
-            w.commit()
+            try:
+                w.commit()
+            except BaseException:
+                # e.g. a full disk: the commit did not happen (the old TOC stands), but
+                # Whoosh keeps the lock until the process ends, which in an API worker
+                # would refuse every later write; release it
+                _release(w)
+                raise
+
+    def _note_lock_holder(self, w: Any) -> None:
+        """Write who holds the lock into the lock file, for the message of a writer kept out.
+
+        The lock itself is the kernel's flock on that file; its content is only
+        information (a stale content is overwritten by the next holder).
+        """
+        fd = getattr(getattr(w, "writelock", None), "fd", None)
+        if fd is None:
+            return
+        import sys
+
+        note = "pid {} since {}: {}\n".format(
+            os.getpid(), time.strftime("%Y-%m-%d %H:%M:%S"), " ".join(sys.argv)[:200]
+        )
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, note.encode("utf-8", "replace"), 0)
+        except OSError:
+            pass
+
+    def _lock_holder(self) -> str:
+        """" (held by pid N since T: command)" from the lock file, or "" if unknown."""
+        try:
+            with open(self.path / f"{INDEX_NAME}_WRITELOCK", encoding="utf-8") as fh:
+                note = fh.read(300).strip()
+        except (OSError, UnicodeDecodeError):
+            return ""
+        return f" (held by {note})" if note.startswith("pid ") else ""
 
     def _remove_stale_files(self) -> None:
         """Remove temporary TOC files of writers killed mid-commit (we hold the lock).
@@ -368,17 +515,22 @@ class WhooshStore:
             kind: sum(1 for _ in s.docs_for_query(Term("doctype", kind)))
             for kind in ("article", "passage", "quote")
         }
-        size = sum(f.stat().st_size for f in self.path.iterdir() if f.is_file())
+        size = 0
+        for f in self.path.iterdir():
+            try:
+                size += f.stat().st_size if f.is_file() else 0
+            except FileNotFoundError:  # deleted by a commit in another process meanwhile
+                pass
         return {
             "path": str(self.path),
             "articles": counts["article"],
             "passages": counts["passage"],
             "quotes": counts["quote"],
-            "segments": len(self.ix._segments()),
+            "segments": _retrying(lambda: len(self.ix._segments())),
             "generation": self.generation,
             "size_bytes": size,
             "last_modified": time.strftime(
-                "%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.ix.last_modified())
+                "%Y-%m-%dT%H:%M:%SZ", time.gmtime(_retrying(self.ix.last_modified))
             ),
         }
 

@@ -400,3 +400,17 @@ def test_docs_page_needs_no_internet(client):
     assert "openapi.json" in html
     for marker in ("http://", "https://", "cdn", "unpkg", "jsdelivr"):
         assert marker not in html
+
+
+def test_too_many_articles_in_one_write_is_413(tmp_path):
+    app = create_app(
+        {"index": str(tmp_path / "ix"), "write_token": TOKEN, "max_articles_per_write": 3},
+        enricher=TagEnricher(),
+    )
+    c = app.test_client()
+    arts = [{"id": f"a{i}", "title": "t", "text": "Some text."} for i in range(4)]
+    r = c.post("/v1/articles", json={"articles": arts}, headers=AUTH)
+    assert r.status_code == 413 and r.mimetype == "application/problem+json"
+    assert "at most 3 articles per request, got 4" in r.get_json()["detail"]
+    r = c.post("/v1/articles", json=arts[:3], headers=AUTH)
+    assert r.status_code == 200 and r.get_json()["added"] == ["a0", "a1", "a2"]

@@ -71,7 +71,7 @@ def test_lock_is_held_only_while_a_batch_is_written_not_while_it_is_enriched(tmp
         time.sleep(0.1)
     t.join()
     assert not errors, errors
-    assert max(waits) < 0.5
+    assert len(waits) == len(other)  # every write got the lock within its 0.5 s patience
     assert_exact(index_contents(tmp_path / "ix"), expected_passage_ids(bulk + other),
                  {a["id"] for a in bulk + other})  # fmt: skip
 
@@ -112,7 +112,8 @@ def test_busy_index_gives_a_clear_message_and_exit_code_then_a_killed_holder_fre
         busy = _cli("--index", str(path), "delete", "some-id",
                     env={"NEWSQUARRY_LOCK_TIMEOUT": "0.5"})  # fmt: skip
         assert busy.returncode == 4, busy.stderr
-        assert busy.stderr.startswith("Error: another process is writing to the index")
+        assert busy.stderr.startswith("Error: another process is writing to the index at")
+        assert f"gave up after waiting 0.5 s (held by pid {pid} since " in busy.stderr
         assert "gave up after waiting 0.5 s" in busy.stderr
         assert "Traceback" not in busy.stderr and "LockError" not in busy.stderr
         with pytest.raises(IndexBusy):
@@ -201,3 +202,148 @@ def test_many_reader_threads_and_a_writer_thread_on_one_store(tmp_path):
         assert totals == sorted(totals), "a reader went back to an older commit"
         assert totals[-1] == 180  # 60 articles x 3 passages
     assert_exact(index_contents(path), expected_passage_ids(raw), {a["id"] for a in raw})
+
+
+def test_an_api_write_waits_then_answers_503_index_busy_and_succeeds_once_the_lock_is_free(
+    tmp_path,
+):
+    from api_support import TOKEN, TagEnricher
+
+    from api import create_app
+
+    path = tmp_path / "ix"
+    WhooshStore(path).close()
+    app = create_app({"index": str(path), "write_token": TOKEN, "lock_timeout": 0.5},
+                     enricher=TagEnricher())  # fmt: skip
+    client = app.test_client()
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    art = {"title": "Held", "text": "A story written while another process held the lock."}
+    pid = _hold_lock_in_child(path, 30)  # e.g. a `newsquarry index` run in another process
+    try:
+        started = time.monotonic()
+        resp = client.put("/v1/articles/held", json=art, headers=auth)
+        waited = time.monotonic() - started
+        assert resp.status_code == 503 and resp.mimetype == "application/problem+json"
+        assert resp.headers["Retry-After"]
+        body = resp.get_json()
+        assert body["title"] == "Index busy" and "gave up after waiting 0.5 s" in body["detail"]
+        assert 0.4 < waited < 5
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    resp = client.put("/v1/articles/held", json=art, headers=auth)  # the client's retry
+    assert resp.status_code == 200 and resp.get_json()["added"] == ["held"]
+    assert client.get("/v1/articles/held").status_code == 200
+
+
+@pytest.mark.parametrize("where", ["toc", "segment"])
+def test_a_commit_that_fails_midway_keeps_the_last_commit_and_frees_the_lock(tmp_path,
+                                                                         monkeypatch, where):
+    """A full disk during a commit: an error for that write, the previous commit intact,
+    and the lock released, so a long-running API worker can write again afterwards."""
+    import errno
+
+    import whoosh.index
+    import whoosh.writing
+
+    raw = articles(4, seed=6, prefix="f")
+    store = WhooshStore(tmp_path / "ix", lock_timeout=0.5)
+    index_articles(store, _arts(raw[:2]), enricher=PassThrough())
+
+    def disk_full(*a, **kw):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    if where == "toc":
+        monkeypatch.setattr(whoosh.index.TOC, "write", disk_full)
+    else:
+        monkeypatch.setattr(whoosh.writing.SegmentWriter, "_assemble_segment", disk_full)
+    with pytest.raises(OSError, match="No space left") as failure:
+        index_articles(store, _arts(raw[2:3]), enricher=PassThrough())
+    monkeypatch.undo()
+    # the error is still referenced (as a server's error log or handler would): the
+    # failed writer is not garbage yet, so only an explicit release frees the lock
+    assert_exact(index_contents(tmp_path / "ix"), expected_passage_ids(raw), {"f-0000", "f-0001"})
+    index_articles(store, _arts(raw[2:]), enricher=PassThrough())  # the lock is free again
+    assert_exact(index_contents(tmp_path / "ix"), expected_passage_ids(raw), {a["id"] for a in raw})
+    assert failure.value.errno == errno.ENOSPC
+
+
+def test_processes_creating_the_same_new_index_at_once_all_succeed(tmp_path):
+    """Two feeds started together on a new folder: creation is one at a time (was a
+    NameError "File '_newsquarry_0.toc' exists" or a missing temporary file)."""
+    for trial in range(5):
+        path = tmp_path / f"ix{trial}"
+        raw = articles(4, seed=20 + trial, prefix=f"c{trial}")
+        go_r, go_w = os.pipe()
+        pids = []
+        for art in raw:
+            pid = os.fork()
+            if pid == 0:
+                code = 1
+                try:
+                    os.close(go_w)
+                    os.read(go_r, 1)  # all start together
+                    store = WhooshStore(path, lock_timeout=10)
+                    index_articles(store, _arts([art]), enricher=PassThrough())
+                    code = 0
+                except BaseException:  # noqa: BLE001
+                    import traceback
+
+                    traceback.print_exc()
+                finally:
+                    os._exit(code)
+            pids.append(pid)
+        os.close(go_r)
+        os.write(go_w, b"g" * len(pids))
+        os.close(go_w)
+        codes = [os.waitstatus_to_exitcode(os.waitpid(p, 0)[1]) for p in pids]
+        assert codes == [0] * len(raw), f"trial {trial}: {codes}"
+        assert_exact(index_contents(path), expected_passage_ids(raw), {a["id"] for a in raw})
+
+
+def test_opening_and_reading_while_another_process_commits_never_fails(tmp_path):
+    """A commit deletes the previous TOC and merged segment files right after its rename:
+    opening the index or reading its stats just then hit FileNotFoundError (about one in
+    400 opens under back-to-back commits: a CLI search or a fresh API worker failing)."""
+    path = tmp_path / "ix"
+    index_articles(WhooshStore(path), _arts(articles(3, seed=30)), enricher=PassThrough())
+    stop_r, stop_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(stop_w)
+            os.set_blocking(stop_r, False)
+            writer_store = WhooshStore(path)
+            n = 0
+            while True:
+                try:
+                    if os.read(stop_r, 1):
+                        break
+                except BlockingIOError:
+                    pass
+                n += 1
+                art = articles(1, seed=100 + n, prefix=f"w{n}")
+                index_articles(writer_store, _arts(art), enricher=PassThrough())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(stop_r)
+    failures, opens = [], 0
+    try:
+        deadline = time.monotonic() + 3.0
+        while time.monotonic() < deadline:
+            opens += 1
+            try:
+                store = WhooshStore(path, create=False)
+                store.stats()
+                run_search(store, SearchRequest(q="council"))
+                store.close()
+            except Exception as exc:  # noqa: BLE001
+                failures.append(repr(exc))
+    finally:
+        os.write(stop_w, b"s")
+        os.close(stop_w)
+        _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert opens > 50 and failures == [], failures[:3]

@@ -336,3 +336,19 @@ def test_empty_and_quote_only_articles():
     assert enrich_article(Article(id="e", title="e", text=""), []) == []
     ps = enrich_text('"')
     assert all_quotes(ps) == []
+
+
+def test_groups_described_by_a_plural_are_no_speaker():
+    passages = enrich_text(
+        "Traders in Caracas said the blackout cost them a week of sales. Maria Perez, who "
+        "sells fruit, said the National Guard closed the market twice.\n\n"
+        "Officials said the aid would arrive. Analysts warned that the plan had failed."
+    )
+    quotes = [q for p in passages for q in p.quotes]
+    by_mention = {q.speaker_mention: q.speaker for q in quotes}
+    assert by_mention == {
+        "Traders": None,
+        "Maria Perez": "Maria Perez",
+        "Officials": None,
+        "Analysts": None,
+    }

@@ -181,3 +181,52 @@ def test_time_limit_cuts_a_search_short_with_a_clear_outcome(store):
         else:
             assert result.total >= 0
         assert time.monotonic() - started < 1.0
+
+
+def test_a_search_never_recounts_all_matches_outside_the_time_limit(store, monkeypatch):
+    """Whoosh's ``len(results)`` re-runs the whole query, unscored and with no time limit,
+    when the top-N collector skipped blocks: 1 to 5 s at 60k passages with a 0.5 s limit."""
+    from whoosh import collectors
+
+    def recount(self):
+        raise AssertionError("the whole query was run again to count it")
+
+    monkeypatch.setattr(collectors.TopCollector, "count", recount)
+    monkeypatch.setattr(collectors.TopCollector, "computes_count", lambda self: False)
+    for q in ("oil", "oil OR caracas", "o*", "guard~1"):
+        result = run_search(store, SearchRequest(q=q, per_page=2, page=2), LIMITS)
+        assert result.total >= 0
+
+
+def test_wildcard_and_fuzzy_expansion_stops_at_the_time_limit(store):
+    """Expanding ``a~2`` scans the vocabulary (5 s at 60k passages): it must obey the limit."""
+    from search.docvalues import Deadline, cache_for
+    from search.query import parse_query
+
+    searcher = store.searcher()
+    view = cache_for(store).view(searcher)
+    for q in ("a~2 e~2 i~2", "o* a* c*", "title:o*"):
+        with pytest.raises(SearchTimeout):
+            run_search(store, SearchRequest(q=q, time_limit=1e-9), LIMITS)
+        expired = Deadline(1e-9)
+        time.sleep(0.001)
+        with pytest.raises(SearchTimeout):  # stopped while expanding, before any matching
+            parse_query(q, searcher=searcher, view=view, deadline=expired)
+
+
+def test_a_suggestion_that_runs_out_of_time_is_dropped_not_the_search(store, monkeypatch):
+    from search import searching
+
+    calls = []
+    real = searching.match_mask
+
+    def slow_second(*a, **kw):  # the main query answers; the "did you mean" check times out
+        calls.append(1)
+        if len(calls) > 1:
+            raise SearchTimeout("the search took longer than 2 s and was stopped")
+        return real(*a, **kw)
+
+    monkeypatch.setattr(searching, "match_mask", slow_second)
+    monkeypatch.setattr(searching, "corrected_text", lambda *a: "oil")
+    result = run_search(store, SearchRequest(q="oilx"), LIMITS)
+    assert result.total == 0 and result.suggestion is None and len(calls) == 2

@@ -15,7 +15,6 @@ import json
 import re
 import time
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -203,7 +202,7 @@ def test_deeply_nested_yaml_front_matter(tmp_path):
     assert isinstance(item, ReadFailure)
     bomb = tmp_path / "bomb.md"
     lines = ["a: &a [x, x, x, x, x, x, x, x, x]"]
-    for prev, name in zip("abcdefg", "bcdefgh"):
+    for prev, name in zip("abcdefg", "bcdefgh", strict=True):
         lines.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 9) + "]")
     bomb.write_text("---\n" + "\n".join(lines) + "\ntitle: *h\n---\n\nBody text.\n")
     started = time.monotonic()

@@ -217,3 +217,41 @@ def test_cli_index_shows_eta_and_optimize_merges(tmp_path):
     r = runner.invoke(cli, ["--index", ix, "stats", "--json"], catch_exceptions=False)
     stats = json.loads(r.stdout)
     assert stats["articles"] == 12 and stats["segments"] == 1
+
+
+@pytest.mark.slow
+def test_ctrl_c_on_the_process_group_then_resume(tmp_path):
+    """Ctrl-C as a terminal sends it (SIGINT to the whole group, workers included), then resume."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    src = tmp_path / "a.jsonl"
+    with src.open("w") as fh:
+        for i in range(300):
+            a = make_article(i)
+            text = "\n\n".join([a.text] * 3)
+            fh.write(json.dumps({"id": a.id, "title": a.title, "text": text}) + "\n")
+    ix = str(tmp_path / "ix")
+    cmd = [sys.executable, "-m", "search.cli", "--index", ix, "index", str(src),
+           "--processes", "2", "--commit-every", "50"]  # fmt: skip
+    root = Path(__file__).resolve().parent.parent
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True, cwd=root)  # fmt: skip
+    for line in p.stderr:
+        if " 50 committed" in line:
+            os.killpg(p.pid, signal.SIGINT)
+            break
+    err = p.stderr.read()
+    assert p.wait(timeout=60) == 130
+    assert "Traceback" not in err and "Run the same command again" in err
+    store = WhooshStore(ix, create=False)
+    done = store.stats()["articles"]
+    assert 50 <= done < 300 and done % 50 == 0
+    store.close()
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=root, timeout=300)
+    assert r.returncode == 0
+    assert f"{300 - done} added" in r.stdout and f"{done} unchanged" in r.stdout
+    assert article_ids(WhooshStore(ix, create=False)) == [f"art-{i:04d}" for i in range(300)]

@@ -99,3 +99,19 @@ def test_bad_files_reported_good_ones_indexed(store, corpus_dir, enricher):
     assert report.added == [SEED_ID]
     reasons = {f["path"].rsplit("/", 1)[1]: f["reason"] for f in report.failed}
     assert set(reasons) == {"bin.txt", "empty.md", "bad.txt"}
+
+
+def test_writes_after_the_same_random_seed_do_not_collide(store):
+    # Whoosh names segments with the `random` module; a program that seeds it must
+    # not make two commits pick the same segment name
+    import random
+
+    from search.models import Article
+    from search.passages import split_passages
+
+    for n in range(3):
+        random.seed(42)
+        art = Article(id=f"a{n}", title="t", text=f"Paragraph number {n}.")
+        report = store.add([(art, split_passages(art))])
+        assert report.added == [f"a{n}"]
+    assert store.stats()["articles"] == 3

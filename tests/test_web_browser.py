@@ -247,6 +247,10 @@ def test_search_page_facets_paging_and_history_match_the_api(page, api_url):
     params = parse_qsl(urlsplit(page.url).query)
     assert ("person", people[0]) in params and ("person", people[1]) in params
     assert ("source", source) in params
+    page.locator("#embed-code summary").click()
+    code = page.locator("#embed-widget").inner_text()
+    assert "/widget.js" in code and 'q="Guaidó OR said"' in code and "params=" in code
+    assert "/embed?q=" in page.locator("#embed-iframe").inner_text()
     shot(page, "search-facets")
 
     # back and forward
@@ -400,12 +404,18 @@ def test_script_bearing_article_runs_nothing(page, api_url):
     page.goto(f"{api_url}/embed?q=probe")
     page.wait_for_selector("newsquarry-results li")
     assert XSS_TEXT in page.locator("newsquarry-results ol").inner_text()
+    # the widget's styles apply under the strict CSP (constructed stylesheets, no inline style)
+    assert page.locator("newsquarry-results mark").first.evaluate(
+        "e => getComputedStyle(e).backgroundColor") == "rgb(255, 226, 122)"
     page.wait_for_timeout(300)  # give any injected handler a chance to fire
     page.watch.assert_clean()
 
 
 def test_widget_on_another_origin(page, api_url, host_url):
     assert urlsplit(api_url).port != urlsplit(host_url).port
+    page.add_init_script("""window.__nqResize = [];
+        addEventListener('message', e => e.data && e.data.type === 'newsquarry:resize'
+                         && window.__nqResize.push(e.data.height));""")
     page.goto(host_url)
     for wid in ("w-torture", "w-speaker", "w-probe", "w-key"):
         page.wait_for_selector(f"#{wid} li")
@@ -474,6 +484,7 @@ def test_widget_on_another_origin(page, api_url, host_url):
     assert XSS_TEXT in card.inner_text()
     framed = page.frame_locator("#embed-frame").locator("newsquarry-results li").first
     assert XSS_TEXT in framed.inner_text()
+    page.wait_for_function("() => window.__nqResize.some(h => h > 100)")  # /embed reports its height
     # out-of-viewport iframes are not painted in full-page shots: make the viewport the page
     page.set_viewport_size({"width": 1280, "height": page.evaluate("document.body.scrollHeight + 40")})
     page.wait_for_timeout(300)

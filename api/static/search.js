@@ -193,7 +193,6 @@ function passageHit(state, hit) {
     const key = `${e.type}:${fold(e.name)}`;
     if (seen.has(key) || !LABELS[e.type]) continue;
     seen.add(key);
-    if (e.type === "person" && (hit.speakers || []).some((s) => fold(s) === fold(e.name))) continue;
     chips.append(chip(state, e.type, e.name));
   }
   return el("li", { class: "hit", "data-id": hit.id }, [
@@ -441,6 +440,31 @@ function renderStatus(state, body) {
   }
 }
 
+function attr(value) {
+  return String(value).replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}
+
+/** Code to paste into another page for this search: the widget and the /embed iframe. */
+function renderEmbedCode(state) {
+  const origin = location.origin;
+  const attrs = [];
+  if (state.q) attrs.push(`q="${attr(state.q)}"`);
+  if (state.mode === "quotes") attrs.push('mode="quotes"');
+  if (state.sort && state.sort !== "relevance") attrs.push(`sort="${attr(state.sort)}"`);
+  const filters = new URLSearchParams();
+  for (const f of FACETS) for (const v of state.filters[f] || []) filters.append(f, v);
+  if ([...filters.keys()].length) attrs.push(`params="${attr(filters.toString())}"`);
+  attrs.push('per-page="5"');
+  $("embed-widget").textContent =
+    `<script src="${origin}/widget.js" defer></script>\n<newsquarry-results ${attrs.join(" ")}></newsquarry-results>`;
+  const embed = pageParams(withChange(state, (s) => { s.page = 1; }));
+  embed.delete("date_interval");
+  if (embed.get("mode") !== "quotes") embed.delete("mode");
+  embed.set("per_page", "5");
+  $("embed-iframe").textContent =
+    `<iframe src="${attr(`${origin}/embed?${embed}`)}" width="600" height="480" style="border:0" title="newsquarry results"></iframe>`;
+}
+
 function showError(detail) {
   const box = $("error");
   box.textContent = detail;
@@ -485,6 +509,7 @@ async function load() {
   renderHits(state, body);
   renderFacets(state, body);
   renderPager(state, body);
+  renderEmbedCode(state);
   document.body.removeAttribute("aria-busy");
   document.body.dataset.loaded = stateUrl(state);
   if (focusKey) {

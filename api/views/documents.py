@@ -45,7 +45,7 @@ WRITE_RESPONSES = {
             "application/problem+json": {"schema": ProblemSchema}}},
         "403": {"description": "Wrong write token, or writes disabled", "content": {
             "application/problem+json": {"schema": ProblemSchema}}},
-        "413": {"description": "Body larger than the limit", "content": {
+        "413": {"description": "Body larger than the limit, or more articles than max_articles_per_write", "content": {
             "application/problem+json": {"schema": ProblemSchema}}},
         "415": {"description": "Body is not JSON", "content": {
             "application/problem+json": {"schema": ProblemSchema}}},
@@ -91,7 +91,12 @@ def _json_body() -> Any:
             415,
             "the request body must be JSON (Content-Type: application/json)",
         )
-    data = request.get_json(silent=True)
+    try:
+        data = request.get_json(silent=True)
+    except RecursionError:  # not a ValueError, so `silent` lets it through: it was a 500
+        raise ApiError(
+            400, "the request body is JSON nested too deeply", title="Invalid JSON"
+        ) from None
     if data is None:
         raise ApiError(400, "the request body is not valid JSON", title="Invalid JSON")
     return data
@@ -173,6 +178,13 @@ def add_articles() -> Response:
         raise ApiError(422, "the body must hold a non-empty list of articles",
                        title="Invalid body", slug="invalid-body",
                        errors={"articles": ["Must be a non-empty list of article objects."]})
+    limit = int(backend().settings["max_articles_per_write"])
+    if len(items) > limit:
+        # each article costs NLP time under the write lock: a bounded request stays a
+        # request, a bulk import belongs to `newsquarry index`
+        raise ApiError(413, f"at most {limit} articles per request, got {len(items)}",
+                       title="Too many articles", slug="too-many-articles",
+                       errors={"articles": [f"Longer than the limit of {limit}."]})
     articles: list[Article] = []
     failed: list[dict] = []
     for i, item in enumerate(items):

@@ -15,6 +15,7 @@ docs/benchmarks.md for which is faster.
 from __future__ import annotations
 
 import multiprocessing as mp
+import signal
 from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import islice
@@ -40,6 +41,15 @@ def enrich_doc(doc: Doc, passages: list[Passage]) -> list[Passage]:
     """Fill the passages of one parsed article."""
     mentions, quotes = analyse_doc(doc)
     return assign(passages, mentions, quotes)
+
+
+def _ignore_sigint() -> None:
+    """Pool worker initializer: Ctrl-C is the parent's to handle.
+
+    A terminal sends SIGINT to the whole process group; the parent stops the
+    pool itself, so workers need not die printing tracebacks.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _analyse_texts(texts: list[str], batch_size: int) -> list[Found]:
@@ -99,7 +109,7 @@ class Enricher:
         ctx = mp.get_context("fork" if "fork" in methods else "spawn")
         iterator = iter(items)
         pending: deque = deque()
-        with ctx.Pool(self.n_process) as pool:
+        with ctx.Pool(self.n_process, initializer=_ignore_sigint) as pool:
             while True:
                 while len(pending) < self.prefetch * self.n_process:
                     chunk = list(islice(iterator, self.batch_size))

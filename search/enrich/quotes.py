@@ -478,7 +478,10 @@ class _Context:
             for full, name in self.person_names.items():
                 if key and key[-1] == full[-1]:
                     return name, span.text, span.start_char, span.end_char
-            if word not in NON_SPEAKERS and _NAME.match(span.text):
+            # a plural ("Traders", "Officials", tagged PROPN when capitalised at the
+            # start of a sentence) describes a group: no identifiable speaker
+            plural = tok.tag_ in ("NNS", "NNPS")
+            if word not in NON_SPEAKERS and not plural and _NAME.match(span.text):
                 return span.text, span.text, span.start_char, span.end_char
             return None, span.text, span.start_char, span.end_char
         if word in NON_SPEAKERS or tok.pos_ == "PRON":
