@@ -86,7 +86,8 @@ class ParsedQuery:
     query: Any
     tokens: list[Token] = field(default_factory=list)
     highlight_terms: set[str] = field(default_factory=set)  # index forms in text fields
-    scoring_terms: set[tuple[str, str]] = field(default_factory=set)  # (field, index form)
+    # (field, index form) -> query boost (``word^2``), the terms that rank
+    scoring_terms: dict[tuple[str, str], float] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
@@ -310,13 +311,14 @@ def parse_query(
         raise QueryError(f"cannot parse the query: {exc}", position=None) from None
     rewriter = _Rewriter(text, tokens, searcher, view, max_expansion, deadline)
     q = rewriter.rewrite(q)
-    parsed = ParsedQuery(text, q, tokens, rewriter.highlight, rewriter.scoring)
+    parsed = ParsedQuery(text, q, tokens, rewriter.highlight, dict(rewriter.scoring))
     if mode == "passages":
         # the article title ranks but never matches on its own: every positive word
         # searched in the text also scores in the title (same analyzer, same terms)
-        parsed.scoring_terms |= {
-            ("title", t) for f, t in rewriter.scoring if f in ("text", "quote")
-        }
+        for (f, t), b in rewriter.scoring.items():
+            if f in ("text", "quote"):
+                key = ("title", t)
+                parsed.scoring_terms[key] = max(parsed.scoring_terms.get(key, 0.0), b)
     return parsed
 
 
@@ -332,25 +334,29 @@ class _Rewriter:
         self.view = view
         self.cap = cap
         self.highlight: set[str] = set()
-        self.scoring: set[tuple[str, str]] = set()
+        self.scoring: dict[tuple[str, str], float] = {}
+        self._boost = 1.0  # boost of the leaf being rewritten (its own times its parents')
 
     def _positive(self, fieldname: str, terms: Any) -> None:
         for t in terms:
             self.highlight.add(t)
-            self.scoring.add((fieldname, t))
+            key = (fieldname, t)
+            self.scoring[key] = max(self.scoring.get(key, 0.0), self._boost)
 
-    def rewrite(self, q: Any, negated: bool = False) -> Any:
+    def rewrite(self, q: Any, negated: bool = False, boost: float = 1.0) -> Any:
         err = getattr(q, "error", None)
         if err:
             raise QueryError(f"cannot parse the query: {err}")
         if isinstance(q, wq.Not):
-            return wq.Not(self.rewrite(q.query, True), boost=q.boost)
+            return wq.Not(self.rewrite(q.query, True, boost), boost=q.boost)
         if isinstance(q, wq.AndNot):
-            return wq.AndNot(self.rewrite(q.a, negated), self.rewrite(q.b, True))
+            return wq.AndNot(self.rewrite(q.a, negated, boost), self.rewrite(q.b, True, boost))
         if isinstance(q, wq.AndMaybe):
-            return wq.AndMaybe(self.rewrite(q.a, negated), self.rewrite(q.b, negated))
+            return wq.AndMaybe(self.rewrite(q.a, negated, boost), self.rewrite(q.b, negated, boost))
         if not q.is_leaf():
-            return q.apply(lambda sub: self.rewrite(sub, negated))
+            inner = boost * q.boost
+            return q.apply(lambda sub: self.rewrite(sub, negated, inner))
+        self._boost = boost * getattr(q, "boost", 1.0)
         fname = getattr(q, "fieldname", None)
         if isinstance(q, wq.Every):
             raise QueryError("'*' alone would match every term: leave the query empty to browse")

@@ -10,7 +10,7 @@ The formula is Whoosh's ``BM25F`` (B=0.75, K1=1.2): for each term and field,
 document's (byte-quantized) field length; the schema's field boosts (title 2.0,
 quote 1.5) are already in the stored weights. A document's score is the sum
 over the query's positive terms (words under NOT add nothing) in the fields
-that hold them; only documents of the final match set are ranked, so filters
+that hold them, each times its query boost (``word^2``); only documents of the final match set are ranked, so filters
 always apply.
 """
 
@@ -27,15 +27,15 @@ K1 = 1.2
 
 
 def bm25_scores(
-    view: View, postings: Postings, terms: set[tuple[str, str]], deadline: Deadline
+    view: View, postings: Postings, terms: dict[tuple[str, str], float], deadline: Deadline
 ) -> np.ndarray:
-    """Per-document BM25F scores of the given (field, index term) pairs."""
+    """Per-document BM25F scores of (field, index term) pairs, each times its query boost."""
     scores = np.zeros(view.size, dtype=np.float32)
     if not terms or not view.size:
         return scores
     n = float(view.size)
     schema = postings.searcher.schema
-    for fieldname, text in sorted(terms):
+    for (fieldname, text), boost in sorted(terms.items()):
         if fieldname not in SCORED_FIELDS:
             continue
         ids, tf = postings.get(fieldname, schema[fieldname].to_bytes(text))
@@ -44,7 +44,7 @@ def bm25_scores(
         idf = log(n / (len(ids) + 1)) + 1
         dl = view.lengths[fieldname][ids]
         avg = view.avglen[fieldname] or 1.0
-        scores[ids] += idf * (tf * (K1 + 1)) / (tf + K1 * ((1 - B) + B * dl / avg))
+        scores[ids] += boost * idf * (tf * (K1 + 1)) / (tf + K1 * ((1 - B) + B * dl / avg))
         deadline.check()
     return scores
 

@@ -265,3 +265,14 @@ def test_scores_are_whooshs_bm25f(corpus_store):
         assert h.score == pytest.approx(expected[h.id], rel=1e-3)
     scores = [h.score for h in r.hits]
     assert scores == sorted(scores, reverse=True)
+
+
+def test_query_boosts_change_the_ranking(corpus_store):
+    # (Whoosh's parser gives the boost of the first operand of OR to the whole OR
+    # group, "a^5 OR b" == "(a OR b)^5", so the boosted word comes last here)
+    maduro_first = run_search(corpus_store, SearchRequest(q="Colombia OR Maduro^5"))
+    colombia_first = run_search(corpus_store, SearchRequest(q="Maduro OR Colombia^5"))
+    assert maduro_first.total == colombia_first.total
+    assert "Maduro" in maduro_first.hits[0].text and "Colombia" not in maduro_first.hits[0].text
+    assert "Colombia" in colombia_first.hits[0].text
+    assert "Maduro" not in colombia_first.hits[0].text
