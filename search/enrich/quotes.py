@@ -50,13 +50,13 @@ from spacy.tokens import Doc, Token
 
 from search.enrich.entities import TITLES, Mention, common_words
 from search.enrich.pronouns import PersonTracker, pronoun_gender
+from search.passages import paragraphs as paragraph_bounds
 from search.textnorm import fold
 
 OPEN_MARKS = "“„«"
 CLOSE_MARKS = "”»"
 STRAIGHT_MARKS = '"'
 ALL_MARKS = OPEN_MARKS + CLOSE_MARKS + STRAIGHT_MARKS
-_PARA_SPLIT = re.compile(r"\n[ \t\r\f\v]*\n\s*")
 
 SPEECH_VERBS = frozenset(
     [
@@ -241,25 +241,6 @@ class ArticleQuote:
     speaker_start: int | None
     speaker_end: int | None
     cue: str | None
-
-
-def paragraph_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each non-empty paragraph: blocks separated by blank lines."""
-    spans = []
-    pos = 0
-    for m in _PARA_SPLIT.finditer(text):
-        spans.append((pos, m.start()))
-        pos = m.end()
-    spans.append((pos, len(text)))
-    out = []
-    for s, e in spans:
-        while s < e and text[s].isspace():
-            s += 1
-        while e > s and text[e - 1].isspace():
-            e -= 1
-        if s < e:
-            out.append((s, e))
-    return out
 
 
 def _trimmed(text: str, s: int, e: int) -> tuple[int, int]:
@@ -861,7 +842,7 @@ def indirect_speech(doc: Doc, ctx: _Context) -> list[ArticleQuote]:
 
 def extract_quotes(doc: Doc, mentions: list[Mention]) -> list[ArticleQuote]:
     """All quotations (direct, partial, indirect) of a parsed article, in text order."""
-    paragraphs = paragraph_spans(doc.text)
+    paragraphs = paragraph_bounds(doc.text)
     spans = find_quote_spans(doc.text, paragraphs)
     ctx = _Context(doc, mentions, spans, paragraphs)
     quotes = attribute(doc, mentions, spans, paragraphs, ctx)
