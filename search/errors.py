@@ -94,3 +94,9 @@ class SearchTimeout(NewsquarryError):
     status = 503
     exit_code = 6
     title = "Search timed out"
+
+
+class EnrichmentFailed(NewsquarryError):
+    """The NLP step failed on one article: that article is reported, the others go on."""
+
+    title = "Enrichment failed"

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import IndexBusy
+from .errors import EnrichmentFailed, IndexBusy
 from .models import Article, Passage
 from .passages import split_passages
 from .readers import JSONL_EXTS, SUPPORTED, ReadFailure, Skipped, iter_files, read_paths
@@ -219,6 +219,14 @@ def index_articles(
                 if item is None:
                     end = True
                     break
+                if isinstance(item[1], EnrichmentFailed):
+                    # reported, not written: the next run tries this article again
+                    report.failed.append(
+                        {"id": item[0].id, "path": item[0].path or item[0].id,
+                         "reason": item[1].message}
+                    )  # fmt: skip
+                    in_flight.pop(item[0].id, None)
+                    continue
                 if item[0].id in ids:
                     # same id twice in one batch: commit, then the later one replaces it
                     pending = item

@@ -255,3 +255,36 @@ def test_ctrl_c_on_the_process_group_then_resume(tmp_path):
     assert r.returncode == 0
     assert f"{300 - done} added" in r.stdout and f"{done} unchanged" in r.stdout
     assert article_ids(WhooshStore(ix, create=False)) == [f"art-{i:04d}" for i in range(300)]
+
+
+def test_an_article_the_rules_fail_on_is_reported_and_the_rest_indexed(tmp_path, monkeypatch):
+    """Fault injection: the quote rules raise on one article (as a bug on an odd text would)."""
+    import search.enrich.pipeline as pipeline
+    from search.enrich import Enricher
+    from search.models import Article
+    from search.store import WhooshStore
+
+    real = pipeline.extract_quotes
+
+    def breaks_on_one(doc, mentions):
+        if "BOOM" in doc.text:
+            raise IndexError("list index out of range")
+        return real(doc, mentions)
+
+    monkeypatch.setattr(pipeline, "extract_quotes", breaks_on_one)
+    arts = [
+        Article(id=f"a{i}", title="t", text=f'"We will win," said Ana Ruiz in town {i}.')
+        for i in range(3)
+    ]
+    arts.insert(1, Article(id="bad", title="t", text='BOOM "It broke," said Ana Ruiz.'))
+    store = WhooshStore(tmp_path / "ix")
+    report = index_articles(store, arts, enricher=Enricher(n_process=1))
+    assert report.added == ["a0", "a1", "a2"]
+    assert [(f["id"], f["reason"]) for f in report.failed] == [
+        ("bad", "enrichment failed: IndexError: list index out of range")
+    ]
+    assert store.stats()["articles"] == 3
+    # the failed article was not written, so the next run tries it again
+    monkeypatch.setattr(pipeline, "extract_quotes", real)
+    again = index_articles(store, arts, enricher=Enricher(n_process=1))
+    assert again.added == ["bad"] and sorted(again.unchanged) == ["a0", "a1", "a2"]

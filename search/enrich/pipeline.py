@@ -26,6 +26,7 @@ from search.enrich.assign import assign
 from search.enrich.entities import Mention, extract_mentions
 from search.enrich.nlp import load_nlp
 from search.enrich.quotes import ArticleQuote, extract_quotes
+from search.errors import EnrichmentFailed
 from search.models import Article, Passage
 
 Found = tuple[list[Mention], list[ArticleQuote]]
@@ -43,6 +44,27 @@ def enrich_doc(doc: Doc, passages: list[Passage]) -> list[Passage]:
     return assign(passages, mentions, quotes)
 
 
+def _analyse_safely(doc: Doc) -> Found | EnrichmentFailed:
+    """``analyse_doc``, with a failure on one article returned instead of raised.
+
+    A rule that breaks on one odd text must not abort an import of thousands:
+    that article is reported as failed (and retried by the next run, since it
+    was not written) while the others are indexed.
+    """
+    try:
+        return analyse_doc(doc)
+    except Exception as exc:  # noqa: BLE001 - any bug in the rules, on any text
+        return EnrichmentFailed(f"enrichment failed: {type(exc).__name__}: {exc}")
+
+
+def _assign_or_fail(
+    passages: list[Passage], found: Found | EnrichmentFailed
+) -> list[Passage] | EnrichmentFailed:
+    if isinstance(found, EnrichmentFailed):
+        return found
+    return assign(passages, *found)
+
+
 def _ignore_sigint() -> None:
     """Pool worker initializer: Ctrl-C is the parent's to handle.
 
@@ -55,7 +77,7 @@ def _ignore_sigint() -> None:
 def _analyse_texts(texts: list[str], batch_size: int) -> list[Found]:
     """Worker entry point: parse and analyse a chunk of article texts."""
     nlp = load_nlp()
-    return [analyse_doc(doc) for doc in nlp.pipe(texts, batch_size=batch_size)]
+    return [_analyse_safely(doc) for doc in nlp.pipe(texts, batch_size=batch_size)]
 
 
 class Enricher:
@@ -84,8 +106,11 @@ class Enricher:
 
     def enrich(
         self, items: Iterable[tuple[Article, list[Passage]]]
-    ) -> Iterator[tuple[Article, list[Passage]]]:
-        """Yield each (article, passages) with entities and quotes filled, in input order."""
+    ) -> Iterator[tuple[Article, list[Passage] | EnrichmentFailed]]:
+        """Yield each (article, passages) with entities and quotes filled, in input order.
+
+        An article the rules fail on comes back as (article, EnrichmentFailed).
+        """
         if self.n_process == 1 or self.backend == "spacy":
             yield from self._enrich_spacy(items)
         else:
@@ -99,7 +124,7 @@ class Enricher:
         for doc, (article, passages) in nlp.pipe(
             pairs, as_tuples=True, batch_size=self.batch_size, n_process=self.n_process
         ):
-            yield article, enrich_doc(doc, passages)
+            yield article, _assign_or_fail(passages, _analyse_safely(doc))
 
     def _enrich_pool(
         self, items: Iterable[tuple[Article, list[Passage]]]
@@ -122,7 +147,5 @@ class Enricher:
                 if not pending:
                     break
                 chunk, result = pending.popleft()
-                for (article, passages), (mentions, quotes) in zip(
-                    chunk, result.get(), strict=True
-                ):
-                    yield article, assign(passages, mentions, quotes)
+                for (article, passages), found in zip(chunk, result.get(), strict=True):
+                    yield article, _assign_or_fail(passages, found)
