@@ -46,7 +46,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from benchmarks.memwatch import TreeMemory, tree_cpu, tree_memory
+from benchmarks.memwatch import TreeMemory, tree_anon, tree_cpu, tree_memory
 
 QUERIES = ["cocoa", "oil prices", "interest rates", "bank", "trade deficit", "wheat export",
            "profit", "\"central bank\"", "opec output", "dollar yen"]  # fmt: skip
@@ -223,6 +223,7 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
                         "wall_s": round(time.perf_counter() - t0, 2),
                         "cpu_s": round(tree_cpu() + _cpu() - cpu_base - _self_cpu(), 2),
                         "pss_mb": round(pss / 2**20),
+                        "anon_mb": round(tree_anon() / 2**20),
                         "rss_mb": round(rss / 2**20),
                         "index_mb": round(_dir_bytes(index_dir) / 2**20, 1),
                     })  # fmt: skip
@@ -329,8 +330,9 @@ def growth_table(row: dict[str, Any], marks: tuple[int, ...] = (1000, 2000, 4000
     """
     tl = row["timeline"]
     lines = [
-        "| articles | PSS MB | RSS MB | index MB | stretch | articles/s (wall) | CPU ms/article |",
-        "|---|---|---|---|---|---|---|",
+        "| articles | PSS MB | of which anonymous MB | RSS MB | index MB | stretch "
+        "| articles/s (wall) | CPU ms/article |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     prev = {"articles": 0, "wall_s": 0.0, "cpu_s": 0.0}
     for mark in marks:
@@ -341,7 +343,8 @@ def growth_table(row: dict[str, Any], marks: tuple[int, ...] = (1000, 2000, 4000
         wall = point["wall_s"] - prev["wall_s"]
         cpu = point["cpu_s"] - prev["cpu_s"]
         lines.append(
-            f"| {point['articles']} | {point['pss_mb']} | {point['rss_mb']} | "
+            f"| {point['articles']} | {point['pss_mb']} | {point.get('anon_mb', '-')} | "
+            f"{point['rss_mb']} | "
             f"{point.get('index_mb', '-')} | {prev['articles']}-{point['articles']} | "
             f"{n / wall:.1f} | {1000 * cpu / n:.0f} |"
         )

@@ -64,6 +64,24 @@ def tree_cpu(root: int | None = None) -> float:
     return total / tick
 
 
+def tree_anon(root: int | None = None) -> int:
+    """Sum of anonymous PSS (``Pss_Anon``) in bytes over a process tree.
+
+    PSS also counts pages of mapped files (Whoosh maps its index files), which
+    the kernel can drop at any time; anonymous memory (heaps, arrays) is what
+    a process really holds.
+    """
+    total = 0
+    for pid in tree_pids(root or os.getpid()):
+        try:
+            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss_Anon:"):
+                    total += int(line.split()[1]) * 1024
+        except OSError:
+            pass
+    return total
+
+
 def tree_memory(root: int | None = None) -> tuple[int, int]:
     """(sum of RSS, sum of PSS) in bytes over a process tree."""
     rss = pss = 0
