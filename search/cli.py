@@ -452,11 +452,12 @@ def facets(obj: Context, facet: str, prefix: str, query: str, limit: int, fmt: s
 
         result = RemoteClient(url).facet_values(facet, prefix, request, limit)
     else:
+        from dataclasses import asdict
+
         from .searching import facet_values
 
         ensure_index(obj)
-        result = facet_values(obj.store(), facet, prefix, request, limit)
-        result = _asdict(result)
+        result = asdict(facet_values(obj.store(), facet, prefix, request, limit))
     if fmt == "json":
         click.echo(to_json(result))
     elif fmt == "jsonl":
@@ -467,12 +468,6 @@ def facets(obj: Context, facet: str, prefix: str, query: str, limit: int, fmt: s
     else:
         print_facet(make_console(), result)
     sys.exit(0 if result["values"] else EXIT_NO_RESULTS)
-
-
-def _asdict(obj: Any) -> dict[str, Any]:
-    from dataclasses import asdict
-
-    return asdict(obj)
 
 
 @cli.command()

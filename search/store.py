@@ -201,9 +201,6 @@ class WriteSession:
         self.report.deleted.append(article_id)
         return True
 
-    def seen(self, article_id: str) -> bool:
-        return article_id in self._seen
-
 
 class DurableFileStorage(FileStorage):
     """Whoosh's file storage, with the writes of a commit on disk before it counts.
