@@ -7,6 +7,7 @@ knowing the parameter names (Datasette's ``toggle_url``).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 from urllib.parse import quote_plus, urlencode
 
 from flask import Request
@@ -52,6 +53,10 @@ def link_header(links: dict[str, str | None]) -> str:
     return ", ".join(f'<{url}>; rel="{rel}"' for rel, url in links.items() if url)
 
 
+# facet values repeat from one answer to the next: encode each once per process
+_quoted = lru_cache(maxsize=8192)(quote_plus)
+
+
 class Toggler:
     """``toggle_url`` for many values of one request: the shared part is encoded once."""
 
@@ -63,4 +68,4 @@ class Toggler:
     def __call__(self, facet: str, value: str, selected: bool) -> str:
         if selected:  # rare: rebuild without the value
             return toggle_url(self.req, self.base, facet, value, True, drop=self.drop)
-        return f"{self.prefix}{self.joiner}{quote_plus(facet)}={quote_plus(value)}"
+        return f"{self.prefix}{self.joiner}{_quoted(facet)}={_quoted(value)}"

@@ -137,19 +137,23 @@ def free_port() -> int:
 
 
 class Server:
-    """``gunicorn -c api/gunicorn_conf.py api.wsgi:app`` on a free loopback port."""
+    """``gunicorn -c api/gunicorn_conf.py api.wsgi:app`` on a free loopback port.
 
-    def __init__(self, index: str, workers: int, threads: int, cache_size: int) -> None:
+    ``app`` and ``env`` serve another WSGI app under the same settings (the floor).
+    """
+
+    def __init__(self, index: str, workers: int, threads: int, cache_size: int,
+                 app: str = "api.wsgi:app", env: dict[str, str] | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = tempfile.NamedTemporaryFile(prefix="nq-bench-api-", suffix=".log")
         env = dict(os.environ, NEWSQUARRY_INDEX=index, PYTHONPATH=str(ROOT),
                    NEWSQUARRY_RESPONSE_CACHE_SIZE=str(cache_size),
-                   NEWSQUARRY_ACCESS_LOG=self.log.name + ".access")
+                   NEWSQUARRY_ACCESS_LOG=self.log.name + ".access", **(env or {}))
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "api" / "gunicorn_conf.py"),
              "--bind", f"127.0.0.1:{self.port}", "--workers", str(workers),
-             "--threads", str(threads), "api.wsgi:app"],
+             "--threads", str(threads), app],
             cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + 60
@@ -271,6 +275,10 @@ def main(argv: list[str] | None = None) -> None:
     server = Server(args.index, args.workers, args.threads, cache_size=0)
     try:
         server.warm(paths)
+        body_file = tempfile.NamedTemporaryFile(prefix="nq-floor-", suffix=".json")
+        recorded = requests.get(server.url + paths[0], timeout=60).content
+        body_file.write(recorded)
+        body_file.flush()
         paired = paired_times(store, server.url, args.rounds)
         print(f"paired: {paired}", file=sys.stderr)
         single = run_wrk(server, paths, 1, 1, args.duration)
@@ -287,6 +295,18 @@ def main(argv: list[str] | None = None) -> None:
         print(f"http cached c={args.connections}: {cached}", file=sys.stderr)
     finally:
         server.stop()
+
+    # the floor: gunicorn + Flask answering a recorded answer of the same size, no work of ours
+    server = Server(args.index, args.workers, args.threads, cache_size=0,
+                    app="benchmarks.floor_app:app", env={"NQ_FLOOR_BODY": body_file.name})
+    try:
+        floor_single = run_wrk(server, paths, 1, 1, args.duration)
+        print(f"floor c=1: {floor_single}", file=sys.stderr)
+        floor = run_wrk(server, paths, args.connections, 2, args.duration)
+        print(f"floor c={args.connections}: {floor}", file=sys.stderr)
+    finally:
+        server.stop()
+        body_file.close()
 
     lib_after = library_times(store, args.rounds)
     print(f"library after: {lib_after}", file=sys.stderr)
@@ -319,6 +339,11 @@ Load average during the run (other jobs on the machine): {load[0]:.1f} / {load[1
 | Cached, {args.connections} connections: p50 / p99 | {cached['p50']:.2f} / {cached['p99']:.2f} ms |
 | Cached: server CPU per request | {cached['cpu_ms']:.2f} ms |
 | Non-2xx responses (single / load / cached) | {single['errors']} / {loaded['errors']} / {cached['errors']} |
+| Floor (gunicorn + Flask sending a recorded {len(recorded):,}-byte answer): server CPU per request, 1 / {args.connections} connections | {floor_single['cpu_ms']:.2f} / {floor['cpu_ms']:.2f} ms |
+| Floor: requests/s at {args.connections} connections; p50 | {floor['rps']:.0f}; {floor['p50']:.2f} ms |
+| Floor as a share of the library's CPU per query | {floor['cpu_ms'] / lib['cpu_mean'] * 100:.0f}% |
+| Our layer (server CPU - library CPU - floor), {args.connections} connections | {loaded['cpu_ms'] - lib['cpu_mean'] - floor['cpu_ms']:.2f} ms ({(loaded['cpu_ms'] - lib['cpu_mean'] - floor['cpu_ms']) / lib['cpu_mean'] * 100:+.0f}% of the library) |
+| Best throughput any app on this stack reaches: 2 cores / (library + floor CPU) vs ceiling | {lib['cpu_mean'] / (lib['cpu_mean'] + floor['cpu_ms']) * 100:.0f}% |
 """)
 
 

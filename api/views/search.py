@@ -223,9 +223,11 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
     blp = Blueprint(
         "search", __name__, url_prefix="/v1", description="Search passages and quotations"
     )
-    passage_args = search_args_schema(settings, "passages")
-    quote_args = search_args_schema(settings, "quotes")
-    facet_args = facet_values_args_schema(settings)
+    # schema instances, not classes: webargs would instantiate a class (deep-copying
+    # every field) on each request; a marshmallow schema's load() keeps no state
+    passage_args = search_args_schema(settings, "passages")()
+    quote_args = search_args_schema(settings, "quotes")()
+    facet_args = facet_values_args_schema(settings)()
 
     @blp.route("/search", methods=["GET"])
     @blp.arguments(passage_args, location="query", error_status_code=400, unknown=RAISE)
