@@ -35,6 +35,7 @@ from whoosh.query import Term
 
 from . import whoosh_fixes  # noqa: F401  (applies the fixes)
 from .errors import IndexBusy, IndexUnavailable, NotFound
+from .merging import merge_tiered
 from .models import Article, Passage
 from .schema import SCHEMA_VERSION, build_schema, keyword_value
 
@@ -295,6 +296,7 @@ class WhooshStore:
     ) -> None:
         self.path = Path(path)
         self.lock_timeout = lock_timeout
+        self.merge_policy = merge_tiered()  # see search.merging
         self._local = threading.local()
         try:
             if index.exists_in(self.path, indexname=INDEX_NAME):
@@ -362,7 +364,7 @@ class WhooshStore:
             raise
         else:
             try:
-                w.commit()
+                w.commit(mergetype=self.merge_policy)
             except BaseException:
                 # e.g. a full disk: the commit did not happen (the old TOC stands), but
                 # Whoosh keeps the lock until the process ends, which in an API worker
@@ -469,9 +471,11 @@ class WhooshStore:
             raise NotFound(f"no article with id {article_id!r}")
         data = json.loads(doc["data"])
         s = self.searcher()
-        q = Term("article_id", article_id) & Term("doctype", "passage")
-        hits = s.search(q, limit=None, sortedby="position")
-        passages = [self._passage_record(h.fields(), data) for h in hits]
+        # the article's own postings only (a handful of documents), filtered here:
+        # Whoosh's intersection with doctype:passage walked every passage of the index
+        docs = [s.stored_fields(n) for n in s.docs_for_query(Term("article_id", article_id))]
+        docs = sorted((d for d in docs if d.get("doctype") == "passage"), key=lambda d: d["position"])
+        passages = [self._passage_record(d, data) for d in docs]
         return {"id": article_id, **data, "passages": passages}
 
     def get_passage(self, passage_id: str) -> dict[str, Any]:

@@ -1,0 +1,60 @@
+"""The fixes to Whoosh in search.whoosh_fixes: segment files read in place, not copied."""
+
+from __future__ import annotations
+
+import io
+import pickle
+import tracemalloc
+
+from conftest import PassThrough
+
+from search.indexer import index_articles
+from search.models import Article
+from search.store import WhooshStore
+from search.whoosh_fixes import ViewReader
+
+
+def test_view_reader_reads_like_a_file_and_pickle_loads_from_it():
+    data = pickle.dumps({"a": [1, 2, 3]}, protocol=2) + b"line one\nline two\n" + b"\x00" * 5
+    ref, view = io.BytesIO(data), ViewReader(memoryview(data))
+    assert pickle.load(view) == pickle.load(ref) and view.tell() == ref.tell()
+    assert view.readline() == ref.readline() == b"line one\n"
+    assert view.read(4) == ref.read(4) == b"line"
+    buf_a, buf_b = bytearray(3), bytearray(3)
+    assert view.readinto(buf_a) == ref.readinto(buf_b) and buf_a == buf_b
+    assert view.seek(-2, 2) == ref.seek(-2, 2)
+    assert view.read() == ref.read() == b"\x00\x00"
+    assert view.read(10) == b"" and view.readline() == b""
+    view.seek(0)
+    assert pickle.load(view) == {"a": [1, 2, 3]}
+    # protocol-0 pickles need readline
+    view = ViewReader(memoryview(pickle.dumps(["x", 1.5], protocol=0)))
+    assert pickle.load(view) == ["x", 1.5]
+
+
+def _articles(n: int):
+    for i in range(n):
+        words = " ".join(f"w{i}x{j} common{j % 50}" for j in range(60))
+        yield Article(id=f"a{i:04d}", title=f"Title {i}", text=f"{words}.\n\n{words} again.")
+
+
+def test_opening_a_searcher_does_not_copy_the_segment_files(tmp_path):
+    store = WhooshStore(tmp_path / "ix")
+    index_articles(store, _articles(400), enricher=PassThrough(), commit_every=100)
+    store.close()
+    segment_bytes = sum(f.stat().st_size for f in (tmp_path / "ix").glob("*.seg"))
+    assert segment_bytes > 2_000_000  # big enough for a copy to show
+
+    store = WhooshStore(tmp_path / "ix", create=False)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        searcher = store.searcher()
+        assert store.content_hash("a0007") is not None  # terms and postings read
+        assert searcher.doc_frequency("text", "common7") > 0
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    # Whoosh's BufferFile copied each segment's terms and postings files (most of
+    # the .seg file) into memory per searcher; read in place it is a few kilobytes
+    assert grown < segment_bytes * 0.1, (grown, segment_bytes)
