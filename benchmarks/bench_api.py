@@ -191,6 +191,22 @@ class Server:
                 total += (int(fields[11]) + int(fields[12])) / tick
         return total
 
+    def anon_mb(self) -> float:
+        """Anonymous memory (MB) of the master and its workers (mapped index files excluded)."""
+        total = 0
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+                pid = int(stat.parent.name)
+                if pid != self.proc.pid and ppid != self.proc.pid:
+                    continue
+                for line in (stat.parent / "smaps_rollup").read_text().splitlines():
+                    if line.startswith("Anonymous:"):
+                        total += int(line.split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+        return total / 1024
+
     def stop(self) -> None:
         self.proc.terminate()
         try:
@@ -285,6 +301,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"http c=1: {single}", file=sys.stderr)
         loaded = run_wrk(server, paths, args.connections, 2, args.duration)
         print(f"http c={args.connections}: {loaded}", file=sys.stderr)
+        server_anon = server.anon_mb()
     finally:
         server.stop()
 
@@ -304,6 +321,22 @@ def main(argv: list[str] | None = None) -> None:
         print(f"floor c=1: {floor_single}", file=sys.stderr)
         floor = run_wrk(server, paths, args.connections, 2, args.duration)
         print(f"floor c={args.connections}: {floor}", file=sys.stderr)
+    finally:
+        server.stop()
+    # the floor plus the library's search on each request (q and facets as given, no
+    # validation, the recorded answer sent): what the stack costs with the search in it
+    server = Server(
+        args.index,
+        args.workers,
+        args.threads,
+        cache_size=0,
+        app="benchmarks.floor_app:app",
+        env={"NQ_FLOOR_BODY": body_file.name, "NQ_FLOOR_SEARCH": "1"},
+    )
+    try:
+        server.warm(paths)
+        bare = run_wrk(server, paths, args.connections, 2, args.duration)
+        print(f"floor + search c={args.connections}: {bare}", file=sys.stderr)
     finally:
         server.stop()
         body_file.close()
@@ -338,11 +371,15 @@ Load average during the run (other jobs on the machine): {load[0]:.1f} / {load[1
 | Cached, {args.connections} connections: requests/s | {cached['rps']:.1f} |
 | Cached, {args.connections} connections: p50 / p99 | {cached['p50']:.2f} / {cached['p99']:.2f} ms |
 | Cached: server CPU per request | {cached['cpu_ms']:.2f} ms |
+| Server anonymous memory after the load (master + {args.workers} workers x {args.threads} threads) | {server_anon:.0f} MB |
 | Non-2xx responses (single / load / cached) | {single['errors']} / {loaded['errors']} / {cached['errors']} |
 | Floor (gunicorn + Flask sending a recorded {len(recorded):,}-byte answer): server CPU per request, 1 / {args.connections} connections | {floor_single['cpu_ms']:.2f} / {floor['cpu_ms']:.2f} ms |
 | Floor: requests/s at {args.connections} connections; p50 | {floor['rps']:.0f}; {floor['p50']:.2f} ms |
 | Floor as a share of the library's CPU per query | {floor['cpu_ms'] / lib['cpu_mean'] * 100:.0f}% |
 | Our layer (server CPU - library CPU - floor), {args.connections} connections | {loaded['cpu_ms'] - lib['cpu_mean'] - floor['cpu_ms']:.2f} ms ({(loaded['cpu_ms'] - lib['cpu_mean'] - floor['cpu_ms']) / lib['cpu_mean'] * 100:+.0f}% of the library) |
+| Floor + library search (no validation, no body building), 8 connections: CPU per request; requests/s | {bare["cpu_ms"]:.2f} ms; {bare["rps"]:.0f} |
+| The library inside a server worker (floor + search - floor) vs in this process | {bare["cpu_ms"] - floor["cpu_ms"]:.2f} vs {lib["cpu_mean"]:.2f} ms |
+| Our layer measured directly (server CPU - floor + search CPU), 8 connections | {loaded["cpu_ms"] - bare["cpu_ms"]:.2f} ms ({(loaded["cpu_ms"] - bare["cpu_ms"]) / lib["cpu_mean"] * 100:+.0f}% of the library) |
 | Best throughput any app on this stack reaches: 2 cores / (library + floor CPU) vs ceiling | {lib['cpu_mean'] / (lib['cpu_mean'] + floor['cpu_ms']) * 100:.0f}% |
 """)
 

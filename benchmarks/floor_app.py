@@ -1,5 +1,9 @@
 """The floor of the HTTP stack: Flask under the same gunicorn settings, no work of ours.
 
+With ``NQ_FLOOR_SEARCH=1`` each request also runs the library's search (``q`` and
+``facet`` taken from the query string as they are, no validation) before sending
+the recorded answer: gunicorn + Flask + the library, without our layer.
+
 ``bench_api`` serves this app with ``api/gunicorn_conf.py`` to measure what
 gunicorn + Flask cost to answer a request with a body of the same size as a
 real search answer (read from ``NQ_FLOOR_BODY``, a file holding one recorded
@@ -22,9 +26,31 @@ BODY = Path(os.environ.get("NQ_FLOOR_BODY", "")).read_bytes() if os.environ.get(
 app = Flask(__name__)
 
 
+SEARCH = os.environ.get("NQ_FLOOR_SEARCH") == "1"
+_store = None
+
+
 @app.get("/v1/search")
 def search() -> Response:
-    """The recorded answer, as is."""
+    """The recorded answer, as is (after running the search, with ``NQ_FLOOR_SEARCH=1``)."""
+    if SEARCH:
+        global _store
+        from flask import request
+
+        from search.config import load_settings
+        from search.requests import SearchRequest
+        from search.searching import run_search
+        from search.store import WhooshStore
+
+        settings = load_settings()
+        if _store is None:
+            _store = WhooshStore(settings["index"], create=False)
+        req = SearchRequest(
+            q=request.args.get("q", ""),
+            facets=request.args.getlist("facet"),
+            time_limit=float(settings["search_time_limit"]),
+        )
+        run_search(_store, req, settings)
     return Response(BODY, mimetype="application/json")
 
 
