@@ -353,28 +353,3 @@ def test_groups_described_by_a_plural_are_no_speaker():
         "Analysts": None,
     }
 
-
-def test_recycled_pool_workers_give_the_same_results_as_one_process():
-    """Workers replaced after every chunk (chunks_per_worker=1) change nothing in the output."""
-    from search.enrich import Enricher
-    from search.models import Article
-    from search.passages import split_passages
-
-    texts = [
-        'Maria Lopez arrived in Lisbon on Monday. "We will not accept this," Lopez said.',
-        "John Smith of Acme Corp told reporters in Oslo that the bridge would reopen.",
-        '"The harbor is closed," said Aisha Khan, the mayor of Manila.',
-    ] * 3
-    articles = [Article(id=f"r{i}", title=f"T{i}", text=t) for i, t in enumerate(texts)]
-
-    def run(enricher):
-        out = []
-        for article, passages in enricher.enrich((a, split_passages(a)) for a in articles):
-            out.append((article.id, [(e.name, e.type) for p in passages for e in p.entities],
-                        [(q.text, q.speaker) for p in passages for q in p.quotes]))
-        return out
-
-    single = run(Enricher(n_process=1))
-    recycled = run(Enricher(n_process=2, batch_size=1, prefetch=1, chunks_per_worker=1))
-    assert recycled == single
-    assert any(quotes for _, _, quotes in single)  # the texts do exercise the rules

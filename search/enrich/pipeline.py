@@ -84,12 +84,7 @@ class Enricher:
     """Enriches a stream of (article, passages) with entities and quotations."""
 
     def __init__(
-        self,
-        n_process: int = 1,
-        batch_size: int = 16,
-        backend: str = "pool",
-        prefetch: int = 8,
-        chunks_per_worker: int | None = 200,
+        self, n_process: int = 1, batch_size: int = 16, backend: str = "pool", prefetch: int = 8
     ) -> None:
         if n_process < 1:
             raise ValueError("n_process must be >= 1")
@@ -103,11 +98,6 @@ class Enricher:
         # chunks queued per worker (pool backend): enough queued work to keep the
         # workers busy while the consumer is away for a Whoosh commit
         self.prefetch = prefetch
-        # a worker is replaced after this many chunks (None: never). spaCy's vocabulary
-        # and string store only grow (+10 MB per 6,000 new articles per worker, measured on
-        # the 10x corpus); a fresh worker forks from the parent's pristine model, so worker
-        # memory stays flat over any corpus for the cost of a fork every few minutes
-        self.chunks_per_worker = chunks_per_worker
 
     @property
     def max_ahead(self) -> int:
@@ -144,9 +134,7 @@ class Enricher:
         ctx = mp.get_context("fork" if "fork" in methods else "spawn")
         iterator = iter(items)
         pending: deque = deque()
-        with ctx.Pool(
-            self.n_process, initializer=_ignore_sigint, maxtasksperchild=self.chunks_per_worker
-        ) as pool:
+        with ctx.Pool(self.n_process, initializer=_ignore_sigint) as pool:
             while True:
                 while len(pending) < self.prefetch * self.n_process:
                     chunk = list(islice(iterator, self.batch_size))
