@@ -268,6 +268,25 @@ def run_wrk(server: Server, paths: list[str], connections: int, threads: int,
     }
 
 
+def measure(
+    args: argparse.Namespace, paths: list[str], label: str, warm: bool = True,
+    single: bool = False, **server_kw: object,
+) -> tuple[dict[str, float] | None, dict[str, float]]:
+    """Start a server, (warm it,) run wrk at 1 connection if ``single``, then under load."""
+    server = Server(args.index, args.workers, args.threads, **server_kw)  # type: ignore[arg-type]
+    try:
+        if warm:
+            server.warm(paths)
+        one = run_wrk(server, paths, 1, 1, args.duration) if single else None
+        if one is not None:
+            print(f"{label} c=1: {one}", file=sys.stderr)
+        many = run_wrk(server, paths, args.connections, 2, args.duration)
+        print(f"{label} c={args.connections}: {many}", file=sys.stderr)
+        return one, many
+    finally:
+        server.stop()
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--index", default="/tmp/nq-bench")
@@ -305,41 +324,20 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         server.stop()
 
-    server = Server(args.index, args.workers, args.threads, cache_size=512)
-    try:
-        server.warm(paths)
-        cached = run_wrk(server, paths, args.connections, 2, args.duration)
-        print(f"http cached c={args.connections}: {cached}", file=sys.stderr)
-    finally:
-        server.stop()
-
+    _, cached = measure(args, paths, "http cached", cache_size=512)
     # the floor: gunicorn + Flask answering a recorded answer of the same size, no work of ours
-    server = Server(args.index, args.workers, args.threads, cache_size=0,
-                    app="benchmarks.floor_app:app", env={"NQ_FLOOR_BODY": body_file.name})
-    try:
-        floor_single = run_wrk(server, paths, 1, 1, args.duration)
-        print(f"floor c=1: {floor_single}", file=sys.stderr)
-        floor = run_wrk(server, paths, args.connections, 2, args.duration)
-        print(f"floor c={args.connections}: {floor}", file=sys.stderr)
-    finally:
-        server.stop()
+    floor_env = {"NQ_FLOOR_BODY": body_file.name}
+    floor_single, floor = measure(
+        args, paths, "floor", warm=False, single=True, cache_size=0,
+        app="benchmarks.floor_app:app", env=floor_env,
+    )  # fmt: skip
     # the floor plus the library's search on each request (q and facets as given, no
     # validation, the recorded answer sent): what the stack costs with the search in it
-    server = Server(
-        args.index,
-        args.workers,
-        args.threads,
-        cache_size=0,
-        app="benchmarks.floor_app:app",
-        env={"NQ_FLOOR_BODY": body_file.name, "NQ_FLOOR_SEARCH": "1"},
-    )
-    try:
-        server.warm(paths)
-        bare = run_wrk(server, paths, args.connections, 2, args.duration)
-        print(f"floor + search c={args.connections}: {bare}", file=sys.stderr)
-    finally:
-        server.stop()
-        body_file.close()
+    _, bare = measure(
+        args, paths, "floor + search", cache_size=0,
+        app="benchmarks.floor_app:app", env={**floor_env, "NQ_FLOOR_SEARCH": "1"},
+    )  # fmt: skip
+    body_file.close()
 
     lib_after = library_times(store, args.rounds)
     print(f"library after: {lib_after}", file=sys.stderr)

@@ -279,8 +279,9 @@ def index_paths(
 def optimize(store: WhooshStore, timeout: float | None = None) -> dict[str, Any]:
     """Merge all segments of the index into one, for query speed after large imports.
 
-    Whoosh's default policy on each commit merges only small segments, so a
-    big import leaves tens of segments, and every query visits each one.
+    The merge policy on each commit (``search.merging``) keeps up to nine
+    segments per size class, so a big import leaves tens of segments, and
+    every query visits each one.
     Needs the write lock (waits up to ``timeout``, the store's lock timeout by
     default); returns segment counts and seconds taken.
     """
