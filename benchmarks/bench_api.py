@@ -47,6 +47,7 @@ from urllib.parse import urlencode
 
 import requests
 
+from benchmarks.memwatch import tree_cpu, tree_pids
 from search.config import load_settings
 from search.requests import SearchRequest
 from search.searching import run_search
@@ -179,31 +180,17 @@ class Server:
 
     def cpu_seconds(self) -> float:
         """CPU time (user + system) used so far by the master and its worker processes."""
-        tick = os.sysconf("SC_CLK_TCK")
-        total = 0.0
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            try:
-                fields = stat.read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            pid, ppid = int(stat.parent.name), int(fields[1])
-            if pid == self.proc.pid or ppid == self.proc.pid:
-                total += (int(fields[11]) + int(fields[12])) / tick
-        return total
+        return tree_cpu(self.proc.pid)
 
     def anon_mb(self) -> float:
-        """Anonymous memory (MB) of the master and its workers (mapped index files excluded)."""
+        """``Anonymous`` memory (MB) of the master and its workers (mapped index files excluded)."""
         total = 0
-        for stat in Path("/proc").glob("[0-9]*/stat"):
+        for pid in tree_pids(self.proc.pid):
             try:
-                ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
-                pid = int(stat.parent.name)
-                if pid != self.proc.pid and ppid != self.proc.pid:
-                    continue
-                for line in (stat.parent / "smaps_rollup").read_text().splitlines():
+                for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
                     if line.startswith("Anonymous:"):
                         total += int(line.split()[1])
-            except (OSError, ValueError, IndexError):
+            except OSError:
                 continue
         return total / 1024
 

@@ -17,17 +17,20 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from flask import Flask, Response
+from flask import Flask, Response, request
 
-BODY = Path(os.environ.get("NQ_FLOOR_BODY", "")).read_bytes() if os.environ.get(
-    "NQ_FLOOR_BODY"
-) else b"{}"
+from search.config import load_settings
+from search.requests import SearchRequest
+from search.searching import run_search
+from search.store import WhooshStore
+
+_BODY_FILE = os.environ.get("NQ_FLOOR_BODY")
+BODY = Path(_BODY_FILE).read_bytes() if _BODY_FILE else b"{}"
+SEARCH = os.environ.get("NQ_FLOOR_SEARCH") == "1"
+SETTINGS = load_settings()  # once, as the API does at start
+_store: WhooshStore | None = None
 
 app = Flask(__name__)
-
-
-SEARCH = os.environ.get("NQ_FLOOR_SEARCH") == "1"
-_store = None
 
 
 @app.get("/v1/search")
@@ -35,22 +38,14 @@ def search() -> Response:
     """The recorded answer, as is (after running the search, with ``NQ_FLOOR_SEARCH=1``)."""
     if SEARCH:
         global _store
-        from flask import request
-
-        from search.config import load_settings
-        from search.requests import SearchRequest
-        from search.searching import run_search
-        from search.store import WhooshStore
-
-        settings = load_settings()
         if _store is None:
-            _store = WhooshStore(settings["index"], create=False)
+            _store = WhooshStore(SETTINGS["index"], create=False)
         req = SearchRequest(
             q=request.args.get("q", ""),
             facets=request.args.getlist("facet"),
-            time_limit=float(settings["search_time_limit"]),
+            time_limit=float(SETTINGS["search_time_limit"]),
         )
-        run_search(_store, req, settings)
+        run_search(_store, req, SETTINGS)
     return Response(BODY, mimetype="application/json")
 
 
