@@ -291,6 +291,33 @@ def test_enricher_streams_in_order():
     assert first_passages[0].quotes[0].speaker == "Lena Park"
 
 
+def test_enricher_forgets_new_words_after_warm_up(nlp, monkeypatch):
+    """A long import must not grow spaCy's StringStore without end (#9)."""
+    from search.enrich import pipeline
+
+    monkeypatch.setattr(pipeline, "WARM_ARTICLES", 2)
+    monkeypatch.setattr(pipeline, "_parsed_here", 0)
+
+    def items(start, n):
+        for i in range(start, start + n):
+            word = f"Zorblax{i}quin"  # a word no model has seen
+            a = Article(id=f"w{i}", title="t", text=f'"{word} is ready," said Lena Park.')
+            yield a, paragraph_passages(a)
+
+    warm = list(Enricher(batch_size=2).enrich(items(0, 2)))
+    strings_after_warm_up = len(nlp.vocab.strings)
+    later = list(Enricher(batch_size=2).enrich(items(2, 6)))
+
+    assert len(nlp.vocab.strings) == strings_after_warm_up
+    assert "Zorblax0quin" in nlp.vocab.strings  # parsed before the zone: kept
+    assert "Zorblax5quin" not in nlp.vocab.strings
+    # the results parsed inside the zone are intact plain data
+    for article, passages in warm + later:
+        quote = passages[0].quotes[0]
+        assert quote.speaker == "Lena Park"
+        assert f"Zorblax{article.id[1:]}quin is ready" in quote.text
+
+
 # -- robustness ----------------------------------------------------------------------
 
 _PIECES = [

@@ -14,6 +14,7 @@ docs/benchmarks.md for which is faster.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import signal
 from collections import deque
@@ -74,10 +75,30 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+# Articles a process parses before it frees spaCy's per-text vocabulary entries.
+# spaCy keeps every new word it sees in the Vocab and StringStore for the life of
+# the process (+10 MB per 6,000 articles per worker, without end). Inside
+# ``nlp.memory_zone()`` those entries are dropped when the zone closes, but the
+# tokenizer's cache is not filled either (3% slower from a cold start), so the
+# first articles are parsed outside a zone to warm that cache. Measured in
+# docs/benchmarks.md ("spaCy's vocabulary").
+WARM_ARTICLES = 1000
+_parsed_here = 0  # articles parsed by this process
+
+
 def _analyse_texts(texts: list[str], batch_size: int) -> list[Found]:
-    """Worker entry point: parse and analyse a chunk of article texts."""
+    """Worker entry point: parse and analyse a chunk of article texts.
+
+    Returns plain data only (no Doc, Span or Lexeme), so nothing outlives the
+    memory zone it was parsed in.
+    """
+    global _parsed_here
     nlp = load_nlp()
-    return [_analyse_safely(doc) for doc in nlp.pipe(texts, batch_size=batch_size)]
+    warm = _parsed_here < WARM_ARTICLES
+    with contextlib.nullcontext() if warm else nlp.memory_zone():
+        found = [_analyse_safely(doc) for doc in nlp.pipe(texts, batch_size=batch_size)]
+    _parsed_here += len(texts)
+    return found
 
 
 class Enricher:
@@ -111,14 +132,27 @@ class Enricher:
 
         An article the rules fail on comes back as (article, EnrichmentFailed).
         """
-        if self.n_process == 1 or self.backend == "spacy":
+        if self.n_process == 1:
+            yield from self._enrich_here(items)
+        elif self.backend == "spacy":
             yield from self._enrich_spacy(items)
         else:
             yield from self._enrich_pool(items)
 
+    def _enrich_here(
+        self, items: Iterable[tuple[Article, list[Passage]]]
+    ) -> Iterator[tuple[Article, list[Passage]]]:
+        """One process: parse a batch at a time, as a pool worker would."""
+        iterator = iter(items)
+        while chunk := list(islice(iterator, self.batch_size)):
+            found = _analyse_texts([article.text for article, _ in chunk], self.batch_size)
+            for (article, passages), one in zip(chunk, found, strict=True):
+                yield article, _assign_or_fail(passages, one)
+
     def _enrich_spacy(
         self, items: Iterable[tuple[Article, list[Passage]]]
     ) -> Iterator[tuple[Article, list[Passage]]]:
+        """spaCy's own ``n_process`` (its workers keep every string they see)."""
         nlp = load_nlp()
         pairs = ((article.text, (article, passages)) for article, passages in items)
         for doc, (article, passages) in nlp.pipe(
