@@ -37,7 +37,7 @@ from . import whoosh_fixes  # noqa: F401  (applies the fixes)
 from .errors import IndexBusy, IndexUnavailable, NotFound
 from .merging import merge_tiered
 from .models import Article, Passage
-from .schema import SCHEMA_VERSION, build_schema, keyword_value
+from .schema import SCHEMA_VERSION, build_schema, keyword_value, spelling_words
 
 DEFAULT_LOCK_TIMEOUT = 30.0
 INDEX_NAME = "newsquarry"
@@ -96,6 +96,8 @@ def passage_documents(article: Article, passages: list[Passage]) -> Iterator[dic
         "id": article.id,
         "doctype": "article",
         "content_hash": article.content_hash,
+        # the article's words, once, for spelling suggestions and wildcard expansion
+        "spell": spelling_words(f"{article.title}\n{article.text}"),
         "date": article.date,
         "source": meta["source"],
         "data": json.dumps(
@@ -128,7 +130,6 @@ def passage_documents(article: Article, passages: list[Passage]) -> Iterator[dic
             "end": p.end,
             "text": p.text,
             "title": article.title,
-            "spell": f"{article.title}\n{p.text}",
             "url": article.url,
             "author": article.author,
             "data": json.dumps(

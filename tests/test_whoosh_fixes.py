@@ -58,3 +58,24 @@ def test_opening_a_searcher_does_not_copy_the_segment_files(tmp_path):
     # Whoosh's BufferFile copied each segment's terms and postings files (most of
     # the .seg file) into memory per searcher; read in place it is a few kilobytes
     assert grown < segment_bytes * 0.1, (grown, segment_bytes)
+
+
+def test_a_missing_length_column_is_looked_up_once_per_segment(tmp_path):
+    """Unscored keyword fields have no lengths column; asking must not stat the disk each time."""
+    from whoosh import fields, index
+
+    schema = fields.Schema(k=fields.KEYWORD(scorable=False), t=fields.TEXT)
+    ix = index.create_in(str(tmp_path), schema)
+    with ix.writer() as w:
+        for i in range(50):
+            w.add_document(k=f"v{i % 3}", t=f"word w{i}")
+    with ix.reader() as reader:
+        perdoc = reader._perdoc
+        asked: list[str] = []
+        has_column = perdoc.has_column
+        perdoc.has_column = lambda name: asked.append(name) or has_column(name)
+        lengths = [reader.doc_field_length(d, "k") for d in range(50)]
+        text_lengths = [reader.doc_field_length(d, "t") for d in range(50)]
+    assert lengths == [0] * 50  # no column: the default, as before
+    assert text_lengths == [2] * 50
+    assert len(asked) == 2  # once for "k", once for "t"
