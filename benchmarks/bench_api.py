@@ -89,6 +89,46 @@ def library_times(store: WhooshStore, rounds: int) -> dict[str, float]:
     }
 
 
+def _library_worker(index: str, duration: float, start: object, out: object) -> None:
+    """One process of ``library_parallel``: warm, wait for the others, search for ``duration``."""
+    settings = load_settings()
+    store = WhooshStore(index, create=False)
+    reqs = [SearchRequest(q=q, facets=list(FACETS4),
+                          time_limit=float(settings["search_time_limit"])) for q in QUERIES]
+    for r in reqs:
+        run_search(store, r, settings)
+    start.wait()  # type: ignore[attr-defined]
+    n, c0, t0 = 0, time.process_time(), time.perf_counter()
+    while time.perf_counter() - t0 < duration:
+        run_search(store, reqs[n % len(reqs)], settings)
+        n += 1
+    out.put((n, time.process_time() - c0, time.perf_counter() - t0))  # type: ignore[attr-defined]
+
+
+def library_parallel(index: str, procs: int, duration: float) -> dict[str, float]:
+    """The library alone on every core: ``procs`` processes searching at once, no HTTP.
+
+    What the library itself achieves when all cores are busy (caches, memory
+    bandwidth and the host's scheduling shared), i.e. the measured form of the
+    ``cores / library CPU`` ceiling.
+    """
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    start, out = ctx.Barrier(procs), ctx.Queue()
+    children = [ctx.Process(target=_library_worker, args=(index, duration, start, out))
+                for _ in range(procs)]
+    for child in children:
+        child.start()
+    got = [out.get(timeout=duration + 300) for _ in children]
+    for child in children:
+        child.join()
+    queries = sum(n for n, _, _ in got)
+    cpu = sum(c for _, c, _ in got)
+    wall = max(w for _, _, w in got)
+    return {"qps": queries / wall, "cpu_mean": cpu / queries * 1000, "queries": queries}
+
+
 def paired_times(store: WhooshStore, url: str, rounds: int) -> dict[str, float]:
     """Library call and HTTP request for the same query, alternated, in milliseconds.
 
@@ -292,6 +332,8 @@ def main(argv: list[str] | None = None) -> None:
 
     lib = library_times(store, args.rounds)
     print(f"library: {lib}", file=sys.stderr)
+    lib_all = library_parallel(args.index, cores, args.duration)
+    print(f"library on {cores} cores: {lib_all}", file=sys.stderr)
     paths = search_paths()
 
     server = Server(args.index, args.workers, args.threads, cache_size=0)
@@ -365,6 +407,10 @@ Load average during the run (other jobs on the machine): {load[0]:.1f} / {load[1
 | Floor + library search (no validation, no body building), 8 connections: CPU per request; requests/s | {bare["cpu_ms"]:.2f} ms; {bare["rps"]:.0f} |
 | The library inside a server worker (floor + search - floor) vs in this process | {bare["cpu_ms"] - floor["cpu_ms"]:.2f} vs {lib["cpu_mean"]:.2f} ms |
 | Our layer measured directly (server CPU - floor + search CPU), 8 connections | {loaded["cpu_ms"] - bare["cpu_ms"]:.2f} ms ({(loaded["cpu_ms"] - bare["cpu_ms"]) / lib["cpu_mean"] * 100:+.0f}% of the library) |
+| Library alone on all {cores} cores ({cores} processes searching at once): queries/s; CPU per query | {lib_all["qps"]:.0f}; {lib_all["cpu_mean"]:.2f} ms |
+| Measured ceiling: HTTP requests/s / library queries/s, both on all cores | {loaded['rps'] / lib_all['qps'] * 100:.0f}% |
+| HTTP overhead against the library under the same all-core load (server CPU per request / library CPU per query) | {(loaded['cpu_ms'] / lib_all['cpu_mean'] - 1) * 100:+.0f}% |
+| Floor + search against the same (no code of ours) | {bare['rps'] / lib_all['qps'] * 100:.0f}% of the queries/s; {(bare['cpu_ms'] / lib_all['cpu_mean'] - 1) * 100:+.0f}% CPU |
 | Best throughput any app on this stack reaches: 2 cores / (library + floor CPU) vs ceiling | {lib['cpu_mean'] / (lib['cpu_mean'] + floor['cpu_ms']) * 100:.0f}% |
 """)
 

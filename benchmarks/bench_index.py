@@ -281,9 +281,9 @@ def _label(row: dict[str, Any]) -> str:
     if row["mode"] in ("index", "enrich"):
         if row.get("backend", "pool") != "pool":
             label += f" backend={row['backend']}"
-        if row.get("prefetch", 8) != 8:
+        if row.get("prefetch", 8) != 32:
             label += f" prefetch={row['prefetch']}"
-        if row["mode"] == "index" and row.get("commit_every", 500) != 500:
+        if row["mode"] == "index" and row.get("commit_every", 500) != 2000:
             label += f" commit_every={row['commit_every']}"
     return label
 
@@ -339,6 +339,8 @@ def growth_table(row: dict[str, Any], marks: tuple[int, ...] = (1000, 2000, 4000
         point = next((p for p in tl if p["articles"] >= mark), None)
         if point is None:
             break
+        if point["articles"] <= prev["articles"]:  # two marks met by the same point
+            continue
         n = point["articles"] - prev["articles"]
         wall = point["wall_s"] - prev["wall_s"]
         cpu = point["cpu_s"] - prev["cpu_s"]
@@ -358,8 +360,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--limit", type=int, help="only the first N articles")
     ap.add_argument("--processes", type=int, default=2)
     ap.add_argument("--batch-size", type=int, default=16)
-    ap.add_argument("--commit-every", type=int, default=500)
-    ap.add_argument("--prefetch", type=int, default=8, help="Enricher chunks queued per worker")
+    ap.add_argument("--commit-every", type=int, default=2000)
+    ap.add_argument("--prefetch", type=int, default=32, help="Enricher chunks queued per worker")
     ap.add_argument("--backend", default="pool", help="Enricher backend: pool or spacy")
     ap.add_argument("--modes", default="nlp,index", help="comma-separated: nlp,enrich,index")
     ap.add_argument("--repeat", type=int, default=1, help="interleaved rounds")

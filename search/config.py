@@ -49,7 +49,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "cors_origins", "*", "Origins allowed to read the API from a browser (comma-separated)."
     ),
-    Setting("commit_every", 500, "Articles per commit while indexing."),
+    Setting("commit_every", 2000, "Articles per commit while indexing."),
     Setting(
         "max_articles_per_write",
         1000,

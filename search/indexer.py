@@ -158,7 +158,7 @@ def index_articles(
     items: Iterable[Article | ReadFailure | Skipped],
     *,
     enricher: Any = None,
-    commit_every: int = 500,
+    commit_every: int = 2000,
     on_progress: Callable[[Progress, WriteReport], None] | None = None,
     force: bool = False,
     total: int | None = None,

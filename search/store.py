@@ -40,6 +40,11 @@ from .models import Article, Passage
 from .schema import SCHEMA_VERSION, build_schema, keyword_value, spelling_words
 
 DEFAULT_LOCK_TIMEOUT = 30.0
+# Postings a commit keeps in memory before Whoosh spills sorted runs to disk. A
+# commit of 2,000 news articles holds ~150 MB by Whoosh's estimate; past the limit
+# (Whoosh's default is 128) the spill and the merge of the runs cost 40% more
+# writing per article (docs/benchmarks.md, "Commit size").
+WRITER_MEMORY_MB = 256
 INDEX_NAME = "newsquarry"
 # Whoosh writes a TOC as "_<name>_<gen>.toc.<time>" and renames it into place; a
 # writer killed between the two leaves this file behind, and Whoosh never removes it
@@ -348,7 +353,7 @@ class WhooshStore:
         """One commit: everything put in the session lands together or not at all."""
         wait = self.lock_timeout if timeout is None else timeout
         try:
-            w = self.ix.writer(timeout=wait, delay=0.05)
+            w = self.ix.writer(timeout=wait, delay=0.05, limitmb=WRITER_MEMORY_MB)
         except LockError:
             holder = self._lock_holder()
             raise IndexBusy(

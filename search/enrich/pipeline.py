@@ -105,7 +105,7 @@ class Enricher:
     """Enriches a stream of (article, passages) with entities and quotations."""
 
     def __init__(
-        self, n_process: int = 1, batch_size: int = 16, backend: str = "pool", prefetch: int = 8
+        self, n_process: int = 1, batch_size: int = 16, backend: str = "pool", prefetch: int = 32
     ) -> None:
         if n_process < 1:
             raise ValueError("n_process must be >= 1")
@@ -117,7 +117,8 @@ class Enricher:
         self.batch_size = batch_size
         self.backend = backend
         # chunks queued per worker (pool backend): enough queued work to keep the
-        # workers busy while the consumer is away for a Whoosh commit
+        # workers busy while the consumer is away for a Whoosh commit (a commit of
+        # 2,000 articles takes ~6 s; 32 x 16 articles per worker is ~7 s of parsing)
         self.prefetch = prefetch
 
     @property
