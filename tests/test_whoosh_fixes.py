@@ -79,3 +79,43 @@ def test_a_missing_length_column_is_looked_up_once_per_segment(tmp_path):
     assert lengths == [0] * 50  # no column: the default, as before
     assert text_lengths == [2] * 50
     assert len(asked) == 2  # once for "k", once for "t"
+
+
+def test_document_lengths_read_once_match_whooshs_own(tmp_path):
+    """The cached lengths give what Whoosh's per-call read gives, for every document."""
+    from whoosh import fields, index
+
+    from search.whoosh_fixes import whoosh_doc_field_length
+
+    schema = fields.Schema(t=fields.TEXT, k=fields.KEYWORD(scorable=False), n=fields.TEXT)
+    ix = index.create_in(str(tmp_path), schema)
+    with ix.writer() as w:
+        for i in range(300):
+            w.add_document(t=" ".join(f"w{j}" for j in range(i % 40)), k="a", n="xx yy")
+        w.add_document(k="only keywords")  # no text at all: length byte 0
+    with ix.reader() as reader:
+        perdoc = reader._perdoc
+        for name in ("t", "k", "n", "missing"):
+            ours = [perdoc.doc_field_length(d, name, -1) for d in range(301)]
+            theirs = [whoosh_doc_field_length(perdoc, d, name, -1) for d in range(301)]
+            assert ours == theirs, name
+        assert perdoc.doc_field_length(41, "t") == 1
+
+
+def test_postings_spilled_to_disk_past_the_pool_limit_read_back_whole(tmp_path):
+    """A commit larger than the writer's memory limit spills sorted runs and merges them."""
+    from whoosh import fields, index
+    from whoosh.query import Term
+
+    schema = fields.Schema(t=fields.TEXT(stored=True))
+    ix = index.create_in(str(tmp_path), schema)
+    w = ix.writer(limitmb=0.05)  # ~50 KB of postings: several runs for 2,000 documents
+    for i in range(2000):
+        w.add_document(t=f"common w{i} m{i % 7}")
+    assert w.pool.runs  # it did spill
+    w.commit()
+    with ix.searcher() as s:
+        assert s.doc_count() == 2000
+        assert len(s.search(Term("t", "common"), limit=None)) == 2000
+        assert len(s.search(Term("t", "m3"), limit=None)) == len(range(3, 2000, 7))
+        assert [h["t"] for h in s.search(Term("t", "w1234"))] == ["common w1234 m2"]
