@@ -320,7 +320,10 @@ def summarize(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def growth_table(row: dict[str, Any], marks: tuple[int, ...] = (1000, 2000, 4000, 8000)) -> str:
+def growth_table(
+    row: dict[str, Any],
+    marks: tuple[int, ...] = (1000, 2000, 4000, 8000, 16000, 32000, 48000, 64000, 128000),
+) -> str:
     """From one ``index`` run's per-commit timeline: memory and throughput as the index grows.
 
     One line per mark (articles committed): the tree's PSS then, the index

@@ -597,6 +597,7 @@ def serve(obj: Context, host: str, port: int, workers: int, threads: int) -> Non
     Examples:
       newsquarry serve
       newsquarry serve --port 9000 --workers 2 --threads 8
+      newsquarry serve --threads 1   # read-only, behind a proxy: faster searches
       curl 'http://127.0.0.1:8080/v1/search?q=torture'
     """
     ensure_index(obj)
