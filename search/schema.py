@@ -75,7 +75,8 @@ def spelling_words(text: str) -> str:
     The ``spell`` field needs each word once per document (suggestions and
     wildcard expansion ask only whether a word occurs), so the store indexes
     this list with a plain space tokenizer instead of running Whoosh's token
-    chain over every passage again: a fifth of the writer's time otherwise.
+    chain over every passage again (with the missing-column fix in
+    ``whoosh_fixes``: 5.6-5.8 -> 5.1-5.2 ms of writing per article).
     An index made before this change (field analyzer ``spelling_analyzer``)
     turns the list into the same terms.
     """

@@ -43,7 +43,7 @@ DEFAULT_LOCK_TIMEOUT = 30.0
 # Postings a commit keeps in memory before Whoosh spills sorted runs to disk. A
 # commit of 2,000 news articles holds ~150 MB by Whoosh's estimate; past the limit
 # (Whoosh's default is 128) the spill and the merge of the runs cost 40% more
-# writing per article (docs/benchmarks.md, "Commit size").
+# writing per article (docs/benchmarks.md, "Full Reuters on a quiet machine").
 WRITER_MEMORY_MB = 256
 INDEX_NAME = "newsquarry"
 # Whoosh writes a TOC as "_<name>_<gen>.toc.<time>" and renames it into place; a

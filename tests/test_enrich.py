@@ -318,6 +318,41 @@ def test_enricher_forgets_new_words_after_warm_up(nlp, monkeypatch):
         assert f"Zorblax{article.id[1:]}quin is ready" in quote.text
 
 
+def test_enrichers_in_threads_share_the_memory_zone_safely(nlp, monkeypatch):
+    """API writes enrich in threads of one process; zones must not free each other's words."""
+    import threading
+
+    from search.enrich import pipeline
+
+    monkeypatch.setattr(pipeline, "WARM_ARTICLES", 0)
+    errors: list[BaseException] = []
+    results: dict[int, list] = {}
+
+    def work(n: int) -> None:
+        try:
+            arts = [
+                Article(id=f"t{n}-{i}", title="t",
+                        text=f'"Quuxite{n}x{i} sells well," said Mara Velt{n}.')
+                for i in range(12)
+            ]
+            results[n] = list(Enricher(batch_size=3).enrich((a, paragraph_passages(a)) for a in arts))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for n, got in results.items():
+        assert [a.id for a, _ in got] == [f"t{n}-{i}" for i in range(12)]
+        for i, (_article, passages) in enumerate(got):
+            quote = passages[0].quotes[0]
+            assert quote.text.startswith(f"Quuxite{n}x{i} sells well")
+            assert quote.speaker == f"Mara Velt{n}"
+
+
 # -- robustness ----------------------------------------------------------------------
 
 _PIECES = [

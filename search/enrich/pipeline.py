@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing as mp
 import signal
+import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import islice
@@ -81,9 +82,13 @@ def _ignore_sigint() -> None:
 # ``nlp.memory_zone()`` those entries are dropped when the zone closes, but the
 # tokenizer's cache is not filled either (3% slower from a cold start), so the
 # first articles are parsed outside a zone to warm that cache. Measured in
-# docs/benchmarks.md ("spaCy's vocabulary").
+# docs/benchmarks.md ("Full Reuters on a quiet machine").
 WARM_ARTICLES = 1000
 _parsed_here = 0  # articles parsed by this process
+# One parse at a time per process: closing a memory zone frees every entry added
+# during it, including those of a Doc another thread (an API write) is still
+# building. Pool workers are single-threaded, so there it is never contended.
+_PARSE_LOCK = threading.Lock()
 
 
 def _analyse_texts(texts: list[str], batch_size: int) -> list[Found]:
@@ -94,10 +99,11 @@ def _analyse_texts(texts: list[str], batch_size: int) -> list[Found]:
     """
     global _parsed_here
     nlp = load_nlp()
-    warm = _parsed_here < WARM_ARTICLES
-    with contextlib.nullcontext() if warm else nlp.memory_zone():
-        found = [_analyse_safely(doc) for doc in nlp.pipe(texts, batch_size=batch_size)]
-    _parsed_here += len(texts)
+    with _PARSE_LOCK:
+        warm = _parsed_here < WARM_ARTICLES
+        with contextlib.nullcontext() if warm else nlp.memory_zone():
+            found = [_analyse_safely(doc) for doc in nlp.pipe(texts, batch_size=batch_size)]
+        _parsed_here += len(texts)
     return found
 
 
