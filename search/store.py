@@ -45,10 +45,6 @@ DEFAULT_LOCK_TIMEOUT = 30.0
 # (Whoosh's default is 128) the spill and the merge of the runs cost 40% more
 # writing per article (docs/benchmarks.md, "Full Reuters on a quiet machine").
 WRITER_MEMORY_MB = 256
-# how long the index folder must have been unchanged before its modification time
-# stands for its listing (``WhooshStore.generation``); far above the file system's
-# clock tick
-QUIET_NS = 1_000_000_000
 INDEX_NAME = "newsquarry"
 # Whoosh writes a TOC as "_<name>_<gen>.toc.<time>" and renames it into place; a
 # writer killed between the two leaves this file behind, and Whoosh never removes it
@@ -308,7 +304,6 @@ class WhooshStore:
         self.lock_timeout = lock_timeout
         self.merge_policy = merge_tiered()  # see search.merging
         self._local = threading.local()
-        self._generation_seen: tuple[int, int] | None = None  # (folder mtime, generation)
         try:
             if index.exists_in(self.path, indexname=INDEX_NAME):
                 storage = DurableFileStorage(str(self.path))
@@ -456,7 +451,7 @@ class WhooshStore:
         the table of contents), never per query.
         """
         s = getattr(self._local, "searcher", None)
-        if s is None or s.reader().generation() != self.generation:
+        if s is None or not s.up_to_date():
             if s is not None:
                 s.close()
             s = self.ix.searcher()
@@ -465,28 +460,8 @@ class WhooshStore:
 
     @property
     def generation(self) -> int:
-        """The generation of the newest commit (changes on every commit).
-
-        Whoosh finds it by listing the index folder: five system calls, each
-        letting another thread take the interpreter lock, twice per API search.
-        The folder's modification time (one ``stat``) says whether that listing
-        can change: a commit renames its table of contents into the folder. The
-        answer is reused only while the folder has been unchanged for over
-        ``QUIET_NS`` when it was read, so a commit in the same clock tick as an
-        earlier change (file times are coarse) is never missed.
-        """
-        try:
-            stat_ns = time.time_ns()
-            mtime = os.stat(self.path).st_mtime_ns
-        except OSError:
-            return self.ix.latest_generation()
-        seen = self._generation_seen
-        if seen is not None and seen[0] == mtime:
-            return seen[1]
-        generation = self.ix.latest_generation()
-        quiet = stat_ns - mtime > QUIET_NS
-        self._generation_seen = (mtime, generation) if quiet else None
-        return generation
+        """The generation of the newest commit (changes on every commit)."""
+        return self.ix.latest_generation()
 
     def _stored(self, doc_id: str) -> dict[str, Any] | None:
         return self.searcher().document(id=doc_id)

@@ -115,35 +115,3 @@ def test_writes_after_the_same_random_seed_do_not_collide(store):
         report = store.add([(art, split_passages(art))])
         assert report.added == [f"a{n}"]
     assert store.stats()["articles"] == 3
-
-
-def _age_folder(path, seconds: float = 5.0) -> None:
-    """Make the index folder look unchanged for ``seconds`` (as after a quiet spell)."""
-    import os
-    import time
-
-    then = time.time() - seconds
-    os.utime(path, (then, then))
-
-
-def test_generation_is_read_from_the_folder_listing_only_when_it_can_have_changed(
-    tmp_path, corpus_dir, enricher
-):
-    reader = WhooshStore(tmp_path / "index")
-    writer = WhooshStore(tmp_path / "index")  # another process, as far as `reader` knows
-    index_paths(writer, [corpus_dir], enricher=enricher)
-    listed = []
-    latest = reader.ix.latest_generation
-    reader.ix.latest_generation = lambda: listed.append(1) or latest()
-
-    first = reader.generation  # the folder just changed: listed, and not remembered
-    assert reader.generation == first and len(listed) == 2
-
-    _age_folder(reader.path)
-    assert reader.generation == first and reader.generation == first
-    assert len(listed) == 3  # a quiet folder: listed once, then its time stands for it
-
-    with writer.writer() as w:  # a commit elsewhere changes the folder
-        w.delete(SEED_ID)
-    assert reader.generation == first + 1
-    assert reader.searcher().doc_count() == 0  # the reader's searcher moved on too
