@@ -47,7 +47,7 @@ from urllib.parse import urlencode
 
 import requests
 
-from benchmarks.memwatch import tree_cpu, tree_pids
+from benchmarks.memwatch import tree_anon, tree_cpu
 from search.config import load_settings
 from search.requests import SearchRequest
 from search.searching import run_search
@@ -68,11 +68,16 @@ def pct(values: list[float], p: float) -> float:
     return ordered[k]
 
 
+def faceted_requests(settings: dict) -> list[SearchRequest]:
+    """The benchmark's case: the ten queries with the four facets, as library requests."""
+    return [SearchRequest(q=q, facets=list(FACETS4),
+                          time_limit=float(settings["search_time_limit"])) for q in QUERIES]
+
+
 def library_times(store: WhooshStore, rounds: int) -> dict[str, float]:
     """Warm library latency of the faceted search, in milliseconds."""
     settings = load_settings()
-    reqs = [SearchRequest(q=q, facets=list(FACETS4),
-                          time_limit=float(settings["search_time_limit"])) for q in QUERIES]
+    reqs = faceted_requests(settings)
     for r in reqs:  # warm: doc values, searcher, caches
         run_search(store, r, settings)
     wall: list[float] = []
@@ -93,8 +98,7 @@ def _library_worker(index: str, duration: float, start: object, out: object) -> 
     """One process of ``library_parallel``: warm, wait for the others, search for ``duration``."""
     settings = load_settings()
     store = WhooshStore(index, create=False)
-    reqs = [SearchRequest(q=q, facets=list(FACETS4),
-                          time_limit=float(settings["search_time_limit"])) for q in QUERIES]
+    reqs = faceted_requests(settings)
     for r in reqs:
         run_search(store, r, settings)
     start.wait()  # type: ignore[attr-defined]
@@ -139,9 +143,8 @@ def paired_times(store: WhooshStore, url: str, rounds: int) -> dict[str, float]:
     settings = load_settings()
     session = requests.Session()
     pairs = [
-        (SearchRequest(q=q, facets=list(FACETS4),
-                       time_limit=float(settings["search_time_limit"])), url + path)
-        for q, path in zip(QUERIES, search_paths(), strict=True)
+        (req, url + path)
+        for req, path in zip(faceted_requests(settings), search_paths(), strict=True)
     ]
     lib: list[float] = []
     http: list[float] = []
@@ -224,15 +227,7 @@ class Server:
 
     def anon_mb(self) -> float:
         """``Anonymous`` memory (MB) of the master and its workers (mapped index files excluded)."""
-        total = 0
-        for pid in tree_pids(self.proc.pid):
-            try:
-                for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-                    if line.startswith("Anonymous:"):
-                        total += int(line.split()[1])
-            except OSError:
-                continue
-        return total / 1024
+        return tree_anon(self.proc.pid, "Anonymous") / 2**20
 
     def stop(self) -> None:
         self.proc.terminate()

@@ -47,6 +47,10 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.memwatch import TreeMemory, tree_anon, tree_cpu, tree_memory
+from search.config import SETTINGS_BY_NAME
+
+DEFAULT_COMMIT_EVERY = SETTINGS_BY_NAME["commit_every"].default
+DEFAULT_PREFETCH = 32  # ``Enricher``'s default (not imported here: that loads spaCy)
 
 QUERIES = ["cocoa", "oil prices", "interest rates", "bank", "trade deficit", "wheat export",
            "profit", "\"central bank\"", "opec output", "dollar yen"]  # fmt: skip
@@ -281,10 +285,12 @@ def _label(row: dict[str, Any]) -> str:
     if row["mode"] in ("index", "enrich"):
         if row.get("backend", "pool") != "pool":
             label += f" backend={row['backend']}"
-        if row.get("prefetch", 8) != 32:
-            label += f" prefetch={row['prefetch']}"
-        if row["mode"] == "index" and row.get("commit_every", 500) != 2000:
-            label += f" commit_every={row['commit_every']}"
+        prefetch = row.get("prefetch", 8)  # rows saved before these were recorded
+        if prefetch != DEFAULT_PREFETCH:
+            label += f" prefetch={prefetch}"
+        commit_every = row.get("commit_every", 500)
+        if row["mode"] == "index" and commit_every != DEFAULT_COMMIT_EVERY:
+            label += f" commit_every={commit_every}"
     return label
 
 
@@ -363,8 +369,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--limit", type=int, help="only the first N articles")
     ap.add_argument("--processes", type=int, default=2)
     ap.add_argument("--batch-size", type=int, default=16)
-    ap.add_argument("--commit-every", type=int, default=2000)
-    ap.add_argument("--prefetch", type=int, default=32, help="Enricher chunks queued per worker")
+    ap.add_argument("--commit-every", type=int, default=DEFAULT_COMMIT_EVERY)
+    ap.add_argument("--prefetch", type=int, default=DEFAULT_PREFETCH, help="Enricher chunks queued per worker")
     ap.add_argument("--backend", default="pool", help="Enricher backend: pool or spacy")
     ap.add_argument("--modes", default="nlp,index", help="comma-separated: nlp,enrich,index")
     ap.add_argument("--repeat", type=int, default=1, help="interleaved rounds")

@@ -64,18 +64,19 @@ def tree_cpu(root: int | None = None) -> float:
     return total / tick
 
 
-def tree_anon(root: int | None = None) -> int:
+def tree_anon(root: int | None = None, field: str = "Pss_Anon") -> int:
     """Sum of anonymous PSS (``Pss_Anon``) in bytes over a process tree.
 
     PSS also counts pages of mapped files (Whoosh maps its index files), which
     the kernel can drop at any time; anonymous memory (heaps, arrays) is what
-    a process really holds.
+    a process really holds. ``field="Anonymous"`` counts each process's
+    anonymous pages whole, shared copy-on-write pages included.
     """
     total = 0
     for pid in tree_pids(root or os.getpid()):
         try:
             for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-                if line.startswith("Pss_Anon:"):
+                if line.startswith(field + ":"):
                     total += int(line.split()[1]) * 1024
         except OSError:
             pass

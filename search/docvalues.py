@@ -41,6 +41,7 @@ from whoosh.util.numeric import byte_to_length
 
 from .errors import SearchTimeout
 from .textnorm import fold
+from .whoosh_fixes import length_bytes
 
 VALUE_FIELDS = ("person", "org", "place", "speaker", "source", "quote_kind", "article_id")
 SCORED_FIELDS = ("text", "title", "quote")
@@ -120,12 +121,12 @@ def _length_codes(reader: Any, fieldname: str, n: int) -> np.ndarray:
         col = None
     if col is None:
         return out
-    try:  # fixed one byte per document, stored contiguously
-        count = min(col._count, n)
-        raw = col._dbfile.get(col._basepos, count)
-        out[:count] = np.frombuffer(raw, dtype=np.uint8)
-    except AttributeError:
+    raw = length_bytes(col)  # one byte per document, stored contiguously
+    if raw is None:
         out[:] = np.fromiter((col[i] for i in range(n)), dtype=np.uint8, count=n)
+    else:
+        count = min(len(raw), n)
+        out[:count] = np.frombuffer(raw, dtype=np.uint8, count=count)
     return out
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .config import SETTINGS_BY_NAME
 from .errors import EnrichmentFailed, IndexBusy
 from .models import Article, Passage
 from .passages import split_passages
@@ -36,6 +37,7 @@ from .readers import JSONL_EXTS, SUPPORTED, ReadFailure, Skipped, iter_files, re
 from .store import WhooshStore, WriteReport
 
 RATE_WINDOW = 30.0  # seconds of history behind the rate shown and the ETA
+COMMIT_EVERY: int = SETTINGS_BY_NAME["commit_every"].default  # articles per commit
 MAX_DEFAULT_PROCESSES = 4  # each spaCy worker holds ~200 MB: keep the default under 2 GB
 
 
@@ -158,7 +160,7 @@ def index_articles(
     items: Iterable[Article | ReadFailure | Skipped],
     *,
     enricher: Any = None,
-    commit_every: int = 2000,
+    commit_every: int = COMMIT_EVERY,
     on_progress: Callable[[Progress, WriteReport], None] | None = None,
     force: bool = False,
     total: int | None = None,

@@ -154,7 +154,7 @@ def _cached_reader(self: Any, fieldname: str, column: Any) -> Any:
 whoosh.codec.whoosh3.W3PerDocReader._cached_reader = _cached_reader  # type: ignore[method-assign]
 
 
-def _length_bytes(column: Any) -> bytes | None:
+def length_bytes(column: Any) -> bytes | None:
     """A one-byte-per-document lengths column as ``bytes`` (None if it has another shape)."""
     try:
         if column._fixedlen != 1:
@@ -177,7 +177,7 @@ def _doc_field_length(self: Any, docnum: int, fieldname: str, default: int = 0) 
         column = self._cached_reader(
             whoosh.codec.whoosh3._lenfield(fieldname), whoosh.codec.whoosh3.LENGTHS_COLUMN
         )
-        data = None if column is None else (_length_bytes(column) or column)
+        data = None if column is None else (length_bytes(column) or column)
         cache[fieldname] = data
     if data is None:
         return default
