@@ -11,13 +11,12 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict
 from typing import Any
 
 import orjson
 from flask import Request
 
-from search.requests import SearchResult
+from search.requests import SearchRequest, SearchResult
 
 MIMETYPES = {
     "json": "application/json",
@@ -52,12 +51,20 @@ def result_dict(result: SearchResult) -> dict[str, Any]:
     }
     body = {
         **vars(result),
-        "request": asdict(result.request),
+        "request": _request_dict(result.request),
         "hits": [dict(vars(h)) for h in result.hits],
         "facets": facets,
     }
     body.update(page=result.page, per_page=result.per_page, total_pages=result.total_pages)
     return body
+
+
+def _request_dict(req: SearchRequest) -> dict[str, Any]:
+    """``asdict(req)``: its only containers are ``filters`` (lists by name) and ``facets``."""
+    out = dict(vars(req))
+    out["filters"] = {name: list(values) for name, values in req.filters.items()}
+    out["facets"] = list(req.facets)
+    return out
 
 
 def negotiate(req: Request, given: str | None) -> str:

@@ -24,14 +24,6 @@ def url_with(base: str, pairs: list[tuple[str, str]]) -> str:
     return f"{base}?{urlencode(pairs)}" if pairs else base
 
 
-def page_url(req: Request, page: int) -> str:
-    """This request's URL at another page."""
-    pairs = _pairs(req, drop=("page",))
-    if page != 1:
-        pairs.append(("page", str(page)))
-    return url_with(req.base_url, pairs)
-
-
 def toggle_url(req: Request, base: str, facet: str, value: str, selected: bool,
                drop: Iterable[str] = ()) -> str:
     """``base`` with this request's parameters and ``facet=value`` toggled, back to page 1.
@@ -58,7 +50,12 @@ _quoted = lru_cache(maxsize=8192)(quote_plus)
 
 
 class Toggler:
-    """``toggle_url`` for many values of one request: the shared part is encoded once."""
+    """Toggle and page URLs for one request: the query string they share is encoded once.
+
+    ``toggle(facet, value, selected)`` is ``toggle_url``; ``page(n)`` is ``page_url``
+    (with ``base`` and ``drop`` applied); both give the same strings as those
+    functions, built by appending to one encoded prefix.
+    """
 
     def __init__(self, req: Request, base: str, drop: Iterable[str] = ()) -> None:
         self.req, self.base, self.drop = req, base, tuple(drop)
@@ -69,3 +66,7 @@ class Toggler:
         if selected:  # rare: rebuild without the value
             return toggle_url(self.req, self.base, facet, value, True, drop=self.drop)
         return f"{self.prefix}{self.joiner}{_quoted(facet)}={_quoted(value)}"
+
+    def page(self, page: int) -> str:
+        """The request's URL (from ``base``) at another page."""
+        return self.prefix if page == 1 else f"{self.prefix}{self.joiner}page={page}"

@@ -293,8 +293,10 @@ def test_fast_result_dict_matches_to_dict(app):
     from search.searching import run_search
 
     store = app.extensions["newsquarry"].store()
-    for mode in ("passages", "quotes"):
-        req = SearchRequest(q="Caracas OR oil", facets=["person", "date", "article"], mode=mode)
+    for mode, filters in (("passages", {}), ("quotes", {}), ("passages", {"place": ["Caracas"]})):
+        req = SearchRequest(q="Caracas OR oil", facets=["person", "date", "article"], mode=mode,
+                            filters=filters)
         result = run_search(store, req)
+        assert result.request.filters == filters
         assert json.dumps(result_dict(result), sort_keys=True) == json.dumps(
             result.to_dict(), sort_keys=True)

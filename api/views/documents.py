@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Response, request
-from flask_smorest import Blueprint
 from marshmallow import ValidationError
 
 from search.errors import NotFound
@@ -22,6 +21,7 @@ from search.indexer import index_articles
 from search.models import Article
 from search.readers import article_from_mapping, clean_id
 
+from ..arguments import ApiBlueprint as Blueprint
 from ..auth import require_write_token
 from ..backend import backend
 from ..caching import etag_matches, make_etag, not_modified, request_key

@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Response, current_app
-from flask_smorest import Blueprint
 
 from search.config import SETTINGS
 
+from ..arguments import ApiBlueprint as Blueprint
 from ..backend import backend
 from ..formats import dumps
 from ..schemas import HealthSchema, SettingsSchema, StatsSchema

@@ -19,18 +19,18 @@ from dataclasses import asdict
 from typing import Any
 
 from flask import Response, g, request, stream_with_context, url_for
-from flask_smorest import Blueprint
 from marshmallow import RAISE
 
 from search.errors import NewsquarryError
 from search.requests import SearchRequest, SearchResult
 from search.schema import FACETS
 
+from ..arguments import ApiBlueprint as Blueprint
 from ..backend import backend
 from ..caching import CACHE_CONTROL, CachedBody, etag_matches, make_etag, not_modified, request_key
 from ..errors import ApiError
 from ..formats import MIMETYPES, csv_lines, dumps, jsonl_lines, negotiate, result_dict
-from ..links import Toggler, link_header, page_url
+from ..links import Toggler, link_header
 from ..schemas import (
     FacetValuesResponse,
     PassageSearchResponse,
@@ -104,7 +104,7 @@ def result_body(result: SearchResult, settings: dict[str, Any]) -> tuple[dict[st
     """The JSON body of a search result and its page links."""
     body = result_dict(result)
     restrict_facets(body.get("facets", {}))  # api.scoping: no values outside a key's scope
-    toggle = Toggler(request, request.base_url)
+    toggle = Toggler(request, request.base_url)  # percent-encoded: header values are ASCII
     for name, facet in body.get("facets", {}).items():
         for v in facet.get("values", []):
             v["toggle_url"] = toggle(name, v["value"], bool(v["selected"]))
@@ -112,12 +112,12 @@ def result_body(result: SearchResult, settings: dict[str, Any]) -> tuple[dict[st
     deepest = max(1, int(settings["max_page_depth"]) // max(1, per_page))
     last = min(max(result.total_pages, 1), deepest)
     links = {
-        "self": page_url(request, page),  # percent-encoded: header values must be ASCII
-        "next": page_url(request, page + 1) if page < last else None,
-        "prev": page_url(request, min(page - 1, last)) if page > 1 else None,
+        "self": toggle.page(page),
+        "next": toggle.page(page + 1) if page < last else None,
+        "prev": toggle.page(min(page - 1, last)) if page > 1 else None,
     }
     body["links"] = links
-    return body, {"first": page_url(request, 1), **links}
+    return body, {"first": toggle.page(1), **links}
 
 
 def _finish(resp: Response, etag: str | None, cache_state: str | None = None) -> Response:
