@@ -2,7 +2,10 @@
 
 Defaults suit a small machine (2 cores): 2 worker processes x 4 threads.
 Searches are CPU-bound Python, so processes give the parallelism and threads
-cover waiting (slow clients, the write lock). Command-line flags
+cover waiting (slow clients, the write lock). With one thread (``--threads 1``)
+gunicorn runs its sync worker: one request at a time, no thread hand-offs and
+no keep-alive, for read-only serving behind a reverse proxy that buffers
+clients (gunicorn's own advice for sync workers); docs/benchmarks.md measures it. Command-line flags
 (``--workers``, ``--threads``, ``--bind``) override these; so do
 ``NEWSQUARRY_WORKERS`` / ``NEWSQUARRY_THREADS`` / ``NEWSQUARRY_BIND``.
 The access log carries the request id of every response (``X-Request-Id``).
@@ -15,7 +18,7 @@ import os
 bind = os.environ.get("NEWSQUARRY_BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("NEWSQUARRY_WORKERS", "2"))
 threads = int(os.environ.get("NEWSQUARRY_THREADS", "4"))
-worker_class = "gthread"
+# no worker_class: gunicorn picks gthread for threads > 1 and its sync worker for 1
 timeout = 120  # writes may wait for the index lock and run enrichment
 graceful_timeout = 30
 keepalive = 5

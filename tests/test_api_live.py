@@ -129,3 +129,21 @@ def test_cli_remote_client_matches_the_library(live):
     assert [v["value"] for v in values["values"]] == [v.value for v in lib_values.values]
     assert RemoteClient(live.url).passage("solano-exile#p1")["id"] == "solano-exile#p1"
     store.close()
+
+
+def test_one_thread_per_worker_runs_the_sync_worker(tmp_path_factory):
+    """``serve --threads 1``: gunicorn's sync worker, answering clients one request at a time."""
+    path = tmp_path_factory.mktemp("live-sync-index")
+    build_index(path)
+    server = LiveServer("api.wsgi:app", {"NEWSQUARRY_INDEX": str(path)}, workers=2, threads=1)
+    try:
+        urls = [server.url + f"/v1/search?q=oil&page={1 + i % 2}&facet=person" for i in range(24)]
+        with concurrent.futures.ThreadPoolExecutor(6) as pool:
+            answers = list(pool.map(lambda u: requests.get(u, timeout=30), urls))
+        assert [a.status_code for a in answers] == [200] * 24
+        assert {a.json()["total"] for a in answers} == {answers[0].json()["total"]}
+        assert answers[0].headers.get("Connection", "").lower() == "close"  # no keep-alive
+    finally:
+        logs = server.stop()
+    assert "Using worker: sync" in logs
+    assert "Traceback" not in logs
