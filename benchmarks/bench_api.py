@@ -24,7 +24,11 @@ Steps, all in one run on the same machine:
    machine's cores (cores / library CPU seconds per query);
 4. the same load with the response cache on (``response_cache_size``):
    repeated queries served from the per-worker cache keyed by generation;
-5. library again, to see whether the machine drifted during the run.
+5. library again, to see whether the machine drifted during the run;
+6. ``--interleave`` rounds (default 5): the library on all cores, the API under
+   load and floor + search under load, one after the other in each round, with
+   the targets' ratios taken per round and reported as medians. The machine's
+   speed drifts within minutes; adjacent slices share its conditions.
 
 The server runs with the response cache off for steps 2-3 (every request
 searches). wrk runs on the same cores as the server, so throughput figures
@@ -309,6 +313,74 @@ def measure(
         server.stop()
 
 
+def interleaved(args: argparse.Namespace, paths: list[str], body: str,
+                rounds: int) -> list[dict[str, float]]:
+    """``rounds`` x (library on all cores, the API, floor + search), each for ``duration``.
+
+    The machine's speed drifts by tens of percent within minutes (other jobs on
+    the host), so the API and the bare stack are compared with the library in
+    adjacent slices of the same minute, and the ratios are taken per round.
+    Both servers are started once and idle while the others run.
+    """
+    cores = os.cpu_count() or 1
+    api = Server(args.index, args.workers, args.threads, cache_size=0)
+    bare = Server(args.index, args.workers, args.threads, cache_size=0,
+                  app="benchmarks.floor_app:app",
+                  env={"NQ_FLOOR_BODY": body, "NQ_FLOOR_SEARCH": "1"})
+    rows = []
+    try:
+        api.warm(paths)
+        bare.warm(paths)
+        for k in range(rounds):
+            lib = library_parallel(args.index, cores, args.duration)
+            got = run_wrk(api, paths, args.connections, 2, args.duration)
+            fs = run_wrk(bare, paths, args.connections, 2, args.duration)
+            row = {
+                "lib_qps": lib["qps"], "lib_cpu": lib["cpu_mean"],
+                "api_rps": got["rps"], "api_cpu": got["cpu_ms"], "api_p50": got["p50"],
+                "api_p99": got["p99"], "api_errors": got["errors"],
+                "bare_rps": fs["rps"], "bare_cpu": fs["cpu_ms"],
+                "throughput": got["rps"] / lib["qps"], "overhead": got["cpu_ms"] / lib["cpu_mean"] - 1,
+                "bare_throughput": fs["rps"] / lib["qps"], "bare_overhead": fs["cpu_ms"] / lib["cpu_mean"] - 1,
+                "ours_ms": got["cpu_ms"] - fs["cpu_ms"],
+            }
+            print(f"interleaved round {k + 1}: {row}", file=sys.stderr)
+            rows.append(row)
+    finally:
+        api.stop()
+        bare.stop()
+    return rows
+
+
+def interleaved_table(rows: list[dict[str, float]], args: argparse.Namespace) -> str:
+    """Medians (and ranges) of the per-round ratios of ``interleaved``."""
+    def cell(key: str, fmt: str) -> str:
+        vals = [r[key] for r in rows]
+        med = statistics.median(vals)
+        return f"{fmt.format(med)} ({fmt.format(min(vals))} to {fmt.format(max(vals))})"
+
+    for r in rows:
+        r["p99_p50"] = r["api_p99"] / r["api_p50"]
+    return f"""
+Interleaved: {len(rows)} rounds of {args.duration} s each (library on all cores, then the API,
+then floor + search); median (range) of the per-round figures:
+
+| Measure | Median (range) |
+|---|---|
+| Library alone on all cores: queries/s | {cell("lib_qps", "{:.0f}")} |
+| Library alone on all cores: CPU per query | {cell("lib_cpu", "{:.2f}")} ms |
+| API ({args.workers} x {args.threads}), {args.connections} connections: requests/s | {cell("api_rps", "{:.0f}")} |
+| API: server CPU per request | {cell("api_cpu", "{:.2f}")} ms |
+| **API throughput / library queries/s (target 85%)** | {cell("throughput", "{:.0%}")} |
+| **API CPU over the library's CPU (target under +15%)** | {cell("overhead", "{:+.0%}")} |
+| **API p99 / p50 (target under 4)** | {cell("p99_p50", "{:.1f}")}x |
+| Floor + search (gunicorn + Flask + the library, no code of ours): requests/s | {cell("bare_rps", "{:.0f}")} |
+| Floor + search: throughput / library; CPU over the library | {cell("bare_throughput", "{:.0%}")}; {cell("bare_overhead", "{:+.0%}")} |
+| Our layer: API CPU - floor + search CPU per request | {cell("ours_ms", "{:.2f}")} ms |
+| Non-2xx responses | {sum(r["api_errors"] for r in rows)} |
+"""
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--index", default="/tmp/nq-bench")
@@ -317,6 +389,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--threads", type=int, default=4)
     ap.add_argument("--rounds", type=int, default=10, help="Library rounds of ten queries")
+    ap.add_argument("--interleave", type=int, default=5,
+                    help="Rounds of library / API / floor + search, adjacent in time (0: none)")
     args = ap.parse_args(argv)
 
     cores = os.cpu_count() or 1
@@ -361,6 +435,7 @@ def main(argv: list[str] | None = None) -> None:
         args, paths, "floor + search", cache_size=0,
         app="benchmarks.floor_app:app", env={**floor_env, "NQ_FLOOR_SEARCH": "1"},
     )  # fmt: skip
+    rounds = interleaved(args, paths, body_file.name, args.interleave) if args.interleave else []
     body_file.close()
 
     lib_after = library_times(store, args.rounds)
@@ -408,6 +483,8 @@ Load average during the run (other jobs on the machine): {load[0]:.1f} / {load[1
 | Floor + search against the same (no code of ours) | {bare['rps'] / lib_all['qps'] * 100:.0f}% of the queries/s; {(bare['cpu_ms'] / lib_all['cpu_mean'] - 1) * 100:+.0f}% CPU |
 | Best throughput any app on this stack reaches: 2 cores / (library + floor CPU) vs ceiling | {lib['cpu_mean'] / (lib['cpu_mean'] + floor['cpu_ms']) * 100:.0f}% |
 """)
+    if rounds:
+        print(interleaved_table(rounds, args))
 
 
 if __name__ == "__main__":
