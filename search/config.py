@@ -58,6 +58,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "response_cache_size", 512, "Search responses the API keeps per worker (0 = no cache)."
     ),
+    Setting(
+        "read_concurrency",
+        1,
+        "Read requests one API worker runs at once; its other threads wait (0 = no limit).",
+    ),
 )
 SETTINGS_BY_NAME = {s.name: s for s in SETTINGS}
 
