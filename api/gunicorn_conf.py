@@ -19,6 +19,14 @@ bind = os.environ.get("NEWSQUARRY_BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("NEWSQUARRY_WORKERS", "2"))
 threads = int(os.environ.get("NEWSQUARRY_THREADS", "4"))
 # no worker_class: gunicorn picks gthread for threads > 1 and its sync worker for 1
+# Each worker listens on its own socket (SO_REUSEPORT) and the kernel spreads new
+# connections over them. With one shared socket, whichever worker wakes first accepts a
+# burst of connections; kept alive (a proxy's pool, a load generator), they stay there and
+# one worker can end up with all of them while the other idles (measured: 8 connections
+# split 0/8 or 1/7 in about half of the benchmark's runs, halving throughput at 0/8).
+# The kernel lets a second server of the same user share such a port silently, so
+# ``newsquarry serve`` checks that the port is free first. NEWSQUARRY_REUSE_PORT=0: one socket.
+reuse_port = os.environ.get("NEWSQUARRY_REUSE_PORT", "1") != "0"
 timeout = 120  # writes may wait for the index lock and run enrichment
 graceful_timeout = 30
 keepalive = 5

@@ -51,7 +51,7 @@ from urllib.parse import urlencode
 
 import requests
 
-from benchmarks.memwatch import tree_anon, tree_cpu
+from benchmarks.memwatch import tree_anon, tree_cpu, tree_pids
 from search.config import load_settings
 from search.requests import SearchRequest
 from search.searching import run_search
@@ -272,11 +272,16 @@ def run_wrk(server: Server, paths: list[str], connections: int, threads: int,
         fh.write(LUA % ", ".join(f'"{p}"' for p in paths))
         script = fh.name
     try:
-        out = subprocess.run(
+        proc = subprocess.Popen(
             ["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{duration}s",
              "--timeout", "30s", "--latency", "-s", script, url],
-            capture_output=True, text=True, check=True,
-        ).stdout
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        time.sleep(duration / 2)
+        split = connections_per_worker(server)
+        out, err = proc.communicate()
+        if proc.returncode:
+            raise RuntimeError(f"wrk failed: {err}")
     finally:
         os.unlink(script)
     lat = dict(re.findall(r"^\s*(50|75|90|99)%\s+(\S+)\s*$", out, re.M))
@@ -291,7 +296,28 @@ def run_wrk(server: Server, paths: list[str], connections: int, threads: int,
         "requests": count, "cpu_ms": cpu_ms,
         "rps": rps, "mean": _ms(avg), "p50": _ms(lat["50"]), "p90": _ms(lat["90"]),
         "p99": _ms(lat["99"]), "errors": int(errors.group(1)) if errors else 0,
+        "split": split,
     }
+
+
+def connections_per_worker(server: Server) -> list[int]:
+    """Open connections to the server's port per worker process, fewest first (``ss``).
+
+    Kept-alive connections stay with the worker that accepted them, so a skewed
+    split (0/8) halves what two workers can do whatever the code.
+    """
+    try:
+        out = subprocess.run(
+            ["ss", "-tnpH", "state", "established", f"( sport = :{server.port} )"],
+            capture_output=True, text=True, timeout=10,
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    counts = {pid: 0 for pid in tree_pids(server.proc.pid) if pid != server.proc.pid}
+    for pid in re.findall(r"pid=(\d+)", out):
+        if int(pid) in counts:
+            counts[int(pid)] += 1
+    return sorted(counts.values())
 
 
 def measure(
@@ -343,6 +369,7 @@ def interleaved(args: argparse.Namespace, paths: list[str], body: str,
                 "throughput": got["rps"] / lib["qps"], "overhead": got["cpu_ms"] / lib["cpu_mean"] - 1,
                 "bare_throughput": fs["rps"] / lib["qps"], "bare_overhead": fs["cpu_ms"] / lib["cpu_mean"] - 1,
                 "ours_ms": got["cpu_ms"] - fs["cpu_ms"],
+                "api_split": got["split"], "bare_split": fs["split"],
             }
             print(f"interleaved round {k + 1}: {row}", file=sys.stderr)
             rows.append(row)
@@ -378,6 +405,7 @@ then floor + search); median (range) of the per-round figures:
 | Floor + search: throughput / library; CPU over the library | {cell("bare_throughput", "{:.0%}")}; {cell("bare_overhead", "{:+.0%}")} |
 | Our layer: API CPU - floor + search CPU per request | {cell("ours_ms", "{:.2f}")} ms |
 | Non-2xx responses | {sum(r["api_errors"] for r in rows)} |
+| Connections per worker in each round: API; floor + search | {" ".join("/".join(map(str, r["api_split"])) for r in rows)}; {" ".join("/".join(map(str, r["bare_split"])) for r in rows)} |
 """
 
 
@@ -457,7 +485,7 @@ Load average during the run (other jobs on the machine): {load[0]:.1f} / {load[1
 | HTTP overhead over the library, wrk c=1 vs library runs (p50 / mean) | {overhead_p50:+.1f}% / {overhead_mean:+.1f}% |
 | Paired, alternating library call and HTTP request: library / HTTP p50 | {paired['lib_p50']:.1f} / {paired['http_p50']:.1f} ms |
 | Paired HTTP overhead (p50 / mean) | {paired['overhead_p50']:+.1f}% / {paired['overhead_mean']:+.1f}% |
-| HTTP, {args.connections} connections: requests/s | {loaded['rps']:.1f} |
+| HTTP, {args.connections} connections: requests/s (connections per worker) | {loaded['rps']:.1f} ({"/".join(map(str, loaded["split"]))}) |
 | HTTP, {args.connections} connections: p50 / p99 (p99/p50) | {loaded['p50']:.1f} / {loaded['p99']:.1f} ms ({loaded['p99'] / loaded['p50']:.2f}x) |
 | Ceiling from library CPU ({cores} cores / CPU per query) | {ceiling:.1f} requests/s |
 | Measured throughput / ceiling (machine shared with other jobs) | {loaded['rps'] / ceiling * 100:.0f}% |

@@ -571,6 +571,33 @@ def delete(obj: Context, article_ids: tuple[str, ...]) -> None:
         fail("no such article: " + ", ".join(missing), 3)
 
 
+def port_free_or_fail(host: str, port: int) -> None:
+    """Exit with a message when something already listens on ``host:port``.
+
+    The server's workers bind with SO_REUSEPORT, which the kernel lets a second
+    server of the same user share without an error; a plain bind (SO_REUSEADDR
+    only, so connections of a stopped server in TIME_WAIT do not count) fails
+    on any listening socket, shared or not.
+    """
+    import errno
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        fail(f"cannot listen on {host}:{port}: {exc.strerror}", 2)
+        return
+    family, _, _, _, address = infos[0]
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                fail(f"port {port} on {host} is in use (another server?): choose --port", 2)
+            fail(f"cannot listen on {host}:{port}: {exc.strerror}", 2)
+
+
 @cli.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=click.IntRange(1, 65535), default=8080, show_default=True)
@@ -600,6 +627,7 @@ def serve(obj: Context, host: str, port: int, workers: int, threads: int) -> Non
       newsquarry serve --threads 1   # read-only, behind a proxy: faster searches
       curl 'http://127.0.0.1:8080/v1/search?q=torture'
     """
+    port_free_or_fail(host, port)
     ensure_index(obj)
     env = dict(os.environ, NEWSQUARRY_INDEX=obj.index_dir)
     argv = [

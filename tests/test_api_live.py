@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import os
+import subprocess
+import sys
+import time
 
 import pytest
 import requests
-from api_support import TOKEN, LiveServer, build_index
+from api_support import ROOT, TOKEN, LiveServer, build_index, free_port
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
@@ -147,3 +151,39 @@ def test_one_thread_per_worker_runs_the_sync_worker(tmp_path_factory):
         logs = server.stop()
     assert "Using worker: sync" in logs
     assert "Traceback" not in logs
+
+
+def test_serve_runs_gunicorn_and_refuses_a_port_in_use(tmp_path_factory):
+    """``newsquarry serve`` serves; a second one on the same port stops with a message.
+
+    The workers listen with SO_REUSEPORT (``api/gunicorn_conf.py``), which the kernel
+    would let a second server share silently, splitting requests between two indexes.
+    """
+    path = tmp_path_factory.mktemp("serve-index")
+    build_index(path)
+    port = free_port()
+    env = dict(os.environ, NEWSQUARRY_INDEX=str(path), NEWSQUARRY_ACCESS_LOG="-")
+    cmd = [sys.executable, "-m", "search.cli", "serve", "--port", str(port), "--threads", "2"]
+    first = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if requests.get(url + "/health/ready", timeout=5).status_code == 200:
+                    break
+            except requests.ConnectionError:
+                pass
+            assert time.monotonic() < deadline and first.poll() is None, "serve did not start"
+            time.sleep(0.2)
+        second = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True,
+                                timeout=60)
+        assert second.returncode == 2
+        assert f"port {port} on 127.0.0.1 is in use" in second.stderr
+        assert "Traceback" not in second.stderr
+        totals = {requests.get(url + "/v1/search?q=oil").json()["total"] for _ in range(10)}
+        assert len(totals) == 1 and totals.pop() > 0
+    finally:
+        first.terminate()
+        first.wait(20)
