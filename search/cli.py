@@ -624,7 +624,7 @@ def serve(obj: Context, host: str, port: int, workers: int, threads: int) -> Non
     Examples:
       newsquarry serve
       newsquarry serve --port 9000 --workers 2 --threads 8
-      newsquarry serve --threads 1   # read-only, behind a proxy: faster searches
+      newsquarry serve --threads 1   # gunicorn's sync worker: no keep-alive
       curl 'http://127.0.0.1:8080/v1/search?q=torture'
     """
     port_free_or_fail(host, port)
