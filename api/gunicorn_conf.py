@@ -2,10 +2,11 @@
 
 Defaults suit a small machine (2 cores): 2 worker processes x 4 threads.
 Searches are CPU-bound Python, so processes give the parallelism and threads
-cover waiting (slow clients, the write lock). With one thread (``--threads 1``)
-gunicorn runs its sync worker: one request at a time, no thread hand-offs and
-no keep-alive, for read-only serving behind a reverse proxy that buffers
-clients (gunicorn's own advice for sync workers); docs/benchmarks.md measures it. Command-line flags
+cover waiting (slow clients, the write lock); the app runs one read at a time
+per worker (``read_concurrency``). With one thread (``--threads 1``) gunicorn
+runs its sync worker: one request at a time and no keep-alive, for serving
+behind a reverse proxy that buffers clients (gunicorn's own advice for sync
+workers); docs/benchmarks.md measures both. Command-line flags
 (``--workers``, ``--threads``, ``--bind``) override these; so do
 ``NEWSQUARRY_WORKERS`` / ``NEWSQUARRY_THREADS`` / ``NEWSQUARRY_BIND``.
 The access log carries the request id of every response (``X-Request-Id``).

@@ -52,9 +52,9 @@ _quoted = lru_cache(maxsize=8192)(quote_plus)
 class Toggler:
     """Toggle and page URLs for one request: the query string they share is encoded once.
 
-    ``toggle(facet, value, selected)`` is ``toggle_url``; ``page(n)`` is ``page_url``
-    (with ``base`` and ``drop`` applied); both give the same strings as those
-    functions, built by appending to one encoded prefix.
+    Calling it gives ``toggle_url(req, base, facet, value, selected, drop)``;
+    ``page(n)`` gives the request's URL at page ``n``. Both append to one encoded
+    prefix: the request's parameters without ``page`` (and ``drop``).
     """
 
     def __init__(self, req: Request, base: str, drop: Iterable[str] = ()) -> None:
