@@ -15,6 +15,7 @@ The access log carries the request id of every response (``X-Request-Id``).
 from __future__ import annotations
 
 import os
+from typing import Any
 
 bind = os.environ.get("NEWSQUARRY_BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("NEWSQUARRY_WORKERS", "2"))
@@ -27,7 +28,22 @@ threads = int(os.environ.get("NEWSQUARRY_THREADS", "4"))
 # split 0/8 or 1/7 in about half of the benchmark's runs, halving throughput at 0/8).
 # The kernel lets a second server of the same user share such a port silently, so
 # ``newsquarry serve`` checks that the port is free first. NEWSQUARRY_REUSE_PORT=0: one socket.
+# Only for TCP addresses: see ``on_starting``.
 reuse_port = os.environ.get("NEWSQUARRY_REUSE_PORT", "1") != "0"
+
+
+def on_starting(server: Any) -> None:
+    """Turn SO_REUSEPORT off unless every address is TCP and gunicorn opens the sockets.
+
+    With a socket per worker, a Unix socket path would be replaced by each worker in turn
+    (only the last one would get connections), and sockets handed over by systemd
+    (``LISTEN_FDS``) or as ``fd://N`` would be ignored. Runs before gunicorn opens any
+    socket, with the final settings (command-line ``--bind`` included).
+    """
+    # gunicorn's parsed addresses: (host, port) for TCP, a path for Unix, an int for fd://
+    tcp_only = all(isinstance(address, tuple) for address in server.cfg.address)
+    if not tcp_only or os.environ.get("LISTEN_FDS"):
+        server.cfg.set("reuse_port", False)
 timeout = 120  # writes may wait for the index lock and run enrichment
 graceful_timeout = 30
 keepalive = 5

@@ -187,3 +187,62 @@ def test_serve_runs_gunicorn_and_refuses_a_port_in_use(tmp_path_factory):
     finally:
         first.terminate()
         first.wait(20)
+
+
+@pytest.mark.parametrize(
+    "binds, env, expected",
+    [
+        (["127.0.0.1:8000"], {}, True),
+        (["127.0.0.1:8000", "[::1]:8001"], {}, True),
+        (["unix:/run/newsquarry.sock"], {}, False),
+        (["127.0.0.1:8000", "fd://3"], {}, False),
+        (["127.0.0.1:8000"], {"LISTEN_FDS": "1"}, False),
+    ],
+)
+def test_reuse_port_only_for_tcp_sockets_gunicorn_opens(monkeypatch, binds, env, expected):
+    """A socket per worker would let each worker replace a Unix socket file in turn."""
+    from types import SimpleNamespace
+
+    from gunicorn.config import Config
+
+    from api import gunicorn_conf
+
+    monkeypatch.delenv("LISTEN_FDS", raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    cfg = Config()
+    cfg.set("bind", binds)
+    cfg.set("reuse_port", gunicorn_conf.reuse_port)
+    gunicorn_conf.on_starting(SimpleNamespace(cfg=cfg))
+    assert cfg.reuse_port is expected
+
+
+def test_serves_on_a_unix_socket(tmp_path_factory):
+    """Behind a proxy on a Unix socket (beside TCP): searches answered through the socket file.
+
+    ``on_starting`` turned SO_REUSEPORT off for this server (the test above checks how).
+    """
+    import http.client
+    import socket
+
+    path = tmp_path_factory.mktemp("unix-index")
+    build_index(path)
+    sock_path = str(path / "nq.sock")
+
+    class UnixConnection(http.client.HTTPConnection):
+        def connect(self) -> None:
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.sock.connect(sock_path)
+
+    server = LiveServer("api.wsgi:app", {"NEWSQUARRY_INDEX": str(path)}, workers=2, threads=2,
+                        extra=["--bind", f"unix:{sock_path}"])
+    try:
+        for _ in range(5):
+            conn = UnixConnection("localhost")
+            conn.request("GET", "/v1/search?q=oil")
+            resp = conn.getresponse()
+            assert resp.status == 200 and json.loads(resp.read())["total"] > 0
+            conn.close()
+    finally:
+        logs = server.stop()
+    assert "Traceback" not in logs
