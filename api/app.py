@@ -25,7 +25,7 @@ from search.config import load_settings
 
 from . import errors, scoping
 from .backend import Backend
-from .concurrency import ReadGate
+from .concurrency import gate_reads
 from .schemas import ProblemSchema
 from .views import documents, meta, pages
 from .views import search as search_views
@@ -128,8 +128,7 @@ def create_app(
                          r"/openapi.json": cors_read})
     scoping.install(app)  # scoped read keys: early 403, documents, Vary (web)
     app.register_blueprint(pages.blp)  # search page, permalinks, oEmbed, /embed, widget (web)
-    if int(settings["read_concurrency"]) > 0:
-        app.wsgi_app = ReadGate(app.wsgi_app, int(settings["read_concurrency"]))  # type: ignore[method-assign]
+    gate_reads(app, int(settings["read_concurrency"]))  # one read at a time per worker
     return app
 
 

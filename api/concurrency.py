@@ -17,6 +17,8 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from flask import Flask
+
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 UNGATED_PREFIXES = ("/health/",)
 
@@ -42,3 +44,9 @@ class ReadGate:
             return self.app(environ, start_response)
         with self._slots:
             return self.app(environ, start_response)
+
+
+def gate_reads(app: Flask, limit: int) -> None:
+    """Put ``app``'s reads behind a ``ReadGate`` of ``limit`` (0 or less: no gate)."""
+    if limit > 0:
+        app.wsgi_app = ReadGate(app.wsgi_app, limit)  # type: ignore[method-assign]

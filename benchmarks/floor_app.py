@@ -4,7 +4,7 @@ With ``NQ_FLOOR_SEARCH=1`` each request also runs the library's search (``q`` an
 ``facet`` taken from the query string as they are, no validation) before sending
 the recorded answer: gunicorn + Flask + the library, without our layer. Like the
 API, it runs one read at a time per worker unless ``NEWSQUARRY_READ_CONCURRENCY=0``
-(``api.concurrency.ReadGate``, a lock around the app).
+(``api.concurrency.gate_reads``, a lock around the app).
 
 ``bench_api`` serves this app with ``api/gunicorn_conf.py`` to measure what
 gunicorn + Flask cost to answer a request with a body of the same size as a
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from flask import Flask, Response, request
 
-from api.concurrency import ReadGate
+from api.concurrency import gate_reads
 from search.config import load_settings
 from search.requests import SearchRequest
 from search.searching import run_search
@@ -59,5 +59,4 @@ def ready() -> Response:
 
 # the API's one-read-at-a-time gate (``read_concurrency``), so that floor + search runs its
 # searches under the same discipline as the API it is compared with
-if int(SETTINGS["read_concurrency"]) > 0:
-    app.wsgi_app = ReadGate(app.wsgi_app, int(SETTINGS["read_concurrency"]))  # type: ignore[method-assign]
+gate_reads(app, int(SETTINGS["read_concurrency"]))

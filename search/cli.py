@@ -595,7 +595,8 @@ def port_free_or_fail(host: str, port: int) -> None:
         except OSError as exc:
             if exc.errno == errno.EADDRINUSE:
                 fail(f"port {port} on {host} is in use (another server?): choose --port", 2)
-            fail(f"cannot listen on {host}:{port}: {exc.strerror}", 2)
+            else:
+                fail(f"cannot listen on {host}:{port}: {exc.strerror}", 2)
 
 
 @cli.command()
