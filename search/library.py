@@ -1,0 +1,169 @@
+"""newsquarry from Python: one object for an index on disk.
+
+``Index`` is the documented entry point for Python programs (docs/python.md). It
+wraps the same pieces the CLI and the HTTP API use, so a search from Python returns
+the very ``SearchResult`` that ``newsquarry search --json`` prints and ``/v1/search``
+sends (``result.to_dict()``):
+
+    from newsquarry.search import Index
+
+    with Index("news-index") as ix:
+        ix.add_files(["articles/"])
+        result = ix.search("torture", facets=["person"])
+
+Articles are enriched (entities, quotations) with spaCy when they are added; searching
+never loads spaCy.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import fields
+from typing import Any
+
+from .config import default_index_dir, load_settings
+from .errors import InvalidRequest
+from .models import Article
+from .requests import FacetResult, SearchRequest, SearchResult
+from .store import WhooshStore, WriteReport
+
+_REQUEST_FIELDS = {f.name for f in fields(SearchRequest)}
+
+
+def _request(q: str | SearchRequest, mode: str, options: dict[str, Any]) -> SearchRequest:
+    """A ``SearchRequest`` from a query and keyword options (or a ready request)."""
+    if isinstance(q, SearchRequest):
+        if options:
+            raise InvalidRequest("pass either a SearchRequest or keyword options, not both")
+        return q
+    unknown = sorted(set(options) - _REQUEST_FIELDS)
+    if unknown:
+        raise InvalidRequest(
+            f"unknown search option {unknown[0]!r} "
+            f"(known: {', '.join(sorted(_REQUEST_FIELDS - {'q', 'mode'}))})",
+            field=unknown[0],
+        )
+    options = dict(options)
+    filters = options.pop("filters", None) or {}
+    return SearchRequest(
+        q=q or "", mode=mode, filters={k: list(v) for k, v in filters.items()}, **options
+    )
+
+
+class Index:
+    """An index folder: add, search, list facet values, delete, describe.
+
+    ``path`` defaults to the CLI's index (``NEWSQUARRY_INDEX``, else
+    ``~/.local/share/newsquarry/index``). ``create=False`` raises
+    ``IndexUnavailable`` when there is no index there instead of creating one.
+    """
+
+    def __init__(self, path: str | os.PathLike | None = None, *, create: bool = True) -> None:
+        self.settings = load_settings(index=str(path) if path is not None else None)
+        self.path = self.settings["index"] or default_index_dir()
+        self.store = WhooshStore(
+            self.path, create=create, lock_timeout=self.settings["lock_timeout"]
+        )
+
+    # writing ---------------------------------------------------------------
+
+    def add_files(
+        self, paths: Iterable[str | os.PathLike], *, force: bool = False, **options: Any
+    ) -> WriteReport:
+        """Read, enrich and index files and folders (.txt, .md, .jsonl, .html).
+
+        Unchanged articles are skipped unless ``force``; unreadable files are
+        reported in ``report.failed``, never raised. ``options`` go to
+        ``indexer.index_articles`` (``commit_every``, ``on_progress``).
+        """
+        from .indexer import index_paths
+
+        return index_paths(self.store, [str(p) for p in paths], force=force, **options)
+
+    def add(
+        self, articles: Iterable[Mapping[str, Any] | Article], *, force: bool = False,
+        **options: Any,
+    ) -> WriteReport:  # fmt: skip
+        """Enrich and index article records: mappings with ``text`` and optional
+        ``id``, ``title``, ``source``, ``date``, ``url``, ``author`` (the JSON Lines
+        and API shape), or ``Article`` objects. A record that is not valid raises
+        ``InvalidRequest`` before anything is written."""
+        from .indexer import index_articles
+        from .readers import article_from_mapping
+
+        items: list[Article] = []
+        for n, record in enumerate(articles):
+            if isinstance(record, Article):
+                items.append(record)
+                continue
+            try:
+                items.append(article_from_mapping(dict(record)))
+            except (ValueError, TypeError) as exc:
+                raise InvalidRequest(f"article {n}: {exc}", field=f"articles[{n}]") from None
+        return index_articles(self.store, items, force=force, **options)
+
+    def delete(self, article_id: str) -> bool:
+        """Remove an article and its passages; False when there was no such article."""
+        return self.store.delete(article_id)
+
+    def optimize(self) -> dict[str, Any]:
+        """Merge all segments into one (after a large import)."""
+        from .indexer import optimize
+
+        return optimize(self.store)
+
+    # reading ---------------------------------------------------------------
+
+    def search(self, q: str | SearchRequest = "", **options: Any) -> SearchResult:
+        """Passages matching ``q``; ``options`` are ``SearchRequest`` fields
+        (``filters={"person": ["Juan Guaidó"]}``, ``facets=["speaker"]``, ``page``,
+        ``per_page``, ``sort``, ``date_from``, ...)."""
+        from .searching import run_search
+
+        return run_search(self.store, _request(q, "passages", options), self.settings)
+
+    def quotes(self, q: str | SearchRequest = "", **options: Any) -> SearchResult:
+        """Quotations matching ``q`` (``filters={"speaker": [...]}`` for one speaker)."""
+        from .searching import run_search
+
+        return run_search(self.store, _request(q, "quotes", options), self.settings)
+
+    def facet_values(
+        self, facet: str, prefix: str = "", *, size: int = 10, **options: Any
+    ) -> FacetResult:
+        """Values of one facet starting with ``prefix`` (folded), with their counts
+        under the query and filters given in ``options`` (``q``, ``filters``, ...)."""
+        from .searching import facet_values
+
+        q = options.pop("q", "")
+        request = _request(q, options.pop("mode", "passages"), options)
+        return facet_values(self.store, facet, prefix, request, size=size,
+                            settings=self.settings)  # fmt: skip
+
+    def article(self, article_id: str) -> dict[str, Any]:
+        """An article with its passages (raises ``NotFound``)."""
+        return self.store.get_article(article_id)
+
+    def passage(self, passage_id: str) -> dict[str, Any]:
+        """One passage with its entities and quotations (raises ``NotFound``)."""
+        return self.store.get_passage(passage_id)
+
+    def stats(self) -> dict[str, Any]:
+        """Counts of articles, passages and quotations, segments, generation."""
+        return self.store.stats()
+
+    # lifetime --------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release the index's files (searchers)."""
+        self.store.close()
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Index({self.path!r})"
