@@ -1,4 +1,4 @@
-"""gunicorn settings for ``newsquarry serve`` (``gunicorn -c api/gunicorn_conf.py api.wsgi:app``).
+"""gunicorn settings for ``newsquarry serve`` (``gunicorn -c python:newsquarry.api.gunicorn_conf newsquarry.api.wsgi:app``).
 
 Defaults suit a small machine (2 cores): 2 worker processes x 4 threads.
 Searches are CPU-bound Python, so processes give the parallelism and threads

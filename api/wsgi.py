@@ -1,4 +1,4 @@
-"""The WSGI entry point: ``gunicorn api.wsgi:app``.
+"""The WSGI entry point: ``gunicorn newsquarry.api.wsgi:app``.
 
 Settings come from the environment (``NEWSQUARRY_INDEX``,
 ``NEWSQUARRY_WRITE_TOKEN``, ...; see ``search.config``). Each gunicorn worker
