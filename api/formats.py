@@ -22,6 +22,8 @@ MIMETYPES = {
     "json": "application/json",
     "jsonl": "application/x-ndjson",
     "csv": "text/csv",
+    "atom": "application/atom+xml",
+    "jsonfeed": "application/feed+json",
 }
 
 PASSAGE_COLUMNS = (
@@ -74,7 +76,7 @@ def negotiate(req: Request, given: str | None) -> str:
     if "format" in req.args:
         return "json"
     best = req.accept_mimetypes.best_match(
-        ["application/json", "application/x-ndjson", "text/csv"], default="application/json"
+        list(MIMETYPES.values()), default="application/json"
     )
     return {v: k for k, v in MIMETYPES.items()}.get(best or "", "json")
 

@@ -29,7 +29,7 @@ FILTER_DOC = {
     "article": "Article ids. Repeat to OR several values.",
     "date": "Date buckets as the date facet shows them (YYYY, YYYY-MM or YYYY-MM-DD).",
 }
-FORMATS = ("json", "jsonl", "csv")
+FORMATS = ("json", "jsonl", "csv", "atom", "jsonfeed")
 
 
 class Out(Schema):
@@ -134,8 +134,10 @@ def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
             load_default="json",
             validate=validate.OneOf(FORMATS),
             metadata={
-                "description": "json (default), jsonl (one hit per line, streamed) or csv. "
-                "The Accept header (application/x-ndjson, text/csv) works too."
+                "description": "json (default), jsonl (one hit per line, streamed), csv, or a "
+                "feed to follow the search: atom (Atom 1.0) or jsonfeed (JSON Feed 1.1), newest "
+                "first. The Accept header (application/x-ndjson, text/csv, "
+                "application/atom+xml, application/feed+json) works too."
             },
         )
         key = fields.String(

@@ -541,6 +541,10 @@ class WhooshStore:
             ),
         }
 
+    def last_modified(self) -> float:
+        """When the last commit landed (seconds since the epoch): feeds' Last-Modified."""
+        return float(_retrying(self.ix.last_modified))
+
     def search(self, request: Any) -> Any:
         """Run a search request (see ``search.searching``)."""
         from .searching import run_search

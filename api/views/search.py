@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import logging
 from dataclasses import asdict
+from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlencode
 
 from flask import Response, g, request, stream_with_context, url_for
 from marshmallow import RAISE
@@ -29,6 +31,7 @@ from ..arguments import ApiBlueprint as Blueprint
 from ..backend import backend
 from ..caching import CACHE_CONTROL, CachedBody, etag_matches, make_etag, not_modified, request_key
 from ..errors import ApiError
+from ..feeds import FEED_MIMETYPES, atom, feed_request, json_feed
 from ..formats import MIMETYPES, csv_lines, dumps, jsonl_lines, negotiate, result_dict
 from ..links import Toggler, link_header
 from ..schemas import (
@@ -50,10 +53,19 @@ ALT_CONTENT = {
                     "schema": {"type": "string", "description": "One hit per line"}
                 },
                 "text/csv": {"schema": {"type": "string", "description": "One hit per row"}},
+                "application/atom+xml": {
+                    "schema": {"type": "string", "description": "Atom 1.0 feed, newest first"}
+                },
+                "application/feed+json": {
+                    "schema": {"type": "object", "description": "JSON Feed 1.1, newest first"}
+                },
             },
             "headers": {
                 "ETag": {"schema": {"type": "string"}},
                 "Link": {"schema": {"type": "string"}, "description": "rel=next/prev/first"},
+                "Last-Modified": {
+                    "schema": {"type": "string"}, "description": "Feeds: the last commit"
+                },
             },
         },
         304: {"description": "Not modified: the If-None-Match ETag is current"},
@@ -141,13 +153,15 @@ def run_search(args: dict[str, Any], mode: str) -> Response:
     req = apply_read_key(to_search_request(args, mode, settings), args.pop("key", None))
     store = be.store()
     if export:
-        if fmt == "json":
+        if fmt not in ("jsonl", "csv"):
             raise ApiError(
                 400, "export needs format=jsonl or format=csv",
                 title="Invalid parameters", slug="invalid-parameters",
                 errors={"export": ["export needs format=jsonl or format=csv"]},
             )
         return export_response(store, req, fmt, settings)
+    if fmt in FEED_MIMETYPES:
+        return feed_response(store, feed_request(req), fmt, settings)
 
     key = request_key(request, fmt)
     generation = int(store.generation)
@@ -183,6 +197,37 @@ def run_search(args: dict[str, Any], mode: str) -> Response:
         etag = make_etag(generation, key)
     be.cache.put(generation, key, CachedBody(payload, MIMETYPES[fmt], tuple(headers)))
     return _finish(resp, etag, "MISS" if be.cache.size else None)
+
+
+def feed_response(store: Any, req: SearchRequest, fmt: str, settings: dict[str, Any]) -> Response:
+    """A search as an Atom or JSON Feed document, with ETag and Last-Modified."""
+    key = request_key(request, fmt)
+    generation = int(store.generation)
+    etag = make_etag(generation, key)
+    modified = datetime.fromtimestamp(int(store.last_modified()), tz=UTC)
+    since = request.if_modified_since
+    if etag_matches(request, etag) or (
+        "If-None-Match" not in request.headers and since is not None and modified <= since
+    ):
+        resp = not_modified(etag)
+        resp.last_modified = modified
+        return resp
+    result = search_library(store, req, settings)
+    hits = [dict(vars(h)) for h in result.hits]
+    links = [
+        url_for("pages.passage", article_id=aid, n=int(n), _external=True)
+        for aid, _, n in (str(h.get("passage_id") or h["id"]).rpartition("#p") for h in hits)
+    ]
+    query = [(k, v) for k, v in request.args.items(multi=True) if k not in ("format", "key")]
+    html_url = url_for("pages.search_page", _external=True) + (
+        "?" + urlencode(query) if query else ""
+    )
+    render = atom if fmt == "atom" else json_feed
+    body = render(hits, req, self_url=request.url, html_url=html_url, links=links,
+                  updated=modified)  # fmt: skip
+    resp = Response(body, mimetype=FEED_MIMETYPES[fmt])
+    resp.last_modified = modified
+    return _finish(resp, None if result.partial else etag)
 
 
 def export_response(store: Any, req: SearchRequest, fmt: str, settings: dict[str, Any]) -> Response:
