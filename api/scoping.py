@@ -93,6 +93,18 @@ def restrict_values(result: Any) -> Any:
     return result
 
 
+def restrict_cooccurrence(body: dict[str, Any]) -> dict[str, Any]:
+    """Drop co-occurring values outside the key's scope (a co-occurrence body, in place)."""
+    scope = current_scope()
+    if scope is None:
+        return body
+    for name, facet in body.get("facets", {}).items():
+        if name in scope.filters:
+            for level in ("passage", "article"):
+                facet[level] = [v for v in facet[level] if _allows(scope, name, v["value"])]
+    return body
+
+
 def passage_in_scope(p: dict[str, Any], scope: Scope) -> bool:
     """Whether a passage record (``store.get_passage``) matches every filter of the scope."""
     for name, allowed in scope.filters.items():

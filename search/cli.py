@@ -24,6 +24,7 @@ from .output import (
     QUOTE_COLUMNS,
     jsonl_lines,
     make_console,
+    print_cooccurrence,
     print_facet,
     print_hits,
     to_csv,
@@ -422,6 +423,62 @@ def quotes(obj: Context, query: str, sort: str, limit: int, page: int, fmt: str 
     request = build_request(query, kw, mode="quotes", limit=limit, page=page, sort=sort)
     result = run_request(obj, request, kw.get("url"))
     sys.exit(emit(result, fmt, QUOTE_COLUMNS, show_facets=False))
+
+
+@cli.command()
+@click.argument("query", required=False, default="")
+@filter_options
+@click.option("--facet", "targets", multiple=True,
+              type=click.Choice(["person", "org", "place", "speaker", "source"]),
+              help="Facets to count (repeatable) [default: person, org, place, speaker].")
+@click.option("-n", "--limit", type=click.IntRange(1, 100), default=10, show_default=True,
+              help="Values per facet and level.")
+@output_options
+@click.pass_obj
+@handle_errors
+def cooccur(obj: Context, query: str, targets: tuple[str, ...], limit: int, fmt: str | None,
+            **kw: Any) -> None:  # fmt: skip
+    """Who and what appears with a selection, in the same passage and the same article.
+
+    Select with filters (and optionally QUERY); the selection itself is left out.
+
+    \b
+    Examples:
+      newsquarry cooccur --person "Juan Guaidó"
+      newsquarry cooccur --speaker "Harry Solano" --facet speaker --json
+      newsquarry cooccur aid --place Venezuela --facet org --csv
+    """
+    from .cooccurrence import DEFAULT_TARGETS
+
+    request = build_request(query, kw)
+    chosen = list(targets) or list(DEFAULT_TARGETS)
+    url = kw.get("url")
+    if url:
+        from .remote import RemoteClient
+
+        result = RemoteClient(url).cooccurrence(request, chosen, limit)
+    else:
+        from .cooccurrence import cooccurrence
+
+        ensure_index(obj)
+        result = cooccurrence(obj.store(), request, chosen, limit, obj.settings).to_dict()
+        result.pop("request", None)
+    rows = [
+        {"facet": name, "level": level, "value": v["value"], "count": v["count"]}
+        for name, facet in result["facets"].items()
+        for level in ("passage", "article")
+        for v in facet[level]
+    ]
+    if fmt == "json":
+        click.echo(to_json(result))
+    elif fmt == "jsonl":
+        for line in jsonl_lines(rows):
+            click.echo(line)
+    elif fmt == "csv":
+        click.echo(to_csv(rows, ["facet", "level", "value", "count"]), nl=False)
+    else:
+        print_cooccurrence(make_console(), result)
+    sys.exit(0 if rows else EXIT_NO_RESULTS)
 
 
 @cli.command()

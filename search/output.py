@@ -188,3 +188,26 @@ def print_facet(console: Console, facet: dict[str, Any], name: str | None = None
         console.print(Text("    (no values)", style="dim"))
     if facet.get("more"):
         console.print(Text(f"    … {facet['more']} more values", style="dim"))
+
+
+def print_cooccurrence(console: Console, result: dict[str, Any]) -> None:
+    """Co-occurring values: per facet, the same-passage and same-article lists side by side."""
+    p, a = result["passages"], result["articles"]
+    console.print(Text(
+        f"{p} passage{'s' if p != 1 else ''} in {a} article{'s' if a != 1 else ''}", style="dim"
+    ))  # fmt: skip
+    for name, facet in result["facets"].items():
+        console.print()
+        console.print(Text(name, style="bold underline"))
+        rows = max(len(facet["passage"]), len(facet["article"]))
+        if not rows:
+            console.print(Text("    (none)", style="dim"))
+            continue
+        left = [f"{v['value']}  {v['count']}" for v in facet["passage"]]
+        width = max([len("same passage")] + [len(x) for x in left])
+        console.print(Text(f"    {'same passage':<{width}}    same article", style="dim"))
+        for i in range(rows):
+            lv = left[i] if i < len(left) else ""
+            rv = facet["article"][i] if i < len(facet["article"]) else None
+            right = f"{rv['value']}  {rv['count']}" if rv else ""
+            console.print(Text(f"    {lv:<{width}}    {right}"))

@@ -35,13 +35,15 @@ from ..feeds import FEED_MIMETYPES, atom, feed_request, json_feed
 from ..formats import MIMETYPES, csv_lines, dumps, jsonl_lines, negotiate, result_dict
 from ..links import Toggler, link_header
 from ..schemas import (
+    CooccurrenceResponse,
     FacetValuesResponse,
     PassageSearchResponse,
     QuoteSearchResponse,
+    cooccurrence_args_schema,
     facet_values_args_schema,
     search_args_schema,
 )
-from ..scoping import restrict_facets, restrict_values
+from ..scoping import current_scope, restrict_cooccurrence, restrict_facets, restrict_values
 
 log = logging.getLogger("api.search")
 
@@ -273,6 +275,7 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
     passage_args = search_args_schema(settings, "passages")()
     quote_args = search_args_schema(settings, "quotes")()
     facet_args = facet_values_args_schema(settings)()
+    co_args = cooccurrence_args_schema(settings)()
 
     @blp.route("/search", methods=["GET"])
     @blp.arguments(passage_args, location="query", error_status_code=400, unknown=RAISE)
@@ -331,6 +334,40 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
         ]
         body = {"name": facet, "prefix": prefix, "values": values,
                 "other": result.other, "more": result.more}
+        resp = Response(dumps(body), mimetype="application/json")
+        return _finish(resp, etag)
+
+    @blp.route("/cooccurrence", methods=["GET"])
+    @blp.arguments(co_args, location="query", error_status_code=400, unknown=RAISE)
+    @blp.response(200, CooccurrenceResponse)
+    def cooccurrence(args: dict[str, Any]) -> Response:
+        """Who and what appears with a selection: values by passage and by article.
+
+        Select with any filters and query (``person=Juan Guaidó``, ``q=aid``); the
+        answer lists, for each requested facet, the values most often in the same
+        passages and in the same articles, with counts (the selection itself left out).
+        """
+        from newsquarry.search.cooccurrence import cooccurrence as library_cooccurrence
+
+        be = backend()
+        store = be.store()
+        targets = args.pop("facet")
+        size = args.pop("size")
+        req = apply_read_key(to_search_request(args, "passages", be.settings), args.pop("key", None))
+        key = request_key(request, "json")
+        generation = int(store.generation)
+        etag = make_etag(generation, key)
+        if etag_matches(request, etag):
+            return not_modified(etag)
+        scope = current_scope()
+        within = None
+        if scope is not None:
+            within = SearchRequest(filters=scope.filters, date_from=scope.date_from,
+                                   date_to=scope.date_to)  # fmt: skip
+        result = library_cooccurrence(store, req, targets, size, be.settings, within=within)
+        body = result.to_dict()
+        body.pop("request", None)
+        restrict_cooccurrence(body)
         resp = Response(dumps(body), mimetype="application/json")
         return _finish(resp, etag)
 
