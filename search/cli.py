@@ -100,6 +100,9 @@ def handle_errors(fn: Callable) -> Callable:
 FIELD_OPTIONS: dict[str, str] = {
     "per_page": "-n/--limit", "page": "--page", "date_from": "--since", "date_to": "--until",
     "facets": "--facet", "facet_size": "--facet-size", "sort": "--sort", "q": "QUERY",
+    # the API's parameter names, in errors of a server (--url)
+    "facet": "--facet", "speaker": "--speaker", "person": "--person", "org": "--org",
+    "place": "--place", "source": "--source", "article": "--article", "quote_kind": "--kind",
 }  # fmt: skip
 COMMAND_FIELD_OPTIONS: dict[str, dict[str, str]] = {
     "facets": {"facet_size": "-n/--limit", "size": "-n/--limit", "q": "-q/--query",
@@ -125,8 +128,8 @@ def option_message(exc: NewsquarryError, command: str | None) -> str:
         return message
     if message.startswith(field):  # type: ignore[arg-type]
         message = message[len(field) :].lstrip(":").lstrip()  # type: ignore[arg-type]
-    if option == "-n/--limit" and "between" in message:
-        message += "; --all writes every result" if command in ("search", "quotes") else ""
+    if option == "-n/--limit" and command in ("search", "quotes"):
+        message = message.rstrip(".") + "; --all writes every result"
     return f"{option}: {message}"
 
 
@@ -159,6 +162,9 @@ def filter_options(fn: Callable) -> Callable:
     for opt in reversed(opts):
         fn = opt(fn)
     return fn
+
+
+URL_COMMANDS = ("search", "quotes", "facets", "show", "stats")  # the ones that take --url
 
 
 def group_url() -> str | None:
@@ -378,6 +384,9 @@ def cli(ctx: click.Context, index: str | None, url: str | None, debug: bool) -> 
     --index and --url may also follow the command (newsquarry search x --index DIR).
     """
     ctx.obj = Context(index, debug, url)
+    given = ctx.get_parameter_source("url") == click.core.ParameterSource.COMMANDLINE
+    if given and ctx.invoked_subcommand not in URL_COMMANDS:
+        raise click.UsageError(f"--url: `{ctx.invoked_subcommand}` works on a local index only")
 
 
 @cli.command()
@@ -454,7 +463,7 @@ def index(obj: Context, paths: tuple[str, ...], force: bool, commit_every: int |
         report = getattr(exc, "report", None)
         done = (len(report.added) + len(report.replaced)) if report else 0
         click.echo(
-            f"Interrupted: {done} articles committed before the interrupt; "
+            f"Interrupted: {plural(done, 'article')} committed before the interrupt; "
             "the index is intact. Run the same command again to continue.",
             err=True,
         )
@@ -507,14 +516,15 @@ class ProgressReporter:
     def update(self, progress: Any, report: Any) -> None:
         self.skipped = progress.skipped_files
         msg = (
-            f"{progress.read} read · {progress.committed} committed · "
+            f"{progress.read} read · {progress.enriched} enriched · "
+            f"{progress.committed} committed · "
             f"{len(report.unchanged)} unchanged · {len(report.failed)} failed · "
             f"{progress.rate:.1f} articles/s"
         )
         if getattr(progress, "total", None):  # ETA from the up-front count (see indexer)
             eta = progress.eta
             left = "…" if eta is None else time.strftime("%H:%M:%S", time.gmtime(eta))
-            msg += f" · {progress.done}/{progress.total} done · ETA {left}"
+            msg += f" · {progress.processed}/{progress.total} done · ETA {left}"
         if self._progress is not None:
             self._progress.update(self._task, description=msg)
             return
