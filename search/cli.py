@@ -24,7 +24,7 @@ from typing import Any
 
 import click
 
-from .config import default_index_dir, load_settings
+from .config import SETTINGS_BY_NAME, default_index_dir, load_settings
 from .errors import NewsquarryError, NoIndex
 from .output import (
     jsonl_lines,
@@ -126,8 +126,9 @@ def option_message(exc: NewsquarryError, command: str | None) -> str:
     )
     if not option:
         return message
-    if message.startswith(field):  # type: ignore[arg-type]
+    if message.startswith((f"{field}:", f"{field} must")):
         message = message[len(field) :].lstrip(":").lstrip()  # type: ignore[arg-type]
+    message = message.replace("per_page", "-n")
     if option == "-n/--limit" and command in ("search", "quotes"):
         message = message.rstrip(".") + "; --all writes every result"
     return f"{option}: {message}"
@@ -381,7 +382,8 @@ def cli(ctx: click.Context, index: str | None, url: str | None, debug: bool) -> 
       newsquarry quotes torture --speaker "Raúl Daniel Alvarenga"
       newsquarry index ~/news/ && newsquarry stats
 
-    --index and --url may also follow the command (newsquarry search x --index DIR).
+    --index and --url may also follow the command:
+    newsquarry search x --index DIR
     """
     ctx.obj = Context(index, debug, url)
     given = ctx.get_parameter_source("url") == click.core.ParameterSource.COMMANDLINE
@@ -395,7 +397,10 @@ def cli(ctx: click.Context, index: str | None, url: str | None, debug: bool) -> 
 @click.option(
     "--commit-every",
     type=click.IntRange(1),
-    show_default="2000, or NEWSQUARRY_COMMIT_EVERY",
+    default=SETTINGS_BY_NAME["commit_every"].default,
+    envvar="NEWSQUARRY_COMMIT_EVERY",
+    show_default=True,
+    show_envvar=True,
     help="Articles per commit (an interruption loses at most one batch).",
 )
 @click.option(

@@ -118,13 +118,21 @@ class RemoteClient:
         return resp
 
     def _get(
-        self, path: str, params: list[tuple[str, str]] | None = None, found: bool = True
+        self,
+        path: str,
+        params: list[tuple[str, str]] | None = None,
+        found: bool = True,
+        keys: tuple[str, ...] = (),
     ) -> Any:
+        """The JSON answer, which must be an object with ``keys`` (else NotNewsquarry)."""
         with self._open(path, params, "application/json", found) as resp:
             try:
-                return json.loads(resp.read().decode("utf-8"))
+                body = json.loads(resp.read().decode("utf-8"))
             except (ValueError, UnicodeDecodeError):
                 raise self._not_newsquarry("its answer is not JSON", path) from None
+        if not isinstance(body, dict) or not set(keys) <= body.keys():
+            raise self._not_newsquarry("its answer is not the one newsquarry gives", path)
+        return body
 
     def _not_newsquarry(self, why: str, path: str) -> NotNewsquarry:
         return NotNewsquarry(
@@ -162,9 +170,7 @@ class RemoteClient:
 
     def search(self, request: SearchRequest) -> dict[str, Any]:
         path = "/quotes" if request.mode == "quotes" else "/search"
-        body = self._get(path, request_params(request))
-        if not isinstance(body, dict) or not {"hits", "total", "request"} <= body.keys():
-            raise self._not_newsquarry("its answer is not a search result", path)
+        body = self._get(path, request_params(request), keys=("hits", "total", "request"))
         body.pop("links", None)  # the API's paging links: the CLI pages with --page
         for facet in (body.get("facets") or {}).values():
             _drop_api_fields(facet)
@@ -201,15 +207,19 @@ class RemoteClient:
             raise UnknownFacet(
                 f"unknown facet {facet!r}; facets are: {', '.join(FACETS)}", field="facet"
             )
-        body = self._get(f"/facets/{urllib.parse.quote(facet, safe='')}", params)
+        body = self._get(
+            f"/facets/{urllib.parse.quote(facet, safe='')}", params, keys=("name", "values")
+        )
         body.pop("prefix", None)
         return _drop_api_fields(body)
 
     def passage(self, passage_id: str) -> dict[str, Any]:
-        return self._get(f"/passages/{urllib.parse.quote(passage_id, safe='')}", found=False)
+        path = f"/passages/{urllib.parse.quote(passage_id, safe='')}"
+        return self._get(path, found=False, keys=("id", "text"))
 
     def article(self, article_id: str) -> dict[str, Any]:
-        return self._get(f"/articles/{urllib.parse.quote(article_id, safe='')}", found=False)
+        path = f"/articles/{urllib.parse.quote(article_id, safe='')}"
+        return self._get(path, found=False, keys=("id", "passages"))
 
     def stats(self) -> dict[str, Any]:
-        return self._get("/stats")
+        return self._get("/stats", keys=("articles", "passages"))
