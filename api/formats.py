@@ -27,6 +27,7 @@ MIMETYPES = {
     "csv": "text/csv",
 }
 
+
 def result_dict(result: SearchResult) -> dict[str, Any]:
     """``SearchResult.to_dict()`` without ``dataclasses.asdict``'s deep copy.
 
