@@ -38,6 +38,7 @@ from .output import (
 
 EXIT_NO_RESULTS = 1
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a tool killed by a closed pipe exits
 
 
 class Context:
@@ -88,6 +89,9 @@ def handle_errors(fn: Callable) -> Callable:
                 raise
             where = f" (at character {exc.position})" if getattr(exc, "position", None) else ""
             fail(f"{option_message(exc, ctx.info_name)}{where}", exc.exit_code)
+        except BrokenPipeError:  # the reader stopped (`| head`): quiet, like SIGPIPE
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(EXIT_BROKEN_PIPE)
         except (ConnectionError, OSError) as exc:
             if debug:
                 raise
