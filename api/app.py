@@ -22,6 +22,7 @@ from flask_cors import CORS
 from flask_smorest import Api
 
 from newsquarry.search.config import load_settings
+from newsquarry.search.keys import check_secret
 
 from . import errors, scoping
 from .backend import Backend
@@ -81,6 +82,8 @@ def create_app(
 ) -> Flask:
     """Build the newsquarry API app."""
     settings = _settings(config)
+    if settings.get("secret"):  # refused at start, not when the first key is checked
+        check_secret(str(settings["secret"]))
     app = Flask(__name__, static_folder="static", static_url_path="/static")
     app.config.update(
         API_TITLE="newsquarry",

@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from gunicorn import glogging
+
 bind = os.environ.get("NEWSQUARRY_BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("NEWSQUARRY_WORKERS", "2"))
 threads = int(os.environ.get("NEWSQUARRY_THREADS", "4"))
@@ -44,6 +46,39 @@ def on_starting(server: Any) -> None:
     tcp_only = all(isinstance(address, tuple) for address in server.cfg.address)
     if not tcp_only or os.environ.get("LISTEN_FDS"):
         server.cfg.set("reuse_port", False)
+
+
+class Logger(glogging.Logger):
+    """gunicorn's logger, with the address in its "Listening at:" line.
+
+    With SO_REUSEPORT each worker opens its own socket and the arbiter holds
+    none, so gunicorn would log ``Listening at:  (pid)`` with no address.
+    """
+
+    def info(self, msg: str, *args: Any, **kwargs: Any) -> None:
+        if msg.startswith("Listening at:") and args and not args[0]:
+            args = (", ".join(_urls(self.cfg.address)), *args[1:])
+        super().info(msg, *args, **kwargs)
+
+
+def _urls(addresses: list[Any]) -> list[str]:
+    """gunicorn's parsed addresses as URLs (TCP: (host, port); Unix: a path)."""
+    urls = []
+    for address in addresses:
+        if isinstance(address, tuple):
+            host, port = address[0], address[1]
+            urls.append(f"http://{f'[{host}]' if ':' in host else host}:{port}")
+        else:
+            urls.append(f"unix:{address}")
+    return urls
+
+
+logger_class = Logger
+# gunicorn 25+ opens a control socket for `gunicornc` at one fixed path per user
+# ($XDG_RUNTIME_DIR/gunicorn.ctl or ~/.gunicorn/gunicorn.ctl): a second server would take
+# it over from the first. Off unless NEWSQUARRY_CONTROL_SOCKET names a path for this server.
+control_socket = os.environ.get("NEWSQUARRY_CONTROL_SOCKET") or "gunicorn.ctl"
+control_socket_disable = not os.environ.get("NEWSQUARRY_CONTROL_SOCKET")
 timeout = 120  # writes may wait for the index lock and run enrichment
 graceful_timeout = 30
 keepalive = 5
@@ -51,9 +86,7 @@ preload_app = False  # every worker opens its own index reader after the fork
 accesslog = os.environ.get("NEWSQUARRY_ACCESS_LOG", "-")  # "-" = stdout
 errorlog = "-"
 loglevel = os.environ.get("NEWSQUARRY_LOG_LEVEL", "info")
-access_log_format = (
-    '%(h)s "%(r)s" %(s)s %(B)s %(M)sms rid=%({x-request-id}o)s "%(a)s"'
-)
+access_log_format = '%(h)s "%(r)s" %(s)s %(B)s %(M)sms rid=%({x-request-id}o)s "%(a)s"'
 # 0 = gunicorn's own cap of about 1 MB instead of 8190 bytes: a valid search may hold 50
 # filter values of up to 200 characters, and gunicorn's 414 page is HTML, not problem+json.
 # The app answers request lines over 256 KiB with a 414 problem itself.

@@ -2,8 +2,14 @@
 
 Exit codes: 0 results found / done; 1 the search ran and found nothing (like
 grep); 2 usage error or bad query; 3 not found; 4 index busy (another writer);
-5 index unavailable; 6 search timed out; 130 interrupted (Ctrl-C).
-Errors are one line on stderr; ``--debug`` shows the traceback.
+5 index unavailable (none at the folder given) or server unreachable / not
+newsquarry; 6 search timed out; 130 interrupted (Ctrl-C).
+Errors are one line on stderr, naming the option typed; ``--debug`` shows the traceback.
+
+Only the default index folder is created and filled with the bundled corpus on
+first use; any other folder (``--index``, ``NEWSQUARRY_INDEX``) must hold an
+index already (``newsquarry index`` makes one), so a mistyped path is an error,
+not a new index answering "No matches.".
 """
 
 from __future__ import annotations
@@ -13,17 +19,17 @@ import sys
 import time
 from collections.abc import Callable
 from functools import wraps
+from pathlib import Path
 from typing import Any
 
 import click
 
-from .config import load_settings
-from .errors import NewsquarryError
+from .config import SETTINGS_BY_NAME, default_index_dir, load_settings
+from .errors import NewsquarryError, NoIndex
 from .output import (
-    PASSAGE_COLUMNS,
-    QUOTE_COLUMNS,
     jsonl_lines,
     make_console,
+    plural,
     print_cooccurrence,
     print_facet,
     print_hits,
@@ -33,19 +39,27 @@ from .output import (
 
 EXIT_NO_RESULTS = 1
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a tool killed by a closed pipe exits
 
 
 class Context:
     """What every command needs: settings, the store (opened lazily), flags."""
 
-    def __init__(self, index: str | None, debug: bool) -> None:
+    def __init__(self, index: str | None, debug: bool, url: str | None = None) -> None:
         self.settings = load_settings(index=index)
         self.debug = debug
+        self.url = url  # the group's --url / NEWSQUARRY_URL; a command's own --url wins
         self._store = None
 
     @property
     def index_dir(self) -> str:
         return self.settings["index"]
+
+    @property
+    def default_location(self) -> bool:
+        """Whether the index folder is the default one (the only one created on first use)."""
+        here = Path(self.index_dir).expanduser().resolve()
+        return here == Path(default_index_dir()).expanduser().resolve()
 
     def store(self, create: bool = True) -> Any:
         if self._store is None:
@@ -75,13 +89,54 @@ def handle_errors(fn: Callable) -> Callable:
             if debug:
                 raise
             where = f" (at character {exc.position})" if getattr(exc, "position", None) else ""
-            fail(f"{exc.message}{where}", exc.exit_code)
+            fail(f"{option_message(exc, ctx.info_name)}{where}", exc.exit_code)
+        except BrokenPipeError:  # the reader stopped (`| head`): quiet, like SIGPIPE
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(EXIT_BROKEN_PIPE)
         except (ConnectionError, OSError) as exc:
             if debug:
                 raise
             fail(str(exc), 5)
 
     return wrapper
+
+
+# the library's request fields -> the options a user types (per command where they differ)
+FIELD_OPTIONS: dict[str, str] = {
+    "per_page": "-n/--limit", "page": "--page", "date_from": "--since", "date_to": "--until",
+    "facets": "--facet", "facet_size": "--facet-size", "sort": "--sort", "q": "QUERY",
+    # the API's parameter names, in errors of a server (--url)
+    "facet": "--facet", "speaker": "--speaker", "person": "--person", "org": "--org",
+    "place": "--place", "source": "--source", "article": "--article", "quote_kind": "--kind",
+}  # fmt: skip
+COMMAND_FIELD_OPTIONS: dict[str, dict[str, str]] = {
+    "facets": {"facet_size": "-n/--limit", "size": "-n/--limit", "q": "-q/--query",
+               "facet": "FACET", "prefix": "--prefix"},
+}  # fmt: skip
+
+
+def option_message(exc: NewsquarryError, command: str | None) -> str:
+    """The error's message naming the option the user typed, not the library's field.
+
+    ``per_page must be between 1 and 100`` -> ``-n/--limit: must be between 1 and 100``,
+    ``date_from: 'yesterday' is not a date`` -> ``--since: 'yesterday' is not a date``.
+    """
+    message = exc.message
+    if isinstance(exc, NoIndex):
+        where = exc.details.get("path") or "DIR"
+        return f"{message} (make one with: newsquarry index FILES --index {where})"
+    field = exc.field
+    option = COMMAND_FIELD_OPTIONS.get(command or "", {}).get(field or "") or FIELD_OPTIONS.get(
+        field or ""
+    )
+    if not option:
+        return message
+    if message.startswith((f"{field}:", f"{field} must")):
+        message = message[len(field) :].lstrip(":").lstrip()  # type: ignore[arg-type]
+    message = message.replace("per_page", "-n")
+    if option == "-n/--limit" and command in ("search", "quotes"):
+        message = message.rstrip(".") + "; --all writes every result"
+    return f"{option}: {message}"
 
 
 def output_options(fn: Callable) -> Callable:
@@ -106,13 +161,49 @@ def filter_options(fn: Callable) -> Callable:
                      help="Only quotations of this kind."),
         click.option("--since", help="Only articles dated on or after (YYYY[-MM[-DD]])."),
         click.option("--until", help="Only articles dated on or before (YYYY[-MM[-DD]])."),
-        click.option("--url", envvar="NEWSQUARRY_URL",
+        click.option("--url", default=group_url,
                      help="Query a running newsquarry API instead of the local index "
                           "[env: NEWSQUARRY_URL]."),
     ]  # fmt: skip
     for opt in reversed(opts):
         fn = opt(fn)
     return fn
+
+
+URL_COMMANDS = ("search", "quotes", "facets", "show", "stats")  # the ones that take --url
+
+
+def group_url() -> str | None:
+    """A command's --url default: the one given before the command, or NEWSQUARRY_URL."""
+    ctx = click.get_current_context(silent=True)
+    obj = ctx.find_object(Context) if ctx else None
+    return obj.url if obj else None
+
+
+class Limit(click.ParamType):
+    """-n/--limit: a number of results, or ``all`` (the same as --all)."""
+
+    name = "N|all"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> int | str:
+        if isinstance(value, int) or str(value).lower() != "all":
+            try:
+                n = int(value)
+            except ValueError:
+                self.fail(f"{value!r} is not a number nor 'all'", param, ctx)
+            if n < 1:
+                self.fail(f"{n} is not 1 or more", param, ctx)
+            return n
+        return "all"
+
+
+def all_option(fn: Callable) -> Callable:
+    """--all: every result as --jsonl or --csv, streamed (the API's export)."""
+    return click.option(
+        "--all", "everything", is_flag=True,
+        help="Every result, streamed as --jsonl or --csv: the records of the API's "
+             "export (same columns, same bytes). Same as -n all.",
+    )(fn)  # fmt: skip
 
 
 FILTER_NAMES = ("speaker", "person", "org", "place", "source", "article", "quote_kind")
@@ -143,6 +234,7 @@ def build_request(
 
 def run_request(obj: Context, request: Any, url: str | None) -> dict[str, Any]:
     """Run a search locally or against a running API; the same dict either way."""
+    url = url or obj.url
     if url:
         from .remote import RemoteClient
 
@@ -151,10 +243,24 @@ def run_request(obj: Context, request: Any, url: str | None) -> dict[str, Any]:
     return obj.store().search(request).to_dict()
 
 
-def ensure_index(obj: Context) -> None:
-    """With no index yet, index the bundled corpus so a new user gets an answer at once."""
+def ensure_index(obj: Context, serving: bool = False) -> None:
+    """Open the index; at the default folder, fill an empty one with the bundled corpus.
+
+    So a new user gets an answer at once. Any other folder must hold an index
+    already (NoIndex: "no index at DIR"), except for ``serve``, which starts on a
+    new, empty index there (articles come through the API's writes).
+    """
     from .store import WhooshStore
 
+    if not obj.default_location:
+        try:
+            obj.store(create=False)
+        except NoIndex:
+            if not serving:
+                raise
+            click.echo(f"No index at {obj.index_dir}: serving a new, empty index.", err=True)
+            obj.store()
+        return
     store = obj.store()
     if store.stats()["articles"] == 0 and isinstance(store, WhooshStore):
         from .corpus import bundled_corpus_path
@@ -162,18 +268,87 @@ def ensure_index(obj: Context) -> None:
 
         click.echo(f"No index yet at {obj.index_dir}: indexing the bundled corpus…", err=True)
         report = index_paths(store, [str(bundled_corpus_path())])
-        click.echo(f"Indexed {len(report.added)} articles, {report.passages} passages.", err=True)
+        click.echo(
+            f"Indexed {plural(len(report.added), 'article')}, "
+            f"{plural(report.passages, 'passage')}.",
+            err=True,
+        )
 
 
-def emit(result: dict[str, Any], fmt: str | None, columns: list[str], show_facets: bool) -> int:
-    """Print a search result in the chosen format; the exit code (1 when nothing found)."""
+def binary_stdout() -> Any:
+    """Standard output for bytes (records are written as the API encodes them)."""
+    sys.stdout.flush()
+    return sys.stdout.buffer
+
+
+def stream_all(obj: Context, request: Any, url: str | None, fmt: str | None) -> int:
+    """Write every hit as JSON Lines or CSV, a page at a time: the API's export.
+
+    Locally there is no page depth limit (the API's protection against deep
+    paging); against a server, the server's export applies its own. The exit
+    code is 1 when nothing matched, like a search.
+    """
+    if fmt not in ("jsonl", "csv"):
+        raise click.UsageError("--all writes --jsonl or --csv (one record at a time): add one")
+    if request.page != 1:
+        raise click.UsageError("--all writes every page: leave out --page")
+    if request.facets:
+        raise click.UsageError("--all writes records only: leave out --facet")
+    out = binary_stdout()
+    if url:
+        from .remote import RemoteClient
+
+        total, chunks = RemoteClient(url).export(request, fmt)
+        for chunk in chunks:
+            out.write(chunk)
+        out.flush()
+        return 0 if total else EXIT_NO_RESULTS
+    from .export import Export, records
+
+    ensure_index(obj)
+    settings = dict(obj.settings, max_page_depth=sys.maxsize)
+    export = Export(obj.store(), request, settings)
+    for chunk in records(export.hits(), fmt, request.mode):
+        out.write(chunk)
+    out.flush()
+    if export.partial:
+        click.echo(
+            f"Warning: the time limit cut a page short: {export.written} of {export.total} "
+            "written (NEWSQUARRY_SEARCH_TIME_LIMIT gives more time).",
+            err=True,
+        )
+    return 0 if export.total else EXIT_NO_RESULTS
+
+
+def note_truncated(result: dict[str, Any]) -> None:
+    """On stderr: how many of how many a page of --json/--jsonl/--csv output holds."""
+    shown, total = len(result["hits"]), result["total"]
+    first = (result["page"] - 1) * result["per_page"]
+    if first + shown >= total:
+        return
+    noun = "quotation" if result["request"]["mode"] == "quotes" else "passage"
+    click.echo(
+        f"Note: {shown} of {plural(total, noun)} written (page {result['page']} of "
+        f"{result['total_pages']}); --all writes every one.",
+        err=True,
+    )
+
+
+def emit(result: dict[str, Any], fmt: str | None, show_facets: bool) -> int:
+    """Print a search result in the chosen format; the exit code (1 when nothing found).
+
+    --jsonl and --csv write the API's records (``search.export``): the same
+    columns and bytes as ``format=jsonl|csv`` on the API.
+    """
+    from .export import records
+
     if fmt == "json":
         click.echo(to_json(result))
-    elif fmt == "jsonl":
-        for line in jsonl_lines(result["hits"]):
-            click.echo(line)
-    elif fmt == "csv":
-        click.echo(to_csv(result["hits"], columns), nl=False)
+    elif fmt in ("jsonl", "csv"):
+        out = binary_stdout()
+        for chunk in records(result["hits"], fmt, result["request"]["mode"]):
+            out.write(chunk)
+        out.flush()
     else:
         console = make_console()
         if result["hits"]:
@@ -182,6 +357,8 @@ def emit(result: dict[str, Any], fmt: str | None, columns: list[str], show_facet
             click.echo("No matches.", err=True)
             if result.get("suggestion"):
                 click.echo(f"Did you mean: {result['suggestion']}", err=True)
+    if fmt:
+        note_truncated(result)
     return 0 if result["total"] else EXIT_NO_RESULTS
 
 
@@ -192,10 +369,15 @@ def emit(result: dict[str, Any], fmt: str | None, columns: list[str], show_facet
     type=click.Path(file_okay=False),
     help="Index folder [env: NEWSQUARRY_INDEX; default: ~/.local/share/newsquarry/index].",
 )
+@click.option(
+    "--url",
+    envvar="NEWSQUARRY_URL",
+    help="Ask a running newsquarry API (search, quotes, facets, show, stats) [env: NEWSQUARRY_URL].",
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
 @click.version_option(package_name="newsquarry")
 @click.pass_context
-def cli(ctx: click.Context, index: str | None, debug: bool) -> None:
+def cli(ctx: click.Context, index: str | None, url: str | None, debug: bool) -> None:
     """newsquarry: search news at the level of the passage, and find who said what.
 
     \b
@@ -204,14 +386,28 @@ def cli(ctx: click.Context, index: str | None, debug: bool) -> None:
       newsquarry search 'Guaido AND army' --facet person
       newsquarry quotes torture --speaker "Raúl Daniel Alvarenga"
       newsquarry index ~/news/ && newsquarry stats
+
+    --index and --url may also follow the command:
+    newsquarry search x --index DIR
     """
-    ctx.obj = Context(index, debug)
+    ctx.obj = Context(index, debug, url)
+    given = ctx.get_parameter_source("url") == click.core.ParameterSource.COMMANDLINE
+    if given and ctx.invoked_subcommand not in URL_COMMANDS:
+        raise click.UsageError(f"--url: `{ctx.invoked_subcommand}` works on a local index only")
 
 
 @cli.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--force", is_flag=True, help="Re-index articles even when unchanged.")
-@click.option("--commit-every", type=click.IntRange(1), help="Articles per commit.")
+@click.option(
+    "--commit-every",
+    type=click.IntRange(1),
+    default=SETTINGS_BY_NAME["commit_every"].default,
+    envvar="NEWSQUARRY_COMMIT_EVERY",
+    show_default=True,
+    show_envvar=True,
+    help="Articles per commit (an interruption loses at most one batch).",
+)
 @click.option(
     "--processes",
     type=click.IntRange(1),
@@ -277,7 +473,7 @@ def index(obj: Context, paths: tuple[str, ...], force: bool, commit_every: int |
         report = getattr(exc, "report", None)
         done = (len(report.added) + len(report.replaced)) if report else 0
         click.echo(
-            f"Interrupted: {done} articles committed before the interrupt; "
+            f"Interrupted: {plural(done, 'article')} committed before the interrupt; "
             "the index is intact. Run the same command again to continue.",
             err=True,
         )
@@ -330,14 +526,15 @@ class ProgressReporter:
     def update(self, progress: Any, report: Any) -> None:
         self.skipped = progress.skipped_files
         msg = (
-            f"{progress.read} read · {progress.committed} committed · "
+            f"{progress.read} read · {progress.enriched} enriched · "
+            f"{progress.committed} committed · "
             f"{len(report.unchanged)} unchanged · {len(report.failed)} failed · "
             f"{progress.rate:.1f} articles/s"
         )
         if getattr(progress, "total", None):  # ETA from the up-front count (see indexer)
             eta = progress.eta
             left = "…" if eta is None else time.strftime("%H:%M:%S", time.gmtime(eta))
-            msg += f" · {progress.done}/{progress.total} done · ETA {left}"
+            msg += f" · {progress.processed}/{progress.total} done · ETA {left}"
         if self._progress is not None:
             self._progress.update(self._task, description=msg)
             return
@@ -367,15 +564,18 @@ class ProgressReporter:
     help="'date' oldest first, '-date' newest first.",
 )
 @click.option(
-    "-n", "--limit", type=click.IntRange(1), default=10, show_default=True, help="Results per page."
-)
+    "-n", "--limit", type=Limit(), default=10, show_default=True,
+    help="Results per page, or 'all' (see --all).",
+)  # fmt: skip
 @click.option("--page", type=click.IntRange(1), default=1, show_default=True)
 @click.option("--no-highlight", is_flag=True, help="Do not compute highlights.")
+@all_option
 @output_options
 @click.pass_obj
 @handle_errors
 def search(obj: Context, query: str, facets: tuple[str, ...], facet_size: int, sort: str,
-           limit: int, page: int, no_highlight: bool, fmt: str | None, **kw: Any) -> None:  # fmt: skip
+           limit: int | str, page: int, no_highlight: bool, everything: bool, fmt: str | None,
+           **kw: Any) -> None:  # fmt: skip
     """Search passages.
 
     QUERY uses AND/OR/NOT, "phrases", prefix*, fuzzy~ and fields such as
@@ -387,13 +587,17 @@ def search(obj: Context, query: str, facets: tuple[str, ...], facet_size: int, s
       newsquarry search '"safe harbor"'
       newsquarry search 'Guaido AND army' --facet person --facet org
       newsquarry search aid --speaker "Donald Trump" --json
+      newsquarry search torture --all --csv > torture.csv
     """
+    everything = everything or limit == "all"
     request = build_request(
-        query, kw, facets=facets, limit=limit, page=page, sort=sort,
+        query, kw, facets=facets, limit=10 if everything else limit, page=page, sort=sort,
         highlight=not no_highlight, facet_size=facet_size,
     )  # fmt: skip
+    if everything:
+        sys.exit(stream_all(obj, request, kw.get("url"), fmt))
     result = run_request(obj, request, kw.get("url"))
-    sys.exit(emit(result, fmt, PASSAGE_COLUMNS, show_facets=bool(facets)))
+    sys.exit(emit(result, fmt, show_facets=bool(facets)))
 
 
 @cli.command()
@@ -405,13 +609,17 @@ def search(obj: Context, query: str, facets: tuple[str, ...], facet_size: int, s
     default="relevance",
     show_default=True,
 )
-@click.option("-n", "--limit", type=click.IntRange(1), default=10, show_default=True)
+@click.option(
+    "-n", "--limit", type=Limit(), default=10, show_default=True,
+    help="Results per page, or 'all' (see --all).",
+)  # fmt: skip
 @click.option("--page", type=click.IntRange(1), default=1, show_default=True)
+@all_option
 @output_options
 @click.pass_obj
 @handle_errors
-def quotes(obj: Context, query: str, sort: str, limit: int, page: int, fmt: str | None,
-           **kw: Any) -> None:  # fmt: skip
+def quotes(obj: Context, query: str, sort: str, limit: int | str, page: int, everything: bool,
+           fmt: str | None, **kw: Any) -> None:  # fmt: skip
     """List quotations with their speakers, optionally matching QUERY.
 
     \b
@@ -419,10 +627,16 @@ def quotes(obj: Context, query: str, sort: str, limit: int, page: int, fmt: str 
       newsquarry quotes torture
       newsquarry quotes --speaker "Harry Solano"
       newsquarry quotes --speaker Alvarenga --kind direct --json
+      newsquarry quotes --speaker "Harry Solano" --all --csv > solano.csv
     """
-    request = build_request(query, kw, mode="quotes", limit=limit, page=page, sort=sort)
+    everything = everything or limit == "all"
+    request = build_request(
+        query, kw, mode="quotes", limit=10 if everything else limit, page=page, sort=sort
+    )
+    if everything:
+        sys.exit(stream_all(obj, request, kw.get("url"), fmt))
     result = run_request(obj, request, kw.get("url"))
-    sys.exit(emit(result, fmt, QUOTE_COLUMNS, show_facets=False))
+    sys.exit(emit(result, fmt, show_facets=False))
 
 
 @cli.command()
@@ -452,7 +666,7 @@ def cooccur(obj: Context, query: str, targets: tuple[str, ...], limit: int, fmt:
 
     request = build_request(query, kw)
     chosen = list(targets) or list(DEFAULT_TARGETS)
-    url = kw.get("url")
+    url = kw.get("url") or obj.url
     if url:
         from .remote import RemoteClient
 
@@ -530,7 +744,9 @@ def facets(obj: Context, facet: str, prefix: str, query: str, limit: int, fmt: s
 @cli.command()
 @click.argument("item_id")
 @click.option("--json", "as_json", is_flag=True, help="Print the record as JSON.")
-@click.option("--url", envvar="NEWSQUARRY_URL", help="Ask a running newsquarry API.")
+@click.option(
+    "--url", default=group_url, help="Ask a running newsquarry API [env: NEWSQUARRY_URL]."
+)
 @click.pass_obj
 @handle_errors
 def show(obj: Context, item_id: str, as_json: bool, url: str | None) -> None:
@@ -548,7 +764,8 @@ def show(obj: Context, item_id: str, as_json: bool, url: str | None) -> None:
         client = RemoteClient(url)
         record = client.passage(item_id) if is_passage else client.article(item_id)
     else:
-        store = obj.store(create=False)
+        ensure_index(obj)
+        store = obj.store()
         record = store.get_passage(item_id) if is_passage else store.get_article(item_id)
     if as_json:
         click.echo(to_json(record))
@@ -579,7 +796,9 @@ def show(obj: Context, item_id: str, as_json: bool, url: str | None) -> None:
 
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
-@click.option("--url", envvar="NEWSQUARRY_URL", help="Ask a running newsquarry API.")
+@click.option(
+    "--url", default=group_url, help="Ask a running newsquarry API [env: NEWSQUARRY_URL]."
+)
 @click.pass_obj
 @handle_errors
 def stats(obj: Context, as_json: bool, url: str | None) -> None:
@@ -685,8 +904,12 @@ def serve(obj: Context, host: str, port: int, workers: int, threads: int) -> Non
       newsquarry serve --threads 1   # gunicorn's sync worker: no keep-alive
       curl 'http://127.0.0.1:8080/v1/search?q=torture'
     """
+    if obj.settings.get("secret"):
+        from .keys import check_secret
+
+        check_secret(str(obj.settings["secret"]))  # gunicorn would refuse it too, less clearly
     port_free_or_fail(host, port)
-    ensure_index(obj)
+    ensure_index(obj, serving=True)
     env = dict(os.environ, NEWSQUARRY_INDEX=obj.index_dir)
     argv = [
         sys.executable, "-m", "gunicorn",
@@ -720,25 +943,28 @@ def serve(obj: Context, host: str, port: int, workers: int, threads: int) -> Non
 @click.option(
     "--secret",
     envvar="NEWSQUARRY_SECRET",
-    required=True,
-    help="The server secret [env: NEWSQUARRY_SECRET].",
+    help="The server's secret [env: NEWSQUARRY_SECRET, as the server reads it].",
 )
 @click.pass_obj
 @handle_errors
-def key(obj: Context, since: str | None, until: str | None, expires_in: str, secret: str,
-        **kw: Any) -> None:  # fmt: skip
+def key(obj: Context, since: str | None, until: str | None, expires_in: str,
+        secret: str | None, **kw: Any) -> None:  # fmt: skip
     """Make a scoped read key for an embedder: fixed filters and an expiry.
 
     Requests made with the key (header X-Newsquarry-Key or ?key=) can narrow
-    its filters but never widen them.
+    its filters but never widen them. The key is signed with the server's
+    secret: NEWSQUARRY_SECRET, read like the server reads it (or --secret).
 
     \b
     Examples:
       NEWSQUARRY_SECRET=... newsquarry key --source "News from the world" --expires-in 7d
       newsquarry key --speaker "Harry Solano" --expires-in never
     """
-    from .keys import Scope, make_key
+    from .keys import Scope, check_secret, make_key
 
+    if not secret:
+        fail("no server secret: set NEWSQUARRY_SECRET to the server's secret, or pass --secret")
+    secret = check_secret(secret)
     filters = {name: list(values) for name, values in kw.items() if values}
     expires = None
     if expires_in != "never":
@@ -788,6 +1014,28 @@ def optimize_command(obj: Context) -> None:
     click.echo(
         f"Optimized: {result['segments_before']} -> {result['segments_after']} "
         f"segments in {result['seconds']:.1f} s."
+    )
+
+
+def _late_index(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    """``--index`` given after the command: it wins over the one before it and the env."""
+    obj = ctx.find_object(Context)
+    if value is not None and obj is not None:
+        obj.settings["index"] = value
+
+
+# every command that uses an index also takes --index after its name (one definition)
+for _name in ("index", "search", "quotes", "facets", "show", "stats", "delete", "serve",
+              "optimize"):  # fmt: skip
+    cli.commands[_name].params.append(
+        click.Option(
+            ["--index"],
+            type=click.Path(file_okay=False),
+            expose_value=False,
+            callback=_late_index,
+            is_eager=True,
+            help="Index folder, as before the command [env: NEWSQUARRY_INDEX].",
+        )  # fmt: skip
     )
 
 

@@ -88,6 +88,10 @@ class IndexUnavailable(NewsquarryError):
     title = "Index unavailable"
 
 
+class NoIndex(IndexUnavailable):
+    """No index exists in the folder given (nothing was created there)."""
+
+
 class SearchTimeout(NewsquarryError):
     """A search ran past its time limit."""
 

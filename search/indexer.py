@@ -46,11 +46,14 @@ class Progress:
     """Running totals, passed to the progress callback after each article and commit.
 
     ``done`` counts articles dealt with for good (committed, unchanged or
-    failed); ``total`` (if known) is the expected number of articles, so
-    ``eta`` is the time left at the recent rate.
+    failed); ``processed`` also counts the enriched ones waiting for their
+    commit, so the rate and the ETA move from the first seconds of an import
+    (commits are ``commit_every`` articles apart). ``total`` (if known) is the
+    expected number of articles, so ``eta`` is the time left at the recent rate.
     """
 
     read: int = 0
+    enriched: int = 0  # articles out of the NLP step (committed or in the batch to commit)
     committed: int = 0  # articles (added or replaced) whose commit completed
     unchanged: int = 0
     failed: int = 0
@@ -69,12 +72,18 @@ class Progress:
     def done(self) -> int:
         return self.committed + self.unchanged + self.failed
 
+    @property
+    def processed(self) -> int:
+        """Articles past the expensive step: enriched (committed or not), unchanged, failed."""
+        return max(self.enriched, self.committed) + self.unchanged + self.failed
+
     def sample(self, force: bool = False) -> None:
-        """Record (time, done) for the recent rate: at each commit, else at most once a second."""
+        """Record (time, processed) for the recent rate: at each commit, else at most once a
+        second."""
         now = time.monotonic()
         if not force and self._samples and now - self._samples[-1][0] < 1.0:
             return
-        self._samples.append((now, self.done))
+        self._samples.append((now, self.processed))
         while len(self._samples) > 2 and now - self._samples[1][0] >= RATE_WINDOW:
             self._samples.popleft()
 
@@ -88,14 +97,14 @@ class Progress:
         if len(self._samples) >= 2 and self._samples[-1][0] - self._samples[0][0] > 0:
             (t0, d0), (t1, d1) = self._samples[0], self._samples[-1]
             return (d1 - d0) / (t1 - t0)
-        return self.done / self.elapsed if self.elapsed > 0 else 0.0
+        return self.processed / self.elapsed if self.elapsed > 0 else 0.0
 
     @property
     def eta(self) -> float | None:
         """Seconds left at the recent rate; None without a total or a rate yet."""
         if self.total is None or self.rate <= 0:
             return None
-        return max(self.total - self.done, 0) / self.rate
+        return max(self.total - self.processed, 0) / self.rate
 
 
 def default_enricher(**kw: Any) -> Any:
@@ -235,6 +244,7 @@ def index_articles(
                     break
                 ids.add(item[0].id)
                 batch.append(item)
+                progress.enriched += 1
                 progress.sample()
                 if on_progress:
                     on_progress(progress, report)

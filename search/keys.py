@@ -57,10 +57,31 @@ def _sign(secret: str, payload: str) -> str:
     return _b64(hmac.new(secret.encode("utf-8"), payload.encode("ascii"), hashlib.sha256).digest())
 
 
+MIN_SECRET_LENGTH = 16
+
+
+def check_secret(secret: str | None) -> str:
+    """The server secret, if long enough to sign keys; KeyRefused (naming why) otherwise.
+
+    The server checks it when it starts and ``newsquarry key`` before signing, so a
+    short secret is refused at once, with the same message, by both.
+    """
+    if not secret:
+        raise KeyRefused(
+            "no server secret: set NEWSQUARRY_SECRET (the server's secret)", field="secret"
+        )
+    if len(secret) < MIN_SECRET_LENGTH:
+        raise KeyRefused(
+            f"the server secret (NEWSQUARRY_SECRET) must be at least {MIN_SECRET_LENGTH} "
+            f"characters long, not {len(secret)}",
+            field="secret",
+        )
+    return secret
+
+
 def make_key(secret: str, scope: Scope) -> str:
     """A signed key for ``scope``; the secret must be at least 16 characters."""
-    if not secret or len(secret) < 16:
-        raise KeyRefused("the server secret must be at least 16 characters long")
+    check_secret(secret)
     for name in scope.filters:
         if name not in FACETS or name == "date":
             raise KeyRefused(f"a key cannot filter on {name!r}", field=name)

@@ -1,7 +1,8 @@
 """Rendering results for the terminal and for scripts.
 
-Scripts get the same records the API returns (``--json``: the whole result,
-``--jsonl``: one record a line, ``--csv``: flat columns). People get a
+Scripts get the same records the API returns (``--json``: the whole result;
+``--jsonl`` and ``--csv`` are written by ``search.export``, as the API writes
+them). People get a
 readable list with highlighted matches: colour only on a terminal and never
 when ``NO_COLOR`` is set (rich honours both).
 """
@@ -21,6 +22,11 @@ from rich.padding import Padding
 from rich.text import Text
 
 CSV_LIST_SEP = "; "
+
+
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """``1 article``, ``2 articles`` (``words`` for irregular plurals)."""
+    return f"{n} {word if n == 1 else (words or word + 's')}"
 
 
 def make_console(stderr: bool = False) -> Console:
@@ -70,14 +76,6 @@ def to_csv(records: list[dict[str, Any]], columns: list[str]) -> str:
     for r in records:
         w.writerow([_flat(r.get(c)) for c in columns])
     return buf.getvalue()
-
-
-PASSAGE_COLUMNS = [
-    "id", "article_id", "title", "source", "date", "score", "speakers", "text",
-]  # fmt: skip
-QUOTE_COLUMNS = [
-    "id", "passage_id", "article_id", "speaker", "kind", "cue", "start", "end", "text",
-]  # fmt: skip
 
 
 def _indented(console: Console, text: Text) -> None:
@@ -187,7 +185,7 @@ def print_facet(console: Console, facet: dict[str, Any], name: str | None = None
     if not values:
         console.print(Text("    (no values)", style="dim"))
     if facet.get("more"):
-        console.print(Text(f"    … {facet['more']} more values", style="dim"))
+        console.print(Text(f"    … {plural(facet['more'], 'more value')}", style="dim"))
 
 
 def print_cooccurrence(console: Console, result: dict[str, Any]) -> None:

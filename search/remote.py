@@ -2,7 +2,9 @@
 
 It speaks the API's query parameters and returns the same dicts the library's
 ``to_dict()`` gives locally. HTTP errors (problem+json) become library errors
-with the same exit codes as local ones.
+with the same exit codes as local ones; an answer that is not the API's (an HTML
+404 page, another service's JSON) is ``NotNewsquarry``, exit 5 like an
+unreachable server, not "not found".
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import json
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
 from typing import Any
 
 from .errors import (
@@ -20,8 +23,10 @@ from .errors import (
     NewsquarryError,
     NotFound,
     QueryError,
+    UnknownFacet,
 )
 from .requests import SearchRequest
+from .schema import FACETS
 
 API_PREFIX = "/v1"
 
@@ -30,8 +35,21 @@ class RemoteError(NewsquarryError):
     """The API answered with an error this client has no closer class for."""
 
 
+class NotNewsquarry(IndexUnavailable):
+    """The address answers, but not as a newsquarry API does."""
+
+
+PROBLEM = "application/problem+json"
+
+
 def request_params(request: SearchRequest, *, facets: bool = True) -> list[tuple[str, str]]:
-    """A SearchRequest as the API's query parameters."""
+    """A SearchRequest as the API's query parameters (dates checked here, with the
+    library's messages, rather than by the API's pattern)."""
+    from .facets import date_bounds
+
+    for name in ("date_from", "date_to"):
+        if getattr(request, name):
+            date_bounds(str(getattr(request, name)), what=name)
     params: list[tuple[str, str]] = []
     if request.q:
         params.append(("q", request.q))
@@ -72,27 +90,70 @@ class RemoteClient:
         self.base = base_url.rstrip("/")
         self.timeout = timeout
 
-    def _get(self, path: str, params: list[tuple[str, str]] | None = None) -> Any:
+    def _open(
+        self, path: str, params: list[tuple[str, str]] | None, accept: str, found: bool = False
+    ) -> Any:
+        """The open response of a GET; library errors for HTTP errors and odd answers.
+
+        ``found``: the path always exists on a newsquarry API (search, stats), so a
+        404 means the address is not one (a wrong prefix, another service).
+        """
         url = self.base + API_PREFIX + path
         if params:
             url += "?" + urllib.parse.urlencode(params)
-        req = urllib.request.Request(url, headers={"Accept": "application/json"})
+        req = urllib.request.Request(url, headers={"Accept": accept})
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                return json.loads(resp.read().decode("utf-8"))
+            resp = urllib.request.urlopen(req, timeout=self.timeout)
         except urllib.error.HTTPError as exc:
-            raise self._error(exc) from None
+            if found and exc.code == 404:
+                raise self._not_newsquarry("it answered HTTP 404", path) from None
+            raise self._error(exc, path) from None
         except urllib.error.URLError as exc:
             raise IndexUnavailable(f"cannot reach {self.base}: {exc.reason}") from None
+        except (OSError, ValueError) as exc:  # a reset connection, a malformed answer
+            raise IndexUnavailable(f"cannot reach {self.base}: {exc}") from None
+        if resp.headers.get_content_type() != accept:
+            resp.close()
+            raise self._not_newsquarry(f"it answered {resp.headers.get_content_type()}", path)
+        return resp
 
-    @staticmethod
-    def _error(exc: urllib.error.HTTPError) -> NewsquarryError:
+    def _get(
+        self,
+        path: str,
+        params: list[tuple[str, str]] | None = None,
+        found: bool = True,
+        keys: tuple[str, ...] = (),
+    ) -> Any:
+        """The JSON answer, which must be an object with ``keys`` (else NotNewsquarry)."""
+        with self._open(path, params, "application/json", found) as resp:
+            try:
+                body = json.loads(resp.read().decode("utf-8"))
+            except (ValueError, UnicodeDecodeError):
+                raise self._not_newsquarry("its answer is not JSON", path) from None
+        if not isinstance(body, dict) or not set(keys) <= body.keys():
+            raise self._not_newsquarry("its answer is not the one newsquarry gives", path)
+        return body
+
+    def _not_newsquarry(self, why: str, path: str) -> NotNewsquarry:
+        return NotNewsquarry(
+            f"not a newsquarry server at {self.base} ({why} to GET {API_PREFIX}{path})"
+        )
+
+    def _error(self, exc: urllib.error.HTTPError, path: str = "") -> NewsquarryError:
+        if exc.headers.get_content_type() != PROBLEM:
+            if exc.code >= 500:
+                return IndexUnavailable(f"the server at {self.base} answered HTTP {exc.code}")
+            return self._not_newsquarry(f"it answered HTTP {exc.code}", path)
         try:
             body = json.loads(exc.read().decode("utf-8"))
         except (ValueError, UnicodeDecodeError):
             body = {}
         detail = body.get("detail") or body.get("title") or f"HTTP {exc.code}"
         errors = body.get("errors")
+        if errors and len(errors) == 1:  # one parameter: its message, named as a field
+            ((name, messages),) = errors.items()
+            text = "; ".join(messages) if isinstance(messages, list) else str(messages)
+            return (QueryError if name == "q" else InvalidRequest)(text, field=name)
         if errors:
             detail += ": " + "; ".join(f"{k}: {v}" for k, v in errors.items())
         if exc.code == 404:
@@ -109,18 +170,46 @@ class RemoteClient:
 
     def search(self, request: SearchRequest) -> dict[str, Any]:
         path = "/quotes" if request.mode == "quotes" else "/search"
-        body = self._get(path, request_params(request))
+        body = self._get(path, request_params(request), keys=("hits", "total", "request"))
         body.pop("links", None)  # the API's paging links: the CLI pages with --page
         for facet in (body.get("facets") or {}).values():
             _drop_api_fields(facet)
         return body
+
+    def export(self, request: SearchRequest, fmt: str) -> tuple[int, Iterator[bytes]]:
+        """Every hit through the API's export (``export=true``): the total and the bytes.
+
+        The server applies its own page depth limit (``NEWSQUARRY_MAX_PAGE_DEPTH``).
+        """
+        path = "/quotes" if request.mode == "quotes" else "/search"
+        params = request_params(request, facets=False) + [("format", fmt), ("export", "true")]
+        mimetype = "text/csv" if fmt == "csv" else "application/x-ndjson"
+        resp = self._open(path, params, mimetype, found=True)
+        try:
+            total = int(resp.headers.get("X-Total-Count", ""))
+        except ValueError:
+            resp.close()
+            raise self._not_newsquarry("no X-Total-Count in its answer", path) from None
+
+        def chunks() -> Iterator[bytes]:
+            with resp:
+                while data := resp.read(1 << 16):
+                    yield data
+
+        return total, chunks()
 
     def facet_values(
         self, facet: str, prefix: str, request: SearchRequest, size: int
     ) -> dict[str, Any]:
         params = request_params(request, facets=False) + [("prefix", prefix), ("size", str(size))]
         params = [(k, v) for k, v in params if k not in ("page", "per_page", "sort")]
-        body = self._get(f"/facets/{urllib.parse.quote(facet, safe='')}", params)
+        if facet not in FACETS:  # as locally (the API answers 404 for it)
+            raise UnknownFacet(
+                f"unknown facet {facet!r}; facets are: {', '.join(FACETS)}", field="facet"
+            )
+        body = self._get(
+            f"/facets/{urllib.parse.quote(facet, safe='')}", params, keys=("name", "values")
+        )
         body.pop("prefix", None)
         return _drop_api_fields(body)
 
@@ -133,10 +222,12 @@ class RemoteClient:
         return self._get("/cooccurrence", params)
 
     def passage(self, passage_id: str) -> dict[str, Any]:
-        return self._get(f"/passages/{urllib.parse.quote(passage_id, safe='')}")
+        path = f"/passages/{urllib.parse.quote(passage_id, safe='')}"
+        return self._get(path, found=False, keys=("id", "text"))
 
     def article(self, article_id: str) -> dict[str, Any]:
-        return self._get(f"/articles/{urllib.parse.quote(article_id, safe='')}")
+        path = f"/articles/{urllib.parse.quote(article_id, safe='')}"
+        return self._get(path, found=False, keys=("id", "passages"))
 
     def stats(self) -> dict[str, Any]:
-        return self._get("/stats")
+        return self._get("/stats", keys=("articles", "passages"))

@@ -34,7 +34,7 @@ from whoosh.index import EmptyIndexError, LockError
 from whoosh.query import Term
 
 from . import whoosh_fixes  # noqa: F401  (applies the fixes)
-from .errors import IndexBusy, IndexUnavailable, NotFound
+from .errors import IndexBusy, IndexUnavailable, NoIndex, NotFound
 from .merging import merge_tiered
 from .models import Article, Passage
 from .schema import SCHEMA_VERSION, build_schema, keyword_value, spelling_words
@@ -311,7 +311,7 @@ class WhooshStore:
             elif create:
                 self.ix = self._create()
             else:
-                raise IndexUnavailable(f"no index at {self.path}")
+                raise NoIndex(f"no index at {self.path}", path=str(self.path))
         except (EmptyIndexError, OSError, ValueError, EOFError) as exc:
             raise IndexUnavailable(f"cannot open the index at {self.path}: {exc}") from None
         names = set(_retrying(lambda: self.ix.schema).names())  # reads the TOC again

@@ -80,3 +80,33 @@ def test_remote_errors_and_exit_codes_match_local(served):
     assert json.loads(r.stdout) == json.loads(local.stdout)
     r = runner.invoke(cli, ["search", "x", "--url", "http://127.0.0.1:9"])
     assert r.exit_code == 5 and r.stderr.startswith("Error: cannot reach")
+
+
+@pytest.mark.parametrize("fmt", ["--csv", "--jsonl"])
+def test_remote_all_is_local_all(served, fmt):
+    index, url = served
+    runner = CliRunner()
+    args = ["--index", index, "quotes", "--speaker", "Harry Solano", "--all", fmt]
+    local = runner.invoke(cli, args)
+    remote = runner.invoke(cli, [*args, "--url", url])
+    assert local.exit_code == remote.exit_code == 0, (local.output, remote.output)
+    assert remote.stdout_bytes == local.stdout_bytes and local.stdout_bytes.count(b"\n") > 4
+
+
+def test_remote_errors_name_the_options_typed(served):
+    index, url = served
+    runner = CliRunner()
+    r = runner.invoke(cli, ["quotes", "-n", "1000", "--url", url])
+    assert r.exit_code == 2
+    assert r.stderr.startswith("Error: -n/--limit: ") and "per_page" not in r.stderr
+    r = runner.invoke(cli, ["search", "x", "--since", "yesterday", "--url", url])
+    assert r.exit_code == 2 and r.stderr.startswith("Error: --since: 'yesterday' is not a date")
+
+
+def test_a_wrong_address_on_a_newsquarry_server_is_not_newsquarry(served):
+    _, url = served
+    r = CliRunner().invoke(cli, ["search", "torture", "--url", url + "/docs"])
+    assert r.exit_code == 5
+    assert r.stderr == (
+        f"Error: not a newsquarry server at {url}/docs (it answered HTTP 404 to GET /v1/search)\n"
+    )

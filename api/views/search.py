@@ -23,7 +23,6 @@ from urllib.parse import urlencode
 from flask import Response, g, request, stream_with_context, url_for
 from marshmallow import RAISE
 
-from newsquarry.search.errors import NewsquarryError
 from newsquarry.search.requests import SearchRequest, SearchResult
 from newsquarry.search.schema import FACETS
 
@@ -234,31 +233,17 @@ def feed_response(store: Any, req: SearchRequest, fmt: str, settings: dict[str, 
 
 def export_response(store: Any, req: SearchRequest, fmt: str, settings: dict[str, Any]) -> Response:
     """Stream every hit up to the page depth limit, one library page at a time."""
-    per_page = int(settings["max_per_page"])
-    depth = int(settings["max_page_depth"])
-    req.per_page, req.page, req.facets, req.suggest = per_page, 1, [], False
-    first = search_library(store, req, settings)  # query errors surface here, with a status
+    from newsquarry.search.export import Export, records
+
+    export = Export(store, req, settings, search_library)  # query errors surface here
     request_id = g.get("request_id")
 
-    def hits() -> Any:
-        result = first
-        while True:
-            for hit in result.hits:
-                yield dict(vars(hit))
-            if result.partial or len(result.hits) < per_page:
-                return
-            if (req.page + 1) * per_page > depth or req.page * per_page >= result.total:
-                return
-            req.page += 1
-            try:
-                result = search_library(store, req, settings)
-            except NewsquarryError as exc:  # the status is sent: stop; X-Total-Count tells
-                log.warning("export %s stopped at page %d: %s", request_id, req.page, exc)
-                return
+    def stopped(exc: Exception, page: int) -> None:  # the status is sent: X-Total-Count tells
+        log.warning("export %s stopped at page %d: %s", request_id, page, exc)
 
-    lines = jsonl_lines(hits()) if fmt == "jsonl" else csv_lines(hits(), req.mode)
+    lines = records(export.hits(on_error=stopped), fmt, req.mode)
     resp = Response(stream_with_context(lines), mimetype=MIMETYPES[fmt])
-    resp.headers["X-Total-Count"] = str(first.total)
+    resp.headers["X-Total-Count"] = str(export.total)
     resp.headers["Cache-Control"] = "no-store"
     if fmt == "csv":
         resp.headers["Content-Disposition"] = f'attachment; filename="{req.mode}.csv"'
