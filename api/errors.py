@@ -135,7 +135,10 @@ def problem_response(
 
 def from_library_error(exc: NewsquarryError) -> Response:
     """A library error (its own status, title, field and details) as a problem."""
-    errors = {exc.field: [exc.message]} if exc.field else None
+    # IndexBusy's message names the index folder and the holder's pid and command: for
+    # the command line and the logs, not for clients
+    message = getattr(exc, "public_message", None) or exc.message
+    errors = {exc.field: [message]} if exc.field else None
     extra: dict[str, Any] = {}
     if isinstance(exc, QueryError) and exc.position is not None:
         extra["position"] = exc.position
@@ -145,8 +148,10 @@ def from_library_error(exc: NewsquarryError) -> Response:
     headers = {}
     if exc.status == 503:
         headers["Retry-After"] = "5" if isinstance(exc, IndexBusy) else "10"
+    if exc.status == 503:
+        log.warning("%s: %s", exc.title, exc.message)
     return problem_response(
-        exc.status, exc.title, exc.message, errors=errors, headers=headers, extra=extra
+        exc.status, exc.title, message, errors=errors, headers=headers, extra=extra
     )
 
 

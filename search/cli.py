@@ -2,15 +2,19 @@
 
 Exit codes: 0 results found / done; 1 the search ran and found nothing (like
 grep); 2 usage error or bad query; 3 not found; 4 index busy (another writer);
-5 index unavailable; 6 search timed out; 130 interrupted (Ctrl-C).
-Errors are one line on stderr; ``--debug`` shows the traceback.
+5 index unavailable or damaged (``check`` found damage); 6 search timed out;
+7 not enough disk space (for a merge, ``optimize`` or ``repair``); 130
+interrupted (Ctrl-C). Errors are one line on stderr; ``--debug`` shows the traceback.
 """
 
 from __future__ import annotations
 
 import os
+import pickle
+import struct
 import sys
 import time
+import zlib
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
@@ -31,7 +35,11 @@ from .output import (
 )
 
 EXIT_NO_RESULTS = 1
+EXIT_DAMAGED = 5
 EXIT_INTERRUPTED = 130
+# What reading a damaged file can raise if no checksum caught it first; an EOFError
+# left to click would become "Aborted!" and exit 1 ("found nothing")
+READ_DAMAGE = (EOFError, zlib.error, struct.error, pickle.UnpicklingError)
 
 
 class Context:
@@ -79,6 +87,14 @@ def handle_errors(fn: Callable) -> Callable:
             if debug:
                 raise
             fail(str(exc), 5)
+        except READ_DAMAGE as exc:
+            if debug:
+                raise
+            fail(
+                f"the index could not be read ({type(exc).__name__}): it may be damaged. Run "
+                "`newsquarry check` for the details and `newsquarry repair` to rebuild it",
+                EXIT_DAMAGED,
+            )
 
     return wrapper
 
@@ -732,6 +748,111 @@ def optimize_command(obj: Context) -> None:
         f"Optimized: {result['segments_before']} -> {result['segments_after']} "
         f"segments in {result['seconds']:.1f} s."
     )
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_obj
+@handle_errors
+def check(obj: Context, as_json: bool) -> None:
+    """Verify every file of the index against its checksum (exit 0 clean, 5 damaged).
+
+    Names each damaged file and the articles it held. Reads the whole index
+    once; safe while other processes read or write it.
+
+    \b
+    Examples:
+      newsquarry check
+      newsquarry check --json
+    """
+    from .integrity import check_index, toc_generations
+
+    path = obj.index_dir
+    if not os.path.isdir(path):
+        fail(f"no index at {path}", EXIT_DAMAGED)
+    for _ in range(5):  # a commit during the check deletes files it was reading: check again
+        before = toc_generations(path)[:1]
+        report = check_index(path)
+        if toc_generations(path)[:1] == before:
+            break
+    if as_json:
+        click.echo(to_json(report.to_dict()))
+    else:
+        mb = report.bytes_checked / 1e6
+        click.echo(
+            f"{path}: generation {report.generation}, {report.files_checked} files "
+            f"({mb:.1f} MB) checked."
+        )
+        for note in report.notes:
+            click.echo(f"note: {note}")
+        for p in report.problems:
+            click.echo(f"damaged: {p.file} ({p.kind}): {p.problem}")
+            if p.articles is not None:
+                shown = ", ".join(p.articles[:20]) + (" …" if len(p.articles) > 20 else "")
+                click.echo(f"  holds {len(p.articles)} articles: {shown or '(none)'}")
+            elif p.kind == "segment":
+                click.echo("  the articles it held cannot be named (its article list is damaged)")
+        if report.ok:
+            click.echo("No damage found.")
+        else:
+            click.echo(
+                "The index is damaged. Run `newsquarry repair` (with the original files, "
+                "to recover the articles named above) to rebuild it; see docs/reliability.md."
+            )
+    sys.exit(0 if report.ok else EXIT_DAMAGED)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option(
+    "--processes",
+    type=click.IntRange(1),
+    default=None,
+    help="Worker processes for the NLP step of articles read from PATHS.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_obj
+@handle_errors
+def repair(obj: Context, paths: tuple[str, ...], processes: int | None, as_json: bool) -> None:
+    """Rebuild a damaged index from what survives, and from PATHS if given.
+
+    Every article of an undamaged segment is kept as it was indexed. Articles
+    held by damaged files are lost unless their original files are given again
+    as PATHS (files and folders, as for `index`): those are indexed again.
+    Says what could not be recovered; exit 0 when the index is clean afterwards.
+
+    \b
+    Examples:
+      newsquarry check
+      newsquarry repair
+      newsquarry repair ~/news/archive.jsonl
+    """
+    from .indexer import default_enricher, default_processes
+    from .repair import repair as run_repair
+
+    enricher = default_enricher(n_process=processes or default_processes())
+    report = run_repair(obj.index_dir, paths, enricher=enricher,
+                        timeout=obj.settings["lock_timeout"],
+                        commit_every=obj.settings["commit_every"])  # fmt: skip
+    if as_json:
+        click.echo(to_json(report.to_dict()))
+    elif not report.repaired:
+        click.echo("No damage found: nothing to repair.")
+    else:
+        for f in report.failed:
+            click.echo(f"failed: {f.get('path') or f.get('id')}: {f['reason']}", err=True)
+        click.echo(
+            f"Repaired: generation {report.generation_before} -> {report.generation_after}; "
+            f"{report.kept} articles kept, {len(report.recovered)} recovered from files, "
+            f"{len(report.added)} added from files."
+        )
+        if report.lost:
+            shown = ", ".join(report.lost[:20]) + (" …" if len(report.lost) > 20 else "")
+            click.echo(f"Not recovered ({len(report.lost)} articles): {shown}")
+            click.echo("Give their original files to `newsquarry index` to add them back.")
+        for seg in report.unknown:
+            click.echo(f"Lost articles cannot be named for damaged segment {seg}.")
+    sys.exit(0 if report.clean_after else EXIT_DAMAGED)
 
 
 def main() -> None:

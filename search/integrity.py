@@ -56,8 +56,6 @@ TOC_RE = re.compile(rf"^_{INDEX_NAME}_(\d+)\.toc$")
 SEGMENT_FILE_RE = re.compile(rf"^({INDEX_NAME}_[0-9a-z]+)\.[A-Za-z0-9_.]+$")  # as Whoosh's
 SEGMENT_EXT = ".seg"
 ARTICLES_EXT = ".ids"
-# Written with the first manifest: from then on a missing manifest is damage, not an old index
-FORMAT_FILE = f"{INDEX_NAME}.format"
 CHUNK = 1 << 20
 
 
@@ -89,7 +87,14 @@ def toc_generations(folder: Path) -> list[int]:
 
 
 def is_checksummed(folder: Path) -> bool:
-    return (Path(folder) / FORMAT_FILE).exists()
+    """Whether the index has had checksums (its segments have article lists, written with them).
+
+    Then a missing manifest is damage, not an index made before checksums.
+    """
+    try:
+        return any(n.endswith(ARTICLES_EXT) for n in os.listdir(folder))
+    except OSError:
+        return False
 
 
 # -- manifests -----------------------------------------------------------------
@@ -149,19 +154,6 @@ def read_manifest(folder: Path, generation: int) -> Manifest:
     return Manifest.loads(raw, generation)
 
 
-def _fsync(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def write_manifest_file(folder: Path, manifest: Manifest) -> None:
     """Write a manifest atomically: a temporary file, fsynced, renamed into place."""
     final = folder / manifest_name(manifest.generation)
@@ -178,10 +170,6 @@ def write_manifest_file(folder: Path, manifest: Manifest) -> None:
         except OSError:
             pass
         raise
-    marker = folder / FORMAT_FILE
-    if not marker.exists():
-        marker.write_text('{"checksums": "crc32"}\n', encoding="utf-8")
-        _fsync(marker)
 
 
 def segment_articles(storage: Any, schema: Any, segment: Any) -> dict[str, int]:

@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from whoosh import index
 from whoosh.filedb.filestore import FileStorage
 from whoosh.index import TOC, EmptyIndexError
 from whoosh.query import Term
@@ -366,8 +365,8 @@ def reading(path: Path) -> Iterator[None]:
         yield
     except READ_DAMAGE as exc:
         raise IndexDamaged(
-            f"the index at {path} could not be read ({type(exc).__name__}: {exc}): it may be "
-            "damaged. Run `newsquarry check` for the details and `newsquarry repair` to rebuild it"
+            f"the index could not be read ({type(exc).__name__}: {exc}): it may be damaged. "
+            "Run `newsquarry check` for the details and `newsquarry repair` to rebuild it"
         ) from None
 
 
@@ -422,10 +421,8 @@ class WhooshStore:
         self.merge_policy = merge_tiered()  # see search.merging
         self._local = threading.local()
         try:
-            if index.exists_in(self.path, indexname=INDEX_NAME):
-                storage = DurableFileStorage(str(self.path))
-                with reading(self.path):
-                    self.ix = _retrying(lambda: storage.open_index(INDEX_NAME))
+            if integrity.toc_generations(self.path):
+                self.ix = self._open(DurableFileStorage(str(self.path)))
             elif self._has_index_files():
                 raise integrity.damaged(
                     [f"_{INDEX_NAME}_N.toc"],
@@ -448,6 +445,18 @@ class WhooshStore:
             )
         integrity.quick_check(self.path, self.generation)
 
+    def _open(self, storage: DurableFileStorage) -> Any:
+        """Open the newest generation; a TOC that cannot be parsed is damage, said so."""
+        try:
+            return _retrying(lambda: storage.open_index(INDEX_NAME))
+        except (IndexUnavailable, FileNotFoundError, EmptyIndexError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - every way a damaged pickle can fail
+            raise integrity.damaged(
+                [integrity.toc_name(max(integrity.toc_generations(self.path), default=0))],
+                [f"the table of contents cannot be read ({type(exc).__name__})"],
+            ) from None
+
     def _has_index_files(self) -> bool:
         """Segment files or manifests without a TOC: a damaged index, never to be re-created."""
         try:
@@ -469,8 +478,8 @@ class WhooshStore:
         self.path.mkdir(parents=True, exist_ok=True)
         storage = DurableFileStorage(str(self.path))
         with self.write_lock():
-            if index.exists_in(self.path, indexname=INDEX_NAME):
-                return storage.open_index(INDEX_NAME)
+            if integrity.toc_generations(self.path):
+                return self._open(storage)
             return storage.create_index(build_schema(), indexname=INDEX_NAME)
 
     # -- writing ---------------------------------------------------------
@@ -606,6 +615,23 @@ class WhooshStore:
                 s = self.ix.searcher()
             self._local.searcher = s
         return s
+
+    def verify_readable(self) -> None:
+        """Raise IndexDamaged if the current generation cannot be read as committed (cheap).
+
+        Presence and size of its files, its searcher opened (each file's
+        checksum verified once per process), and each file's identity and times
+        unchanged since it was verified. For health checks.
+        """
+        with reading(self.path):
+            manifest = integrity.quick_check(self.path, self.generation)
+            self.searcher()
+            for name in manifest.files if manifest else ():
+                if not name.endswith(integrity.ARTICLES_EXT):
+                    try:
+                        integrity.VERIFIER.verify(str(self.path / name))
+                    except FileNotFoundError:
+                        pass  # a commit replaced it meanwhile: the next check sees the new one
 
     @property
     def generation(self) -> int:
