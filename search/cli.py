@@ -830,7 +830,8 @@ def repair(obj: Context, paths: tuple[str, ...], processes: int | None, as_json:
     from .indexer import default_enricher, default_processes
     from .repair import repair as run_repair
 
-    enricher = default_enricher(n_process=processes or default_processes())
+    # spaCy loads only when there are files to enrich again
+    enricher = default_enricher(n_process=processes or default_processes()) if paths else None
     report = run_repair(obj.index_dir, paths, enricher=enricher,
                         timeout=obj.settings["lock_timeout"],
                         commit_every=obj.settings["commit_every"])  # fmt: skip

@@ -182,8 +182,9 @@ def segment_articles(storage: Any, schema: Any, segment: Any) -> dict[str, int]:
             return {}
         out = {}
         for btext in reader.lexicon("article_id"):
-            ids = reader.postings("article_id", btext).all_ids()
-            out[btext.decode("utf-8")] = min(ids)
+            ids = list(reader.postings("article_id", btext).all_ids())  # live documents only
+            if ids:
+                out[btext.decode("utf-8")] = min(ids)
         return out
     finally:
         reader.close()
