@@ -9,6 +9,7 @@ interrupted (Ctrl-C). Errors are one line on stderr; ``--debug`` shows the trace
 
 from __future__ import annotations
 
+import errno
 import os
 import pickle
 import struct
@@ -36,6 +37,7 @@ from .output import (
 
 EXIT_NO_RESULTS = 1
 EXIT_DAMAGED = 5
+EXIT_NO_SPACE = 7
 EXIT_INTERRUPTED = 130
 # What reading a damaged file can raise if no checksum caught it first; an EOFError
 # left to click would become "Aborted!" and exit 1 ("found nothing")
@@ -86,6 +88,12 @@ def handle_errors(fn: Callable) -> Callable:
         except (ConnectionError, OSError) as exc:
             if debug:
                 raise
+            if getattr(exc, "errno", None) in (errno.ENOSPC, errno.EDQUOT):
+                fail(
+                    "the disk is full: the write was abandoned and nothing of it was kept (the "
+                    "index holds its last commit); free some space and run it again",
+                    EXIT_NO_SPACE,
+                )
             fail(str(exc), 5)
         except READ_DAMAGE as exc:
             if debug:
