@@ -10,6 +10,7 @@ Every error response has ``type``, ``title``, ``status``, ``detail``,
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 from collections.abc import Mapping
@@ -239,4 +240,12 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(Exception)
     def _unexpected(exc: Exception) -> Response:
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            log.error("a write failed for lack of disk space: %s", exc)
+            return problem_response(
+                507,
+                "Not enough disk space",
+                "the disk holding the index is full: this write was abandoned and nothing of it "
+                "was kept (the index holds its last commit); retry once space is freed",
+            )
         return internal_error(exc)

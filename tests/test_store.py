@@ -1,6 +1,7 @@
 """The store and the indexer on a real Whoosh index under tmp_path."""
 
 import pytest
+from conftest import fill_disk
 
 from search.errors import IndexBusy, IndexUnavailable, NotFound
 from search.indexer import index_paths
@@ -120,42 +121,6 @@ def test_writes_after_the_same_random_seed_do_not_collide(store):
 # --- a full disk: failed commits leave nothing behind; merges check free space first ---------
 
 
-@pytest.fixture
-def small_disk(tmp_path):
-    """A 4 MB tmpfs (root only; skipped where mounting is not allowed)."""
-    import subprocess
-
-    mnt = tmp_path / "disk"
-    mnt.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mnt)],
-                          capture_output=True, text=True)  # fmt: skip
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
-
-
-def _fill(disk, leave: int):
-    """Fill the disk up to ``leave`` bytes free; returns the filler file (delete it to free)."""
-    import errno
-    import os
-    import shutil
-
-    filler = disk / "filler"
-    with open(filler, "wb") as fh:
-        try:
-            while True:
-                fh.write(b"\0" * 65536)
-                fh.flush()
-        except OSError as exc:
-            assert exc.errno == errno.ENOSPC
-    free = shutil.disk_usage(disk).free
-    os.truncate(filler, max(0, filler.stat().st_size + free - leave))
-    return filler
-
-
 def _synthetic(n, seed, prefix):
     from _synthetic import articles
 
@@ -186,7 +151,7 @@ def test_a_full_disk_mid_commit_keeps_committed_work_and_leaves_no_file(small_di
     store = WhooshStore(ix)
     index_articles(store, arts[:3], enricher=_NoNLP())
     before = sorted(os.listdir(ix))
-    filler = _fill(small_disk, leave=96 * 1024)  # room for a few articles, not for 57
+    filler = fill_disk(small_disk, leave=96 * 1024)  # room for a few articles, not for 57
     with pytest.raises(OSError) as failure:
         index_articles(store, arts[3:], enricher=_NoNLP())
     assert failure.value.errno == errno.ENOSPC
@@ -223,7 +188,7 @@ def test_optimize_refuses_without_twice_the_space_and_says_how_much(small_disk):
     for i in range(0, 40, 10):
         index_articles(store, arts[i : i + 10], enricher=_NoNLP())
     segments = len(store.ix._segments())
-    filler = _fill(small_disk, leave=64 * 1024)
+    filler = fill_disk(small_disk, leave=64 * 1024)
     with pytest.raises(NotEnoughSpace, match=r"optimize needs about [0-9.]+ MB of free disk"):
         store.optimize()
     r = CliRunner().invoke(cli, ["--index", str(ix), "optimize"])
@@ -244,7 +209,7 @@ def test_an_automatic_merge_waits_for_space_while_the_commit_lands(small_disk):
     for art in arts[:9]:
         index_articles(store, [art], enricher=_NoNLP())
     assert len(store.ix._segments()) == 9
-    filler = _fill(small_disk, leave=160 * 1024)  # a commit fits, a merge of ten does not
+    filler = fill_disk(small_disk, leave=160 * 1024)  # a commit fits, a merge of ten does not
     index_articles(store, [arts[9]], enricher=_NoNLP())  # the tenth segment: merge due
     assert len(store.ix._segments()) == 10 and store.stats()["articles"] == 10
     filler.unlink()
