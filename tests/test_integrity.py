@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
+import sys
 from pathlib import Path
 
 import pytest
@@ -59,6 +61,12 @@ def contents(path: Path) -> list[str]:
             return sorted(json.dumps(d, sort_keys=True) for d in s.reader().all_stored_fields())
     finally:
         store.close()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def run(path: Path, *args: str):
@@ -175,6 +183,21 @@ def test_damage_is_named_never_answered_wrongly_and_repaired(built, damaged):
         assert "Traceback" not in stderr and "Aborted" not in stderr
     if kind in ("toc", "segment"):  # what every query reads: never answered
         assert all(a[0] == 5 for a in answers(ix).values())
+
+    # `serve`: the one-line error before starting, or it goes on to start the server
+    # (os.execve is stopped here so the test process is not replaced by gunicorn)
+    started = []
+    monkey = pytest.MonkeyPatch()
+    monkey.setattr(os, "execve", lambda *a: started.append(a) or sys.exit(0))
+    try:
+        r = run(ix, "serve", "--port", str(free_port()))
+    finally:
+        monkey.undo()
+    if kind in ("toc", "segment"):
+        assert r.exit_code == 5 and not started, r.output
+        assert r.stderr.count("\n") == 1 and r.stderr.startswith("Error: the index is damaged")
+    else:
+        assert r.exit_code == 0 and started, r.output
 
     # the API: 503 problem+json and not ready, or the right answer and ready
     from api.app import create_app
