@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -143,47 +143,57 @@ def _article_from_records(art: dict[str, Any], passages: list[dict[str, Any]]) -
     return article, out
 
 
-def _survivors(
-    folder: Path, segments: list[Any], damaged: set[str]
-) -> tuple[dict, set[str], set[str]]:
-    """Article id -> (Article, passages) from intact segments; segments found unreadable;
-    ids of articles whose records do not agree with their content hash."""
-    from .store import DurableFileStorage
+class _Survivors:
+    """The live articles of intact segments, read one article at a time (bounded memory).
 
-    storage = DurableFileStorage(str(folder), verify=False)
-    schema = build_schema()
-    found: dict[str, Any] = {}
-    unreadable: set[str] = set()
-    rejected: set[str] = set()
-    for seg in segments:
-        sid = seg.segment_id()
-        if sid in damaged:
-            continue
-        try:
-            reader = SegmentReader(storage, schema, seg)
+    Iterating yields (Article, stored passages); afterwards ``ids`` holds the
+    articles yielded, ``rejected`` those whose records disagree with their
+    content hash, ``unreadable`` the segments that failed while being read
+    (articles read from them before the failure verified, and are kept).
+    """
+
+    def __init__(self, folder: Path, segments: list[Any], damaged: set[str]) -> None:
+        self.folder = folder
+        self.segments = segments
+        self.damaged = damaged
+        self.ids: set[str] = set()
+        self.rejected: set[str] = set()
+        self.unreadable: set[str] = set()
+
+    def __iter__(self) -> Iterator[tuple[Article, list[Passage]]]:
+        from .store import DurableFileStorage
+
+        storage = DurableFileStorage(str(self.folder), verify=False)
+        schema = build_schema()
+        for seg in self.segments:
+            sid = seg.segment_id()
+            if sid in self.damaged:
+                continue
             try:
-                arts: dict[str, dict] = {}
-                passages: dict[str, list[dict]] = {}
-                for docnum in range(seg.doc_count_all()):
-                    if reader.is_deleted(docnum):
+                reader = SegmentReader(storage, schema, seg)
+            except Exception:  # noqa: BLE001 - a segment that cannot be opened is damaged
+                self.unreadable.add(sid)
+                continue
+            try:
+                for article_id in list(reader.lexicon("article_id")):
+                    # live documents only: the reader leaves deleted ones out
+                    docs = list(reader.postings("article_id", article_id).all_ids())
+                    stored = [reader.stored_fields(d) for d in docs]
+                    art = next((d for d in stored if d.get("doctype") == "article"), None)
+                    if art is None:
                         continue
-                    doc = reader.stored_fields(docnum)
-                    if doc.get("doctype") == "article":
-                        arts[doc["id"]] = doc
-                    elif doc.get("doctype") == "passage":
-                        passages.setdefault(doc["article_id"], []).append(doc)
+                    rebuilt = _article_from_records(
+                        art, [d for d in stored if d.get("doctype") == "passage"]
+                    )
+                    if rebuilt is None:
+                        self.rejected.add(art["id"])
+                        continue
+                    self.ids.add(art["id"])
+                    yield rebuilt  # a later segment's version replaces an earlier one
+            except Exception:  # noqa: BLE001 - a segment that cannot be read through
+                self.unreadable.add(sid)
             finally:
                 reader.close()
-        except Exception:  # noqa: BLE001 - a segment that cannot be read through is damaged
-            unreadable.add(sid)
-            continue
-        for aid, doc in arts.items():
-            rebuilt = _article_from_records(doc, passages.get(aid, []))
-            if rebuilt is None:
-                rejected.add(aid)
-            else:
-                found[aid] = rebuilt  # later segments hold newer versions
-    return found, unreadable, rejected - set(found)
 
 
 def _next_generation(folder: Path) -> int:
@@ -239,20 +249,7 @@ def repair(
             raise IndexUnavailable(f"no index at {folder}")
         segments = _segments(folder, check)
         damaged = set(check.damaged_segments)
-        survivors: dict[str, Any] = {}
-        rejected: set[str] = set()
-        intact: list[Any] = []
-        if segments is not None:
-            survivors, unreadable, rejected = _survivors(folder, segments, damaged)
-            damaged |= unreadable
-            known = {p.segment for p in check.problems if p.articles is not None}
-            report.unknown = sorted(damaged - known)
-            intact = [s for s in segments if s.segment_id() not in damaged]
-        else:
-            report.unknown = ["(the table of contents and the manifest are both unreadable)"]
-        lost = (set(check.lost_articles) | rejected) - set(survivors)
-        report.kept = len(survivors)
-
+        intact = [g for g in segments or [] if g.segment_id() not in damaged]
         work = folder / WORK_DIR
         shutil.rmtree(work, ignore_errors=True)
         # the rebuild rewrites the intact segments: about their size, twice at the peak of
@@ -264,15 +261,22 @@ def repair(
                 f"repair needs about {need / 1e6:,.1f} MB of free disk space next to the index "
                 f"at {folder}; there are {free / 1e6:,.1f} MB: free some space and run it again"
             )
+        survivors = _Survivors(folder, segments or [], damaged)
+        stored: dict[str, list[Passage]] = {}
+
+        def surviving() -> Iterator[Article]:
+            for article, passages in survivors:
+                stored[article.id] = passages
+                yield article
+
         try:
             fresh = WhooshStore(work, lock_timeout=timeout)
             try:
                 index_articles(
-                    fresh,
-                    (a for a, _ in survivors.values()),
-                    enricher=_SurvivorEnricher(survivors),
-                    commit_every=commit_every,
+                    fresh, surviving(), enricher=_StoredPassages(stored), commit_every=commit_every
                 )
+                damaged |= survivors.unreadable
+                lost = (set(check.lost_articles) | survivors.rejected) - survivors.ids
                 if paths:
                     from_files = []
                     for item in read_paths(paths):
@@ -280,7 +284,7 @@ def repair(
                             report.failed.append({"path": item.path, "reason": item.reason})
                         elif isinstance(item, Skipped):
                             continue
-                        elif item.id not in survivors:
+                        elif item.id not in survivors.ids:
                             from_files.append(item)
                     if from_files:
                         done = index_articles(
@@ -295,6 +299,14 @@ def repair(
                         report.recovered = sorted(written & lost)
                         report.added = sorted(written - lost)
                 report.lost = sorted(lost - set(report.recovered))
+                report.kept = len(survivors.ids)
+                if segments is None:
+                    report.unknown = [
+                        "(the table of contents and the manifest are both unreadable)"
+                    ]
+                else:
+                    known = {p.segment for p in check.problems if p.articles is not None}
+                    report.unknown = sorted(damaged - known)
             finally:
                 fresh.close()
             report.generation_after = _install(folder, work)
@@ -306,15 +318,15 @@ def repair(
     return report
 
 
-class _SurvivorEnricher:
-    """Gives back the stored passages (with their entities and quotes) of surviving articles."""
+class _StoredPassages:
+    """The "enricher" of surviving articles: their stored passages, entities and quotes."""
 
-    def __init__(self, survivors: dict[str, Any]) -> None:
-        self._survivors = survivors
+    def __init__(self, stored: dict[str, list[Passage]]) -> None:
+        self._stored = stored  # filled as surviving articles are read, emptied here
 
     def enrich(self, items: Iterable[Any]) -> Iterable[Any]:
         for article, _split in items:
-            yield article, self._survivors[article.id][1]
+            yield article, self._stored.pop(article.id)
 
 
 def _install(folder: Path, work: Path) -> int:
