@@ -800,6 +800,17 @@ def check(obj: Context, as_json: bool) -> None:
                 click.echo(f"  holds {len(p.articles)} articles: {shown or '(none)'}")
             elif p.kind == "segment":
                 click.echo("  the articles it held cannot be named (its article list is damaged)")
+            elif p.kind == "toc":
+                click.echo(
+                    "  every read goes through it; `repair` rebuilds it from the segments "
+                    "(their articles are kept)"
+                )
+            elif p.kind == "manifest":
+                click.echo(
+                    "  answers do not depend on it, but writes refuse until `repair` rebuilds it"
+                )
+            elif p.kind == "articles list":
+                click.echo("  answers do not depend on it (it names a segment's articles)")
         if report.ok:
             click.echo("No damage found.")
         else:

@@ -232,12 +232,11 @@ def build_manifest(
             names.append(ids_name)
         own = sorted(n for n in names if (m := SEGMENT_FILE_RE.match(n)) and m.group(1) == sid)
         for name in own:
-            size = os.stat(folder / name).st_size
             entry = known.get(name)
-            if entry is None or entry["size"] != size:
+            if entry is None:  # written by this commit (or an index made before checksums)
                 size, crc = crc32_file(folder / name)
                 entry = {"size": size, "crc32": crc}
-            files[name] = entry
+            files[name] = entry  # files never change: a known one keeps its first checksum
         seg_entries.append(
             {
                 "id": sid,

@@ -300,3 +300,18 @@ def test_old_index_damage_without_checksums_is_still_an_error_not_a_traceback(bu
         assert stderr.count("\n") == 1 and "Traceback" not in stderr and "Aborted" not in stderr
     r = run(ix, "check")
     assert r.exit_code == 5 and seg in r.stdout
+
+
+def test_a_write_never_blesses_damage_with_fresh_checksums(built, tmp_path):
+    """After damage, a write either refuses (IndexDamaged) or leaves the damage for check."""
+    ix = tmp_path / "ix"
+    shutil.copytree(built["ix"], ix)
+    files = files_of(ix)
+    os.truncate(ix / files["articles list"], 10)  # answers do not depend on it: writes go on
+    WhooshStore(ix).delete("fi-0000")
+    r = run(ix, "check")
+    assert r.exit_code == 5 and files["articles list"] in r.stdout
+    (ix / integrity.manifest_name(integrity.toc_generations(ix)[0])).unlink()
+    with pytest.raises(IndexDamaged, match="is missing"):
+        WhooshStore(ix).delete("fi-0001")  # no checksums to carry over: refused
+    assert run(ix, "repair").exit_code == 0 and run(ix, "check").exit_code == 0
