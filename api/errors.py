@@ -21,7 +21,7 @@ from urllib.parse import quote
 from flask import Flask, Response, g, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
-from search.errors import IndexBusy, NewsquarryError, QueryError
+from search.errors import READ_DAMAGE, IndexBusy, IndexDamaged, NewsquarryError, QueryError
 
 PROBLEM_MIMETYPE = "application/problem+json"
 TYPE_PREFIX = "urn:newsquarry:problem:"
@@ -240,6 +240,13 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(Exception)
     def _unexpected(exc: Exception) -> Response:
+        if isinstance(exc, READ_DAMAGE):  # a damaged file no checksum caught (an old index)
+            return from_library_error(
+                IndexDamaged(
+                    f"the index could not be read ({type(exc).__name__}): it may be damaged; "
+                    "the server's operator can run `newsquarry check`"
+                )
+            )
         if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
             log.error("a write failed for lack of disk space: %s", exc)
             return problem_response(

@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import errno
 import os
-import pickle
-import struct
 import sys
 import time
-import zlib
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
@@ -23,7 +20,7 @@ from typing import Any
 import click
 
 from .config import load_settings
-from .errors import NewsquarryError
+from .errors import READ_DAMAGE, NewsquarryError
 from .output import (
     PASSAGE_COLUMNS,
     QUOTE_COLUMNS,
@@ -39,9 +36,6 @@ EXIT_NO_RESULTS = 1
 EXIT_DAMAGED = 5
 EXIT_NO_SPACE = 7
 EXIT_INTERRUPTED = 130
-# What reading a damaged file can raise if no checksum caught it first; an EOFError
-# left to click would become "Aborted!" and exit 1 ("found nothing")
-READ_DAMAGE = (EOFError, zlib.error, struct.error, pickle.UnpicklingError)
 
 
 class Context:

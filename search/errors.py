@@ -7,6 +7,20 @@ one line on stderr and an exit code (``exit_code``).
 
 from __future__ import annotations
 
+import pickle
+import struct
+import zlib
+
+# What Whoosh raises when it reads a damaged file that no checksum caught first (an
+# index made before checksums): each is turned into IndexDamaged, never a traceback.
+# (An EOFError left to click would become "Aborted!" and exit 1, "found nothing".)
+READ_DAMAGE: tuple[type[BaseException], ...] = (
+    EOFError,
+    zlib.error,
+    struct.error,
+    pickle.UnpicklingError,
+)
+
 
 class NewsquarryError(Exception):
     """Base class: a clear message, an HTTP status and a CLI exit code."""

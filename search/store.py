@@ -19,13 +19,10 @@ from __future__ import annotations
 
 import json
 import os
-import pickle
 import re
 import shutil
-import struct
 import threading
 import time
-import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -40,7 +37,7 @@ from . import (
     integrity,
     whoosh_fixes,  # noqa: F401  (applies the fixes)
 )
-from .errors import IndexDamaged, IndexUnavailable, NotEnoughSpace, NotFound
+from .errors import READ_DAMAGE, IndexDamaged, IndexUnavailable, NotEnoughSpace, NotFound
 from .locking import WriteLock, holder_note
 from .merging import free_bytes, merge_tiered, segment_bytes
 from .models import Article, Passage
@@ -351,11 +348,6 @@ class DurableFileStorage(FileStorage):
             pass
         finally:
             os.close(fd)
-
-
-# What reading a damaged file raises inside Whoosh when no checksum caught it first
-# (an index made before checksums): turned into IndexDamaged, never a traceback
-READ_DAMAGE = (EOFError, zlib.error, struct.error, pickle.UnpicklingError, UnicodeDecodeError)
 
 
 @contextmanager

@@ -300,6 +300,12 @@ def test_old_index_damage_without_checksums_is_still_an_error_not_a_traceback(bu
         assert stderr.count("\n") == 1 and "Traceback" not in stderr and "Aborted" not in stderr
     r = run(ix, "check")
     assert r.exit_code == 5 and seg in r.stdout
+    from api.app import create_app
+
+    client = create_app({"index": str(ix)}).test_client()
+    resp = client.get("/v1/search?q=council")
+    assert resp.status_code == 503 and resp.mimetype == "application/problem+json"
+    assert client.get("/health/ready").status_code == 503
 
 
 def test_a_write_never_blesses_damage_with_fresh_checksums(built, tmp_path):
