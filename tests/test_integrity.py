@@ -321,3 +321,20 @@ def test_a_write_never_blesses_damage_with_fresh_checksums(built, tmp_path):
     with pytest.raises(IndexDamaged, match="is missing"):
         WhooshStore(ix).delete("fi-0001")  # no checksums to carry over: refused
     assert run(ix, "repair").exit_code == 0 and run(ix, "check").exit_code == 0
+
+
+def test_the_matrix_covers_every_kind_of_file_a_commit_writes(built):
+    """A new kind of file written at commit (doc values, say) must join the matrix above."""
+    ix = built["ix"]
+    gen = integrity.toc_generations(ix)[0]
+    listed = set(integrity.read_manifest(ix, gen).files) | {integrity.manifest_name(gen)}
+    covered = set(files_of(ix).values())
+    seg_exts = {Path(n).suffix for n in covered if integrity.SEGMENT_FILE_RE.match(n)}
+    for name in listed:
+        if integrity.SEGMENT_FILE_RE.match(name):
+            assert Path(name).suffix in seg_exts, f"{name}: a kind of file the matrix misses"
+        else:
+            assert integrity.TOC_RE.match(name) or integrity.MANIFEST_RE.match(name), name
+    # and the index folder holds nothing else a reader depends on
+    others = {n for n in os.listdir(ix) if n not in listed}
+    assert others <= {"newsquarry_WRITELOCK", "newsquarry_TURNSTILE"}, others
