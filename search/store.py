@@ -38,7 +38,7 @@ from . import (
     whoosh_fixes,  # noqa: F401  (applies the fixes)
 )
 from .errors import READ_DAMAGE, IndexDamaged, IndexUnavailable, NotEnoughSpace, NotFound
-from .locking import WriteLock, holder_note
+from .locking import WriteLock
 from .merging import free_bytes, merge_tiered, segment_bytes
 from .models import Article, Passage
 from .schema import SCHEMA_VERSION, build_schema, keyword_value, spelling_words
@@ -537,11 +537,6 @@ class WhooshStore:
             "segments_after": len(self.ix._segments()),
             "seconds": round(time.monotonic() - t0, 2),
         }
-
-    def _lock_holder(self) -> str:
-        """ " (held by pid N since T: command)" from the lock file, or "" if unknown."""
-        note = holder_note(self.path)
-        return f" (held by {note})" if note else ""
 
     def _remove_stale_files(self) -> None:
         """Remove what writers killed mid-commit left (we hold the lock, so none is in use).
