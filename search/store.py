@@ -6,10 +6,13 @@
 on a Whoosh index on disk; a distributed engine can later implement the same
 protocol without the API or the CLI changing.
 
-Writes: one writer at a time (Whoosh's file lock, a kernel ``flock`` that a
-killed process releases), acquired with a bounded timeout; everything put in
-one ``writer()`` session commits atomically (Whoosh writes segment files, then
-swaps the table of contents), so a crash leaves the last completed commit.
+Writes: one writer at a time, in turn (``search.locking``: kernel ``flock``
+locks that a killed process releases), acquired with a bounded timeout;
+everything put in one ``writer()`` session commits atomically (Whoosh writes
+segment files, then swaps the table of contents), so a crash leaves the last
+completed commit, and a commit that fails removes what it wrote. Each commit
+records the checksums of its files (``search.integrity``), checked when they are
+read; ``check_index`` and ``search.repair`` live in their own modules.
 
 Reads: one searcher per thread, replaced by a new one only when a commit has
 landed (see ``WhooshStore.searcher``), never reopened per query.
