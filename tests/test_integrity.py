@@ -338,3 +338,20 @@ def test_the_matrix_covers_every_kind_of_file_a_commit_writes(built):
     # and the index folder holds nothing else a reader depends on
     others = {n for n in os.listdir(ix) if n not in listed}
     assert others <= {"newsquarry_WRITELOCK", "newsquarry_TURNSTILE"}, others
+
+
+def test_repair_command_with_the_original_files_recovers_every_article(built, tmp_path):
+    ix = tmp_path / "ix"
+    shutil.copytree(built["ix"], ix)
+    os.truncate(ix / files_of(ix)["segment"], 0)
+    monkey = pytest.MonkeyPatch()
+    monkey.setattr("search.indexer.default_enricher", lambda **kw: TagEnricher())  # no spaCy
+    try:
+        r = run(ix, "repair", str(built["source"]))
+    finally:
+        monkey.undo()
+    assert r.exit_code == 0, r.output
+    assert "3 articles kept, 3 recovered from files, 0 added from files." in r.stdout
+    assert "Not recovered" not in r.stdout
+    assert run(ix, "check").exit_code == 0
+    assert contents(ix) == built["contents"]
