@@ -21,7 +21,13 @@ from urllib.parse import quote
 from flask import Flask, Response, g, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
-from search.errors import READ_DAMAGE, IndexBusy, IndexDamaged, NewsquarryError, QueryError
+from newsquarry.search.errors import (
+    READ_DAMAGE,
+    IndexBusy,
+    IndexDamaged,
+    NewsquarryError,
+    QueryError,
+)
 
 PROBLEM_MIMETYPE = "application/problem+json"
 TYPE_PREFIX = "urn:newsquarry:problem:"

@@ -23,12 +23,12 @@ from _synthetic import articles, write_jsonl
 from api_support import TagEnricher
 from click.testing import CliRunner
 
-from search import integrity
-from search.cli import cli
-from search.errors import IndexDamaged
-from search.indexer import index_paths
-from search.repair import repair
-from search.store import WhooshStore
+from newsquarry.search import integrity
+from newsquarry.search.cli import cli
+from newsquarry.search.errors import IndexDamaged
+from newsquarry.search.indexer import index_paths
+from newsquarry.search.repair import repair
+from newsquarry.search.store import WhooshStore
 
 KINDS = ("toc", "segment", "articles list", "manifest")
 DAMAGE = ("half", "zero", "block", "delete", "older")
@@ -200,7 +200,7 @@ def test_damage_is_named_never_answered_wrongly_and_repaired(built, damaged):
         assert r.exit_code == 0 and started, r.output
 
     # the API: 503 problem+json and not ready, or the right answer and ready
-    from api.app import create_app
+    from newsquarry.api.app import create_app
 
     client = create_app({"index": str(ix)}).test_client()
     resp = client.get("/v1/search?q=council&per_page=50")
@@ -300,7 +300,7 @@ def test_old_index_damage_without_checksums_is_still_an_error_not_a_traceback(bu
         assert stderr.count("\n") == 1 and "Traceback" not in stderr and "Aborted" not in stderr
     r = run(ix, "check")
     assert r.exit_code == 5 and seg in r.stdout
-    from api.app import create_app
+    from newsquarry.api.app import create_app
 
     client = create_app({"index": str(ix)}).test_client()
     resp = client.get("/v1/search?q=council")

@@ -19,11 +19,11 @@ import pytest
 from _integrity import assert_exact, expected_passage_ids, index_contents
 from _synthetic import articles
 
-from search.errors import IndexBusy
-from search.locking import WriteLock, holder_note
-from search.passages import split_passages
-from search.readers import article_from_mapping
-from search.store import WhooshStore
+from newsquarry.search.errors import IndexBusy
+from newsquarry.search.locking import WriteLock, holder_note
+from newsquarry.search.passages import split_passages
+from newsquarry.search.readers import article_from_mapping
+from newsquarry.search.store import WhooshStore
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -3,9 +3,9 @@
 import pytest
 from conftest import fill_disk
 
-from search.errors import IndexBusy, IndexUnavailable, NotFound
-from search.indexer import index_paths
-from search.store import WhooshStore
+from newsquarry.search.errors import IndexBusy, IndexUnavailable, NotFound
+from newsquarry.search.indexer import index_paths
+from newsquarry.search.store import WhooshStore
 
 SEED_ID = "000_e23b3335c9472580"
 
@@ -107,8 +107,8 @@ def test_writes_after_the_same_random_seed_do_not_collide(store):
     # not make two commits pick the same segment name
     import random
 
-    from search.models import Article
-    from search.passages import split_passages
+    from newsquarry.search.models import Article
+    from newsquarry.search.passages import split_passages
 
     for n in range(3):
         random.seed(42)
@@ -124,7 +124,7 @@ def test_writes_after_the_same_random_seed_do_not_collide(store):
 def _synthetic(n, seed, prefix):
     from _synthetic import articles
 
-    from search.readers import article_from_mapping
+    from newsquarry.search.readers import article_from_mapping
 
     return articles(n, seed=seed, prefix=prefix), [
         article_from_mapping(a) for a in articles(n, seed=seed, prefix=prefix)
@@ -143,8 +143,8 @@ def test_a_full_disk_mid_commit_keeps_committed_work_and_leaves_no_file(small_di
     from _integrity import assert_exact, expected_passage_ids, index_contents
     from click.testing import CliRunner
 
-    from search.cli import cli
-    from search.indexer import index_articles
+    from newsquarry.search.cli import cli
+    from newsquarry.search.indexer import index_articles
 
     ix = small_disk / "ix"
     raw, arts = _synthetic(60, seed=9, prefix="d")
@@ -178,9 +178,9 @@ def test_a_full_disk_mid_commit_keeps_committed_work_and_leaves_no_file(small_di
 def test_optimize_refuses_without_twice_the_space_and_says_how_much(small_disk):
     from click.testing import CliRunner
 
-    from search.cli import cli
-    from search.errors import NotEnoughSpace
-    from search.indexer import index_articles
+    from newsquarry.search.cli import cli
+    from newsquarry.search.errors import NotEnoughSpace
+    from newsquarry.search.indexer import index_articles
 
     ix = small_disk / "ix"
     _, arts = _synthetic(40, seed=10, prefix="o")
@@ -201,7 +201,7 @@ def test_optimize_refuses_without_twice_the_space_and_says_how_much(small_disk):
 
 
 def test_an_automatic_merge_waits_for_space_while_the_commit_lands(small_disk):
-    from search.indexer import index_articles
+    from newsquarry.search.indexer import index_articles
 
     ix = small_disk / "ix"
     _, arts = _synthetic(11, seed=11, prefix="m")
