@@ -68,6 +68,9 @@ class Backend:
         """(ready, reason when not, generation when ready)."""
         try:
             store = self.store()
+            verify = getattr(store, "verify_readable", None)
+            if verify is not None:
+                verify()  # damage found here makes the worker not ready until repaired
             return True, None, int(store.generation)
         except IndexUnavailable as exc:
             return False, exc.message, None

@@ -10,6 +10,7 @@ Every error response has ``type``, ``title``, ``status``, ``detail``,
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 from collections.abc import Mapping
@@ -20,7 +21,13 @@ from urllib.parse import quote
 from flask import Flask, Response, g, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
-from newsquarry.search.errors import IndexBusy, NewsquarryError, QueryError
+from newsquarry.search.errors import (
+    READ_DAMAGE,
+    IndexBusy,
+    IndexDamaged,
+    NewsquarryError,
+    QueryError,
+)
 
 PROBLEM_MIMETYPE = "application/problem+json"
 TYPE_PREFIX = "urn:newsquarry:problem:"
@@ -135,7 +142,10 @@ def problem_response(
 
 def from_library_error(exc: NewsquarryError) -> Response:
     """A library error (its own status, title, field and details) as a problem."""
-    errors = {exc.field: [exc.message]} if exc.field else None
+    # IndexBusy's message names the index folder and the holder's pid and command: for
+    # the command line and the logs, not for clients
+    message = getattr(exc, "public_message", None) or exc.message
+    errors = {exc.field: [message]} if exc.field else None
     extra: dict[str, Any] = {}
     if isinstance(exc, QueryError) and exc.position is not None:
         extra["position"] = exc.position
@@ -145,8 +155,10 @@ def from_library_error(exc: NewsquarryError) -> Response:
     headers = {}
     if exc.status == 503:
         headers["Retry-After"] = "5" if isinstance(exc, IndexBusy) else "10"
+    if exc.status == 503:
+        log.warning("%s: %s", exc.title, exc.message)
     return problem_response(
-        exc.status, exc.title, exc.message, errors=errors, headers=headers, extra=extra
+        exc.status, exc.title, message, errors=errors, headers=headers, extra=extra
     )
 
 
@@ -234,4 +246,19 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(Exception)
     def _unexpected(exc: Exception) -> Response:
+        if isinstance(exc, READ_DAMAGE):  # a damaged file no checksum caught (an old index)
+            return from_library_error(
+                IndexDamaged(
+                    f"the index could not be read ({type(exc).__name__}): it may be damaged; "
+                    "the server's operator can run `newsquarry check`"
+                )
+            )
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            log.error("a write failed for lack of disk space: %s", exc)
+            return problem_response(
+                507,
+                "Not enough disk space",
+                "the disk holding the index is full: this write was abandoned and nothing of it "
+                "was kept (the index holds its last commit); retry once space is freed",
+            )
         return internal_error(exc)

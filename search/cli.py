@@ -2,8 +2,9 @@
 
 Exit codes: 0 results found / done; 1 the search ran and found nothing (like
 grep); 2 usage error or bad query; 3 not found; 4 index busy (another writer);
-5 index unavailable (none at the folder given) or server unreachable / not
-newsquarry; 6 search timed out; 130 interrupted (Ctrl-C).
+5 index unavailable (none at the folder given) or damaged (``check`` found
+damage), or server unreachable / not newsquarry; 6 search timed out; 7 not enough
+disk space (for a merge, ``optimize`` or ``repair``); 130 interrupted (Ctrl-C).
 Errors are one line on stderr, naming the option typed; ``--debug`` shows the traceback.
 
 Only the default index folder is created and filled with the bundled corpus on
@@ -14,6 +15,7 @@ not a new index answering "No matches.".
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import time
@@ -25,7 +27,7 @@ from typing import Any
 import click
 
 from .config import SETTINGS_BY_NAME, default_index_dir, load_settings
-from .errors import NewsquarryError, NoIndex
+from .errors import READ_DAMAGE, NewsquarryError, NoIndex
 from .output import (
     jsonl_lines,
     make_console,
@@ -38,6 +40,8 @@ from .output import (
 )
 
 EXIT_NO_RESULTS = 1
+EXIT_DAMAGED = 5
+EXIT_NO_SPACE = 7
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a tool killed by a closed pipe exits
 
@@ -96,7 +100,21 @@ def handle_errors(fn: Callable) -> Callable:
         except (ConnectionError, OSError) as exc:
             if debug:
                 raise
+            if getattr(exc, "errno", None) in (errno.ENOSPC, errno.EDQUOT):
+                fail(
+                    "the disk is full: the write was abandoned and nothing of it was kept (the "
+                    "index holds its last commit); free some space and run it again",
+                    EXIT_NO_SPACE,
+                )
             fail(str(exc), 5)
+        except READ_DAMAGE as exc:
+            if debug:
+                raise
+            fail(
+                f"the index could not be read ({type(exc).__name__}): it may be damaged. Run "
+                "`newsquarry check` for the details and `newsquarry repair` to rebuild it",
+                EXIT_DAMAGED,
+            )
 
     return wrapper
 
@@ -259,7 +277,7 @@ def ensure_index(obj: Context, serving: bool = False) -> None:
             if not serving:
                 raise
             click.echo(f"No index at {obj.index_dir}: serving a new, empty index.", err=True)
-            obj.store()
+        obj.store().stats()  # a first read: damage is reported here, not by a worker later
         return
     store = obj.store()
     if store.stats()["articles"] == 0 and isinstance(store, WhooshStore):
@@ -1017,6 +1035,121 @@ def optimize_command(obj: Context) -> None:
     )
 
 
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_obj
+@handle_errors
+def check(obj: Context, as_json: bool) -> None:
+    """Verify every file of the index against its checksum (exit 0 clean, 5 damaged).
+
+    Names each damaged file and the articles it held. Reads the whole index
+    once; safe while other processes read or write it.
+
+    \b
+    Examples:
+      newsquarry check
+      newsquarry check --json
+    """
+    from .integrity import check_index, toc_generations
+
+    path = obj.index_dir
+    if not os.path.isdir(path):
+        fail(f"no index at {path}", EXIT_DAMAGED)
+    for _ in range(5):  # a commit during the check deletes files it was reading: check again
+        before = toc_generations(path)[:1]
+        report = check_index(path)
+        if toc_generations(path)[:1] == before:
+            break
+    if as_json:
+        click.echo(to_json(report.to_dict()))
+    else:
+        mb = report.bytes_checked / 1e6
+        click.echo(
+            f"{path}: generation {report.generation}, {report.files_checked} files "
+            f"({mb:.1f} MB) checked."
+        )
+        for note in report.notes:
+            click.echo(f"note: {note}")
+        for p in report.problems:
+            click.echo(f"damaged: {p.file} ({p.kind}): {p.problem}")
+            if p.articles is not None:
+                shown = ", ".join(p.articles[:20]) + (" …" if len(p.articles) > 20 else "")
+                click.echo(f"  holds {len(p.articles)} articles: {shown or '(none)'}")
+            elif p.kind == "segment":
+                click.echo("  the articles it held cannot be named (its article list is damaged)")
+            elif p.kind == "toc":
+                click.echo(
+                    "  every read goes through it; `repair` rebuilds it from the segments "
+                    "(their articles are kept)"
+                )
+            elif p.kind == "manifest":
+                click.echo(
+                    "  answers do not depend on it, but writes refuse until `repair` rebuilds it"
+                )
+            elif p.kind == "articles list":
+                click.echo("  answers do not depend on it (it names a segment's articles)")
+        if report.ok:
+            click.echo("No damage found.")
+        else:
+            click.echo(
+                "The index is damaged. Run `newsquarry repair` (with the original files, "
+                "to recover the articles named above) to rebuild it; see docs/reliability.md."
+            )
+    sys.exit(0 if report.ok else EXIT_DAMAGED)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option(
+    "--processes",
+    type=click.IntRange(1),
+    default=None,
+    help="Worker processes for the NLP step of articles read from PATHS.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_obj
+@handle_errors
+def repair(obj: Context, paths: tuple[str, ...], processes: int | None, as_json: bool) -> None:
+    """Rebuild a damaged index from what survives, and from PATHS if given.
+
+    Every article of an undamaged segment is kept as it was indexed. Articles
+    held by damaged files are lost unless their original files are given again
+    as PATHS (files and folders, as for `index`): those are indexed again.
+    Says what could not be recovered; exit 0 when the index is clean afterwards.
+
+    \b
+    Examples:
+      newsquarry check
+      newsquarry repair
+      newsquarry repair ~/news/archive.jsonl
+    """
+    from .indexer import default_enricher, default_processes
+    from .repair import repair as run_repair
+
+    # spaCy loads only when there are files to enrich again
+    enricher = default_enricher(n_process=processes or default_processes()) if paths else None
+    report = run_repair(obj.index_dir, paths, enricher=enricher,
+                        timeout=obj.settings["lock_timeout"],
+                        commit_every=obj.settings["commit_every"])  # fmt: skip
+    if as_json:
+        click.echo(to_json(report.to_dict()))
+    elif not report.repaired:
+        click.echo("No damage found: nothing to repair.")
+    else:
+        for f in report.failed:
+            click.echo(f"failed: {f.get('path') or f.get('id')}: {f['reason']}", err=True)
+        click.echo(
+            f"Repaired: generation {report.generation_before} -> {report.generation_after}; "
+            f"{report.kept} articles kept, {len(report.recovered)} recovered from files, "
+            f"{len(report.added)} added from files."
+        )
+        if report.lost:
+            shown = ", ".join(report.lost[:20]) + (" …" if len(report.lost) > 20 else "")
+            click.echo(f"Not recovered ({len(report.lost)} articles): {shown}")
+            click.echo("Give their original files to `newsquarry index` to add them back.")
+        for seg in report.unknown:
+            click.echo(f"Lost articles cannot be named for damaged segment {seg}.")
+    sys.exit(0 if report.clean_after else EXIT_DAMAGED)
 def _late_index(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
     """``--index`` given after the command: it wins over the one before it and the env."""
     obj = ctx.find_object(Context)
@@ -1025,8 +1158,8 @@ def _late_index(ctx: click.Context, param: click.Parameter, value: str | None) -
 
 
 # every command that uses an index also takes --index after its name (one definition)
-for _name in ("index", "search", "quotes", "facets", "show", "stats", "delete", "serve",
-              "optimize"):  # fmt: skip
+for _name in ("index", "search", "quotes", "facets", "cooccur", "show", "stats", "delete",
+              "serve", "optimize", "check", "repair"):  # fmt: skip
     cli.commands[_name].params.append(
         click.Option(
             ["--index"],

@@ -42,7 +42,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "max_term_expansion", 1000, "Most index terms one wildcard or fuzzy term may expand to."
     ),
-    Setting("lock_timeout", 30.0, "Seconds a writer waits for the index lock before giving up."),
+    Setting(
+        "lock_timeout",
+        30.0,
+        "Seconds a writer waits for its turn at the index lock before giving up (writers take "
+        "turns: a waiting writer goes next).",
+    ),
     Setting("max_body_bytes", 10 * 1024 * 1024, "Largest request body the API accepts."),
     Setting("write_token", None, "Token required by API writes; writes are disabled when unset."),
     Setting("secret", None, "Server secret for scoped read keys (HMAC); keys disabled when unset."),

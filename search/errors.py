@@ -7,6 +7,20 @@ one line on stderr and an exit code (``exit_code``).
 
 from __future__ import annotations
 
+import pickle
+import struct
+import zlib
+
+# What Whoosh raises when it reads a damaged file that no checksum caught first (an
+# index made before checksums): each is turned into IndexDamaged, never a traceback.
+# (An EOFError left to click would become "Aborted!" and exit 1, "found nothing".)
+READ_DAMAGE: tuple[type[BaseException], ...] = (
+    EOFError,
+    zlib.error,
+    struct.error,
+    pickle.UnpicklingError,
+)
+
 
 class NewsquarryError(Exception):
     """Base class: a clear message, an HTTP status and a CLI exit code."""
@@ -73,11 +87,19 @@ class ReadError(NewsquarryError):
 
 
 class IndexBusy(NewsquarryError):
-    """Another writer held the index lock for longer than the timeout."""
+    """Another writer held the index lock for longer than the timeout.
+
+    ``message`` names the index folder and the holder (pid, command) for the
+    command line and the logs; ``public_message`` leaves them out, for API clients.
+    """
 
     status = 503
     exit_code = 4
     title = "Index busy"
+
+    def __init__(self, message: str, *, public_message: str | None = None, **kw: object) -> None:
+        super().__init__(message, **kw)
+        self.public_message = public_message or message
 
 
 class IndexUnavailable(NewsquarryError):
@@ -90,6 +112,28 @@ class IndexUnavailable(NewsquarryError):
 
 class NoIndex(IndexUnavailable):
     """No index exists in the folder given (nothing was created there)."""
+
+
+class IndexDamaged(IndexUnavailable):
+    """A file of the index is missing, cut short or does not match its checksum.
+
+    ``files`` names the damaged files (names inside the index folder); the
+    message says to run ``newsquarry check`` and ``newsquarry repair``.
+    """
+
+    title = "Index damaged"
+
+    def __init__(self, message: str, *, files: list[str] | None = None, **kw: object) -> None:
+        super().__init__(message, **kw)
+        self.files = list(files or [])
+
+
+class NotEnoughSpace(NewsquarryError):
+    """A merge or a repair would need more free disk space than there is."""
+
+    status = 507
+    exit_code = 7
+    title = "Not enough disk space"
 
 
 class SearchTimeout(NewsquarryError):

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import SETTINGS_BY_NAME
-from .errors import EnrichmentFailed, IndexBusy
+from .errors import EnrichmentFailed
 from .models import Article, Passage
 from .passages import split_passages
 from .readers import JSONL_EXTS, SUPPORTED, ReadFailure, Skipped, iter_files, read_paths
@@ -295,30 +295,7 @@ def optimize(store: WhooshStore, timeout: float | None = None) -> dict[str, Any]
     segments per size class, so a big import leaves tens of segments, and
     every query visits each one.
     Needs the write lock (waits up to ``timeout``, the store's lock timeout by
-    default); returns segment counts and seconds taken.
+    default) and about twice the index's size in free disk space (refused with
+    ``NotEnoughSpace`` otherwise); returns segment counts and seconds taken.
     """
-    from whoosh.index import LockError
-
-    wait = store.lock_timeout if timeout is None else timeout
-    segments = store.ix._segments()
-    before = len(segments)
-    t0 = time.monotonic()
-    if before <= 1 and not any(s.has_deletions() for s in segments):
-        return {"segments_before": before, "segments_after": before, "seconds": 0.0}
-    try:
-        w = store.ix.writer(timeout=wait, delay=0.05)
-    except LockError:
-        raise IndexBusy(
-            f"another process is writing to the index at {store.path}; "
-            f"gave up after waiting {wait:g} s"
-        ) from None
-    try:
-        w.commit(optimize=True)
-    except BaseException:
-        w.cancel()
-        raise
-    return {
-        "segments_before": before,
-        "segments_after": len(store.ix._segments()),
-        "seconds": round(time.monotonic() - t0, 2),
-    }
+    return store.optimize(timeout)

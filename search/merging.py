@@ -22,9 +22,16 @@ documents deleted (replaced articles) is rewritten, so deletions do not pile up.
 
 from __future__ import annotations
 
+import logging
 import math
+import os
+import re
+import shutil
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 FACTOR = 10  # segments per level before they merge
 FLOOR_DOCS = 1_000  # sizes below this all count as level 0
@@ -67,6 +74,25 @@ def plan_merges(
     return dead
 
 
+def segment_bytes(folder: str | os.PathLike, segments: list[Any]) -> int:
+    """Bytes on disk of the files of ``segments`` (``<segment id>.*`` in ``folder``)."""
+    ids = {s.segment_id() for s in segments}
+    total = 0
+    for name in os.listdir(folder):
+        m = re.match(r"^(.+?)\.", name)
+        if m and m.group(1) in ids:
+            try:
+                total += os.stat(Path(folder) / name).st_size
+            except FileNotFoundError:
+                pass
+    return total
+
+
+def free_bytes(folder: str | os.PathLike) -> int:
+    """Free space for this user on the filesystem holding ``folder``."""
+    return shutil.disk_usage(folder).free
+
+
 def merge_tiered(
     factor: int = FACTOR, floor_docs: int = FLOOR_DOCS, max_docs: int = MAX_MERGE_DOCS
 ) -> Callable[[Any, list[Any]], list[Any]]:
@@ -79,6 +105,21 @@ def merge_tiered(
         chosen = set(plan_merges(sizes, factor, floor_docs, max_docs))
         if not chosen:
             return list(segments)
+        # a merge writes the merged segment's parts, then copies them into one file:
+        # about twice the merged segments' size at its peak. Without that much free
+        # space the merge is left for a later commit (this one still lands).
+        folder = getattr(writer.storage, "folder", None)
+        if folder is not None:
+            need = 2 * segment_bytes(folder, [segments[i] for i in chosen])
+            free = free_bytes(folder)
+            if free < need:
+                log.warning(
+                    "merge of %d segments skipped: it needs about %.1f MB free, %.1f MB left",
+                    len(chosen),
+                    need / 1e6,
+                    free / 1e6,
+                )
+                return list(segments)
         for i in sorted(chosen):
             reader = SegmentReader(writer.storage, writer.schema, segments[i])
             try:

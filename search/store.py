@@ -6,10 +6,13 @@
 on a Whoosh index on disk; a distributed engine can later implement the same
 protocol without the API or the CLI changing.
 
-Writes: one writer at a time (Whoosh's file lock, a kernel ``flock`` that a
-killed process releases), acquired with a bounded timeout; everything put in
-one ``writer()`` session commits atomically (Whoosh writes segment files, then
-swaps the table of contents), so a crash leaves the last completed commit.
+Writes: one writer at a time, in turn (``search.locking``: kernel ``flock``
+locks that a killed process releases), acquired with a bounded timeout;
+everything put in one ``writer()`` session commits atomically (Whoosh writes
+segment files, then swaps the table of contents), so a crash leaves the last
+completed commit, and a commit that fails removes what it wrote. Each commit
+records the checksums of its files (``search.integrity``), checked when they are
+read; ``check_index`` and ``search.repair`` live in their own modules.
 
 Reads: one searcher per thread, replaced by a new one only when a commit has
 landed (see ``WhooshStore.searcher``), never reopened per query.
@@ -20,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -28,14 +32,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from whoosh import index
 from whoosh.filedb.filestore import FileStorage
-from whoosh.index import EmptyIndexError, LockError
+from whoosh.index import TOC, EmptyIndexError
 from whoosh.query import Term
 
-from . import whoosh_fixes  # noqa: F401  (applies the fixes)
-from .errors import IndexBusy, IndexUnavailable, NoIndex, NotFound
-from .merging import merge_tiered
+from . import (
+    integrity,
+    whoosh_fixes,  # noqa: F401  (applies the fixes)
+)
+from .errors import (
+    READ_DAMAGE,
+    IndexDamaged,
+    IndexUnavailable,
+    NoIndex,
+    NotEnoughSpace,
+    NotFound,
+)
+from .locking import WriteLock
+from .merging import free_bytes, merge_tiered, segment_bytes
 from .models import Article, Passage
 from .schema import SCHEMA_VERSION, build_schema, keyword_value, spelling_words
 
@@ -209,40 +223,128 @@ class WriteSession:
         return True
 
 
+class _OneFile:
+    """A storage stand-in that serves one file under another name (for ``TOC.read``)."""
+
+    def __init__(self, storage: FileStorage, real: str) -> None:
+        self._storage = storage
+        self._real = real
+
+    def open_file(self, name: str, *a: Any, **kw: Any) -> Any:
+        return FileStorage.open_file(self._storage, self._real, *a, **kw)
+
+
 class DurableFileStorage(FileStorage):
-    """Whoosh's file storage, with the writes of a commit on disk before it counts.
+    """Whoosh's file storage, with the writes of a commit on disk and checksummed before it counts.
 
     Whoosh writes a commit's segment files, then a new table of contents (TOC)
     under a temporary name, then renames the TOC into place: the rename is the
-    commit. It never calls fsync, so after a power cut (unlike a killed
-    process) the renamed TOC may be on disk while the data it points to is not.
-    Here, just before the TOC rename, every file created since the last one
-    that still exists (the segment files, the temporary TOC) and the folder are
-    fsynced, and the folder again after the rename. Files Whoosh deletes before
-    that (the parts it assembles into one compound segment file) cost nothing.
+    commit. Just before that rename, the checksum manifest of the new
+    generation is written (``search.integrity``); then every file created since
+    the last commit that still exists (the segment files, the segment's article
+    list, the temporary TOC) and the folder are fsynced (Whoosh itself never
+    calls fsync, so after a power cut the renamed TOC could be on disk while the
+    data it points to is not), and the folder again after the rename. Files
+    Whoosh deletes before that (the parts it assembles into one compound
+    segment file) cost nothing.
+
+    Reading: every file a manifest lists is checked against its CRC the first
+    time this process opens it (``verify=True``, see ``integrity.Verifier``).
+    ``discard_uncommitted()`` removes what a failed commit wrote.
     """
 
-    def __init__(self, *args: Any, **kw: Any) -> None:
+    def __init__(self, *args: Any, verify: bool = True, **kw: Any) -> None:
         super().__init__(*args, **kw)
+        self.verify = verify
         self._created: set[str] = set()
         self._created_lock = threading.Lock()
+        self._learned: tuple[int, int] | None = None  # (generation, manifest mtime) learned
 
     def create_file(self, name: str, excl: bool = False, mode: str = "wb", **kw: Any) -> Any:
         with self._created_lock:
             self._created.add(name)
         return super().create_file(name, excl=excl, mode=mode, **kw)
 
+    def open_file(self, name: str, *args: Any, **kw: Any) -> Any:
+        if self.verify:
+            m = integrity.TOC_RE.match(name)
+            if m:
+                self._learn(int(m.group(1)))
+            integrity.VERIFIER.verify(self._fpath(name))
+        return super().open_file(name, *args, **kw)
+
+    def _learn(self, generation: int) -> None:
+        """Read the manifest of ``generation`` once, so the files it lists are verified."""
+        folder = Path(self.folder)
+        try:
+            mtime = os.stat(folder / integrity.manifest_name(generation)).st_mtime_ns
+        except FileNotFoundError:
+            return
+        if self._learned == (generation, mtime):
+            return
+        try:
+            manifest = integrity.read_manifest(folder, generation)
+        except (integrity.ManifestMissing, ValueError, OSError):
+            return  # reads go on unverified; `check` names it and writes refuse
+        integrity.VERIFIER.learn(folder, manifest)
+        self._learned = (generation, mtime)
+
     def rename_file(self, oldname: str, newname: str, safe: bool = False) -> None:
-        toc = newname.endswith(".toc")
-        if toc:  # everything the new TOC refers to reaches the disk first
+        m = integrity.TOC_RE.match(newname)
+        if m:  # the commit: checksums, then everything reaches the disk, then the rename
             with self._created_lock:
-                created, self._created = self._created, set()
+                created = set(self._created)
+            self._write_manifest(oldname, int(m.group(1)))
+            with self._created_lock:
+                created |= self._created
             for name in sorted(created):
                 self._sync(self._fpath(name))
             self._sync(self.folder)
         super().rename_file(oldname, newname, safe)
-        if toc:
+        if m:
+            with self._created_lock:
+                self._created -= created
             self._sync(self.folder)  # then the rename itself
+
+    def _write_manifest(self, temp_toc: str, generation: int) -> None:
+        folder = Path(self.folder)
+        toc = TOC.read(_OneFile(self, temp_toc), INDEX_NAME, generation)
+        previous = integrity.latest_manifest(folder, below=generation)
+        manifest = integrity.build_manifest(
+            folder, self, toc.schema, toc.segments, generation, temp_toc, previous
+        )
+        integrity.write_manifest_file(folder, manifest)
+
+    def discard_uncommitted(self) -> list[str]:
+        """Delete the files written since the last commit (a commit that failed); their names."""
+        with self._created_lock:
+            created, self._created = self._created, set()
+        removed = []
+        for name in sorted(created):
+            try:
+                os.remove(self._fpath(name))
+                removed.append(name)
+            except OSError:
+                pass
+        folder = Path(self.folder)
+        current = max(integrity.toc_generations(folder), default=-1)
+        for name in os.listdir(folder):  # a manifest written for the commit that failed
+            mm = integrity.MANIFEST_RE.match(name)
+            if (
+                (mm and int(mm.group(1)) > current)
+                or name.endswith(".sums.tmp")
+                or (".sums." in name and name.endswith(".tmp"))
+            ):
+                try:
+                    os.remove(folder / name)
+                    removed.append(name)
+                except OSError:
+                    pass
+        temp = folder / f"{INDEX_NAME}.tmp"  # the writer's posting pools
+        if temp.is_dir():
+            shutil.rmtree(temp, ignore_errors=True)
+            removed.append(temp.name)
+        return removed
 
     @staticmethod
     def _sync(path: str) -> None:
@@ -256,6 +358,22 @@ class DurableFileStorage(FileStorage):
             pass
         finally:
             os.close(fd)
+
+
+@contextmanager
+def reading(path: Path) -> Iterator[None]:
+    """Turn the ways Whoosh fails on a damaged file into ``IndexDamaged``."""
+    try:
+        yield
+    except READ_DAMAGE as exc:
+        raise IndexDamaged(
+            f"the index could not be read ({type(exc).__name__}: {exc}): it may be damaged. "
+            "Run `newsquarry check` for the details and `newsquarry repair` to rebuild it"
+        ) from None
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:,.1f} MB"
 
 
 def _retrying(fn: Any, tries: int = 20, delay: float = 0.05) -> Any:
@@ -305,21 +423,51 @@ class WhooshStore:
         self.merge_policy = merge_tiered()  # see search.merging
         self._local = threading.local()
         try:
-            if index.exists_in(self.path, indexname=INDEX_NAME):
-                storage = DurableFileStorage(str(self.path))
-                self.ix = _retrying(lambda: storage.open_index(INDEX_NAME))
+            if integrity.toc_generations(self.path):
+                self.ix = self._open(DurableFileStorage(str(self.path)))
+            elif self._has_index_files():
+                raise integrity.damaged(
+                    [f"_{INDEX_NAME}_N.toc"],
+                    ["the table of contents is missing (segment files are there)"],
+                )
             elif create:
                 self.ix = self._create()
             else:
                 raise NoIndex(f"no index at {self.path}", path=str(self.path))
+        except IndexUnavailable:
+            raise
         except (EmptyIndexError, OSError, ValueError, EOFError) as exc:
             raise IndexUnavailable(f"cannot open the index at {self.path}: {exc}") from None
-        names = set(_retrying(lambda: self.ix.schema).names())  # reads the TOC again
+        with reading(self.path):
+            names = set(_retrying(lambda: self.ix.schema).names())  # reads the TOC again
         if not set(build_schema().names()) <= names:
             raise IndexUnavailable(
                 f"the index at {self.path} was made by another version (schema "
                 f"{SCHEMA_VERSION} expected): re-create it with `newsquarry index --rebuild`"
             )
+        integrity.quick_check(self.path, self.generation)
+
+    def _open(self, storage: DurableFileStorage) -> Any:
+        """Open the newest generation; a TOC that cannot be parsed is damage, said so."""
+        try:
+            return _retrying(lambda: storage.open_index(INDEX_NAME))
+        except (IndexUnavailable, FileNotFoundError, EmptyIndexError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - every way a damaged pickle can fail
+            raise integrity.damaged(
+                [integrity.toc_name(max(integrity.toc_generations(self.path), default=0))],
+                [f"the table of contents cannot be read ({type(exc).__name__})"],
+            ) from None
+
+    def _has_index_files(self) -> bool:
+        """Segment files or manifests without a TOC: a damaged index, never to be re-created."""
+        try:
+            names = os.listdir(self.path)
+        except OSError:
+            return False
+        return any(
+            integrity.MANIFEST_RE.match(n) or integrity.SEGMENT_FILE_RE.match(n) for n in names
+        )
 
     def _create(self) -> Any:
         """Create the index, or open it if another process just did, under the write lock.
@@ -327,103 +475,105 @@ class WhooshStore:
         Two processes creating the same new index at once (two feeds started
         together, two API workers) would both write generation 0: Whoosh then
         fails with NameError or a missing temporary file. The write lock
-        (the same flock writers take) makes creation one at a time.
+        (the same one writers take) makes creation one at a time.
         """
         self.path.mkdir(parents=True, exist_ok=True)
         storage = DurableFileStorage(str(self.path))
-        lock = storage.lock(f"{INDEX_NAME}_WRITELOCK")
-        deadline = time.monotonic() + self.lock_timeout
-        while not lock.acquire():
-            if time.monotonic() > deadline:
-                raise IndexBusy(
-                    f"another process is creating the index at {self.path}; "
-                    f"gave up after waiting {self.lock_timeout:g} s"
-                )
-            time.sleep(0.05)
-        try:
-            if index.exists_in(self.path, indexname=INDEX_NAME):
-                return storage.open_index(INDEX_NAME)
+        with self.write_lock():
+            if integrity.toc_generations(self.path):
+                return self._open(storage)
             return storage.create_index(build_schema(), indexname=INDEX_NAME)
-        finally:
-            lock.release()
 
     # -- writing ---------------------------------------------------------
     @contextmanager
-    def writer(self, timeout: float | None = None) -> Iterator[WriteSession]:
-        """One commit: everything put in the session lands together or not at all."""
-        wait = self.lock_timeout if timeout is None else timeout
+    def write_lock(self, timeout: float | None = None) -> Iterator[WriteLock]:
+        """The index's write lock, taken in turn (``search.locking``), for one commit."""
+        lock = WriteLock(self.path)
+        lock.acquire(self.lock_timeout if timeout is None else timeout)
         try:
-            w = self.ix.writer(timeout=wait, delay=0.05, limitmb=WRITER_MEMORY_MB)
-        except LockError:
-            holder = self._lock_holder()
-            raise IndexBusy(
-                f"another process is writing to the index at {self.path}; "
-                f"gave up after waiting {wait:g} s{holder}"
-            ) from None
-        self._note_lock_holder(w)
-        self._remove_stale_files()
-        session = WriteSession(self, w)
-        try:
-            yield session
-        except BaseException:
-            w.cancel()
-            raise
-        else:
+            yield lock
+        finally:
+            lock.release()
+
+    @contextmanager
+    def _whoosh_writer(self, timeout: float | None) -> Iterator[Any]:
+        """A Whoosh writer under our write lock; whatever a failed commit wrote is removed."""
+        with self.write_lock(timeout):
+            self._remove_stale_files()
+            integrity.require_manifest(self.path, self.generation)
+            with reading(self.path):
+                w = self.ix.writer(_lk=False, limitmb=WRITER_MEMORY_MB)
             try:
-                w.commit(mergetype=self.merge_policy)
+                yield w
             except BaseException:
-                # e.g. a full disk: the commit did not happen (the old TOC stands), but
-                # Whoosh keeps the lock until the process ends, which in an API worker
-                # would refuse every later write; release it
                 _release(w)
+                self.ix.storage.discard_uncommitted()
                 raise
+            integrity.remove_other_manifests(self.path, self.generation)
 
-    def _note_lock_holder(self, w: Any) -> None:
-        """Write who holds the lock into the lock file, for the message of a writer kept out.
+    @contextmanager
+    def writer(self, timeout: float | None = None) -> Iterator[WriteSession]:
+        """One commit: everything put in the session lands together or not at all.
 
-        The lock itself is the kernel's flock on that file; its content is only
-        information (a stale content is overwritten by the next holder).
+        A commit that fails (a full disk) leaves nothing behind: the files it
+        wrote are removed and the previous commit stands.
         """
-        fd = getattr(getattr(w, "writelock", None), "fd", None)
-        if fd is None:
-            return
-        import sys
+        with self._whoosh_writer(timeout) as w:
+            session = WriteSession(self, w)
+            yield session
+            w.commit(mergetype=self.merge_policy)
 
-        note = "pid {} since {}: {}\n".format(
-            os.getpid(), time.strftime("%Y-%m-%d %H:%M:%S"), " ".join(sys.argv)[:200]
-        )
-        try:
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, note.encode("utf-8", "replace"), 0)
-        except OSError:
-            pass
-
-    def _lock_holder(self) -> str:
-        """" (held by pid N since T: command)" from the lock file, or "" if unknown."""
-        try:
-            with open(self.path / f"{INDEX_NAME}_WRITELOCK", encoding="utf-8") as fh:
-                note = fh.read(300).strip()
-        except (OSError, UnicodeDecodeError):
-            return ""
-        return f" (held by {note})" if note.startswith("pid ") else ""
+    def optimize(self, timeout: float | None = None) -> dict[str, Any]:
+        """Merge all segments into one; refuses (NotEnoughSpace) without room for the merge."""
+        with self._whoosh_writer(timeout) as w:
+            segments = w.segments if hasattr(w, "segments") else self.ix._segments()
+            before = len(segments)
+            if before <= 1 and not any(s.has_deletions() for s in segments):
+                w.cancel()
+                self.ix.storage.discard_uncommitted()
+                return {"segments_before": before, "segments_after": before, "seconds": 0.0}
+            need = 2 * segment_bytes(self.path, segments)
+            free = free_bytes(self.path)
+            if free < need:
+                raise NotEnoughSpace(
+                    f"optimize needs about {_mb(need)} of free disk space next to the index at "
+                    f"{self.path} (twice the {_mb(need // 2)} it rewrites); there are "
+                    f"{_mb(free)}: free some space and run it again"
+                )
+            t0 = time.monotonic()
+            w.commit(optimize=True)
+        return {
+            "segments_before": before,
+            "segments_after": len(self.ix._segments()),
+            "seconds": round(time.monotonic() - t0, 2),
+        }
 
     def _remove_stale_files(self) -> None:
-        """Remove temporary TOC files of writers killed mid-commit (we hold the lock).
+        """Remove what writers killed mid-commit left (we hold the lock, so none is in use).
 
-        Only the lock holder writes a TOC, so while we hold it any such file is
-        left over from a dead writer. (A dead writer's segment files are removed
-        by Whoosh itself at the next commit: they are in no TOC.)
+        Temporary TOC and manifest files, manifests of a generation that never
+        came, Whoosh's temporary posting folder. (A dead writer's segment files
+        are removed by Whoosh itself at the next commit: they are in no TOC.)
         """
         try:
             names = os.listdir(self.path)
         except OSError:
             return
+        current = max(integrity.toc_generations(self.path), default=-1)
         for name in names:
-            if _STALE_TOC.match(name):
+            m = integrity.MANIFEST_RE.match(name)
+            if (
+                _STALE_TOC.match(name)
+                or (m and int(m.group(1)) > current)
+                or (".sums." in name and name.endswith(".tmp"))
+            ):
                 try:
                     os.remove(self.path / name)
                 except OSError:
                     pass
+        temp = self.path / f"{INDEX_NAME}.tmp"
+        if temp.is_dir():
+            shutil.rmtree(temp, ignore_errors=True)
 
     def add(self, items: Iterable[tuple[Article, list[Passage]]]) -> WriteReport:
         """Add or replace articles in one commit; unchanged articles are skipped."""
@@ -448,15 +598,37 @@ class WhooshStore:
         reuses segment readers whose deletions changed and keeps merged-away
         segments, so deleted or replaced passages would stay visible. A new
         searcher is opened only when the generation changed (a cheap check of
-        the table of contents), never per query.
+        the table of contents), never per query; opening one checks that every
+        file of the generation is there with its size, and the checksum of each
+        file this process has not verified yet (``search.integrity``).
         """
         s = getattr(self._local, "searcher", None)
         if s is None or not s.up_to_date():
             if s is not None:
                 s.close()
-            s = self.ix.searcher()
+                self._local.searcher = None
+            with reading(self.path):
+                integrity.quick_check(self.path, self.generation)
+                s = self.ix.searcher()
             self._local.searcher = s
         return s
+
+    def verify_readable(self) -> None:
+        """Raise IndexDamaged if the current generation cannot be read as committed (cheap).
+
+        Presence and size of its files, its searcher opened (each file's
+        checksum verified once per process), and each file's identity and times
+        unchanged since it was verified. For health checks.
+        """
+        with reading(self.path):
+            manifest = integrity.quick_check(self.path, self.generation)
+            self.searcher()
+            for name in manifest.files if manifest else ():
+                if not name.endswith(integrity.ARTICLES_EXT):
+                    try:
+                        integrity.VERIFIER.verify(str(self.path / name))
+                    except FileNotFoundError:
+                        pass  # a commit replaced it meanwhile: the next check sees the new one
 
     @property
     def generation(self) -> int:
@@ -464,7 +636,8 @@ class WhooshStore:
         return self.ix.latest_generation()
 
     def _stored(self, doc_id: str) -> dict[str, Any] | None:
-        return self.searcher().document(id=doc_id)
+        with reading(self.path):
+            return self.searcher().document(id=doc_id)
 
     def content_hash(self, article_id: str) -> str | None:
         doc = self._stored(article_id)
@@ -479,8 +652,11 @@ class WhooshStore:
         s = self.searcher()
         # the article's own postings only (a handful of documents), filtered here:
         # Whoosh's intersection with doctype:passage walked every passage of the index
-        docs = [s.stored_fields(n) for n in s.docs_for_query(Term("article_id", article_id))]
-        docs = sorted((d for d in docs if d.get("doctype") == "passage"), key=lambda d: d["position"])
+        with reading(self.path):
+            docs = [s.stored_fields(n) for n in s.docs_for_query(Term("article_id", article_id))]
+        docs = sorted(
+            (d for d in docs if d.get("doctype") == "passage"), key=lambda d: d["position"]
+        )
         passages = [self._passage_record(d, data) for d in docs]
         return {"id": article_id, **data, "passages": passages}
 
@@ -518,10 +694,11 @@ class WhooshStore:
         """Counts and sizes: articles, passages, quotes, segments, bytes on disk."""
         s = self.searcher()
         # doc_frequency would count deleted documents until a merge: count live ones
-        counts = {
-            kind: sum(1 for _ in s.docs_for_query(Term("doctype", kind)))
-            for kind in ("article", "passage", "quote")
-        }
+        with reading(self.path):
+            counts = {
+                kind: sum(1 for _ in s.docs_for_query(Term("doctype", kind)))
+                for kind in ("article", "passage", "quote")
+            }
         size = 0
         for f in self.path.iterdir():
             try:
@@ -549,7 +726,8 @@ class WhooshStore:
         """Run a search request (see ``search.searching``)."""
         from .searching import run_search
 
-        return run_search(self, request)
+        with reading(self.path):
+            return run_search(self, request)
 
     def close(self) -> None:
         s = getattr(self._local, "searcher", None)

@@ -290,3 +290,40 @@ def seed_index(tmp_path_factory, seed_file, enricher) -> WhooshStore:
     store = WhooshStore(tmp_path_factory.mktemp("seed-index"))
     index_paths(store, [str(seed_file)], enricher=enricher)
     return store
+
+
+# --- a small real disk, for the full-disk tests ------------------------------------
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 4 MB tmpfs (root only; skipped where mounting is not allowed)."""
+    import subprocess
+
+    mnt = tmp_path / "disk"
+    mnt.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mnt)],
+                          capture_output=True, text=True)  # fmt: skip
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def fill_disk(disk, leave: int):
+    """Fill the disk up to ``leave`` bytes free; returns the filler file (delete it to free)."""
+    import errno
+    import os
+    import shutil
+
+    filler = disk / "filler"
+    with open(filler, "wb") as fh:
+        try:
+            while True:
+                fh.write(b"\0" * 65536)
+                fh.flush()
+        except OSError as exc:
+            assert exc.errno == errno.ENOSPC
+    free = shutil.disk_usage(disk).free
+    os.truncate(filler, max(0, filler.stat().st_size + free - leave))
+    return filler

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 
@@ -231,11 +232,32 @@ def test_busy_index_is_503_with_retry_after(write_client, tmp_path):
         assert body["title"] == "Index busy"
         assert int(resp.headers["Retry-After"]) > 0
         assert time.monotonic() - started < 3
+        # no index folder, pid or command for clients (the server log has them)
+        text = resp.get_data(as_text=True)
+        assert str(tmp_path) not in text and f"pid {os.getpid()}" not in text
+        assert "gave up after waiting" in body["detail"]
     finally:
         release.set()
         t.join()
     assert write_client.put("/v1/articles/busy", json={"text": "x"},
                             headers=AUTH).status_code == 200
+
+
+def test_a_write_on_a_full_disk_is_507_and_the_next_one_succeeds(small_disk):
+    from conftest import fill_disk
+
+    app = create_app({"index": str(small_disk / "ix"), "write_token": TOKEN},
+                     enricher=TagEnricher())  # fmt: skip
+    c = app.test_client()
+    assert c.put("/v1/articles/first", json={"text": "x " * 50}, headers=AUTH).status_code == 200
+    filler = fill_disk(small_disk, leave=8 * 1024)
+    big = {"articles": [{"id": f"b{i}", "text": f"word{i} " * 2000} for i in range(20)]}
+    resp = c.post("/v1/articles", json=big, headers=AUTH)
+    body = assert_problem(resp, 507)
+    assert body["title"] == "Not enough disk space" and "nothing of it was kept" in body["detail"]
+    filler.unlink()
+    assert c.post("/v1/articles", json=big, headers=AUTH).status_code == 200
+    assert c.get("/v1/articles/b19").status_code == 200
 
 
 # -------------------------------------------------------------- HTTP errors

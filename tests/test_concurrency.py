@@ -8,6 +8,7 @@ are in ``test_api_concurrency.py``. Writers here use a pass-through enricher
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -113,8 +114,10 @@ def test_busy_index_gives_a_clear_message_and_exit_code_then_a_killed_holder_fre
                     env={"NEWSQUARRY_LOCK_TIMEOUT": "0.5"})  # fmt: skip
         assert busy.returncode == 4, busy.stderr
         assert busy.stderr.startswith("Error: another process is writing to the index at")
-        assert f"gave up after waiting 0.5 s (held by pid {pid} since " in busy.stderr
-        assert "gave up after waiting 0.5 s" in busy.stderr
+        # how long it waited, for what, who holds it (pid, start, command) and the setting
+        assert re.search(rf"gave up after waiting 0\.[5-9] s for the write lock \(held by pid "
+                         rf"{pid} since [0-9-]+ [0-9:]+: .*\); the wait limit is the lock_timeout "
+                         r"setting", busy.stderr), busy.stderr  # fmt: skip
         assert "Traceback" not in busy.stderr and "LockError" not in busy.stderr
         with pytest.raises(IndexBusy):
             WhooshStore(path, lock_timeout=0.2).writer().__enter__()
@@ -257,9 +260,11 @@ def test_a_commit_that_fails_midway_keeps_the_last_commit_and_frees_the_lock(tmp
         monkeypatch.setattr(whoosh.index.TOC, "write", disk_full)
     else:
         monkeypatch.setattr(whoosh.writing.SegmentWriter, "_assemble_segment", disk_full)
+    files = sorted(os.listdir(tmp_path / "ix"))
     with pytest.raises(OSError, match="No space left") as failure:
         index_articles(store, _arts(raw[2:3]), enricher=PassThrough())
     monkeypatch.undo()
+    assert sorted(os.listdir(tmp_path / "ix")) == files  # the failed commit left no file
     # the error is still referenced (as a server's error log or handler would): the
     # failed writer is not garbage yet, so only an explicit release frees the lock
     assert_exact(index_contents(tmp_path / "ix"), expected_passage_ids(raw), {"f-0000", "f-0001"})

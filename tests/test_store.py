@@ -1,6 +1,7 @@
 """The store and the indexer on a real Whoosh index under tmp_path."""
 
 import pytest
+from conftest import fill_disk
 
 from newsquarry.search.errors import IndexBusy, IndexUnavailable, NotFound
 from newsquarry.search.indexer import index_paths
@@ -115,3 +116,103 @@ def test_writes_after_the_same_random_seed_do_not_collide(store):
         report = store.add([(art, split_passages(art))])
         assert report.added == [f"a{n}"]
     assert store.stats()["articles"] == 3
+
+
+# --- a full disk: failed commits leave nothing behind; merges check free space first ---------
+
+
+def _synthetic(n, seed, prefix):
+    from _synthetic import articles
+
+    from newsquarry.search.readers import article_from_mapping
+
+    return articles(n, seed=seed, prefix=prefix), [
+        article_from_mapping(a) for a in articles(n, seed=seed, prefix=prefix)
+    ]
+
+
+class _NoNLP:
+    def enrich(self, items):
+        yield from items
+
+
+def test_a_full_disk_mid_commit_keeps_committed_work_and_leaves_no_file(small_disk, tmp_path):
+    import errno
+    import os
+
+    from _integrity import assert_exact, expected_passage_ids, index_contents
+    from click.testing import CliRunner
+
+    from newsquarry.search.cli import cli
+    from newsquarry.search.indexer import index_articles
+
+    ix = small_disk / "ix"
+    raw, arts = _synthetic(60, seed=9, prefix="d")
+    store = WhooshStore(ix)
+    index_articles(store, arts[:3], enricher=_NoNLP())
+    before = sorted(os.listdir(ix))
+    filler = fill_disk(small_disk, leave=96 * 1024)  # room for a few articles, not for 57
+    with pytest.raises(OSError) as failure:
+        index_articles(store, arts[3:], enricher=_NoNLP())
+    assert failure.value.errno == errno.ENOSPC
+    assert sorted(os.listdir(ix)) == before  # the failed commit's files are gone
+    assert_exact(index_contents(ix), expected_passage_ids(raw), {"d-0000", "d-0001", "d-0002"})
+    # from the command line: one line, exit 7, nothing left behind either
+    source = tmp_path / "more.jsonl"
+    source.write_text("".join(__import__("json").dumps(a) + "\n" for a in raw[3:]))
+    monkey = pytest.MonkeyPatch()
+    monkey.setattr("newsquarry.search.indexer.default_enricher", lambda **kw: _NoNLP())
+    try:
+        r = CliRunner().invoke(cli, ["--index", str(ix), "index", str(source)])
+    finally:
+        monkey.undo()
+    assert r.exit_code == 7, r.output
+    assert r.stderr.strip().splitlines()[-1].startswith("Error: the disk is full: the write was")
+    assert sorted(os.listdir(ix)) == before
+    filler.unlink()  # space freed: the next write succeeds
+    index_articles(store, arts[3:], enricher=_NoNLP())
+    assert_exact(index_contents(ix), expected_passage_ids(raw), {a["id"] for a in raw})
+    store.close()
+
+
+def test_optimize_refuses_without_twice_the_space_and_says_how_much(small_disk):
+    from click.testing import CliRunner
+
+    from newsquarry.search.cli import cli
+    from newsquarry.search.errors import NotEnoughSpace
+    from newsquarry.search.indexer import index_articles
+
+    ix = small_disk / "ix"
+    _, arts = _synthetic(40, seed=10, prefix="o")
+    store = WhooshStore(ix)
+    for i in range(0, 40, 10):
+        index_articles(store, arts[i : i + 10], enricher=_NoNLP())
+    segments = len(store.ix._segments())
+    filler = fill_disk(small_disk, leave=64 * 1024)
+    with pytest.raises(NotEnoughSpace, match=r"optimize needs about [0-9.]+ MB of free disk"):
+        store.optimize()
+    r = CliRunner().invoke(cli, ["--index", str(ix), "optimize"])
+    assert r.exit_code == 7
+    assert r.stderr.startswith("Error: optimize needs about") and r.stderr.count("\n") == 1
+    assert len(store.ix._segments()) == segments  # nothing done
+    filler.unlink()
+    assert store.optimize()["segments_after"] == 1
+    store.close()
+
+
+def test_an_automatic_merge_waits_for_space_while_the_commit_lands(small_disk):
+    from newsquarry.search.indexer import index_articles
+
+    ix = small_disk / "ix"
+    _, arts = _synthetic(11, seed=11, prefix="m")
+    store = WhooshStore(ix)
+    for art in arts[:9]:
+        index_articles(store, [art], enricher=_NoNLP())
+    assert len(store.ix._segments()) == 9
+    filler = fill_disk(small_disk, leave=160 * 1024)  # a commit fits, a merge of ten does not
+    index_articles(store, [arts[9]], enricher=_NoNLP())  # the tenth segment: merge due
+    assert len(store.ix._segments()) == 10 and store.stats()["articles"] == 10
+    filler.unlink()
+    index_articles(store, [arts[10]], enricher=_NoNLP())
+    assert len(store.ix._segments()) < 10 and store.stats()["articles"] == 11
+    store.close()
