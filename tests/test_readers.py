@@ -172,8 +172,13 @@ def test_iso_dates_are_accepted(date, want):
 
 @pytest.mark.parametrize(
     "date",
-    ['2024-01-01"><script>alert(1)</script>', "2024-01-01 and more", "2024-13-01", "yesterday",
-     "2024-01-01T25:00"],
+    [
+        '2024-01-01"><script>alert(1)</script>',
+        "2024-01-01 and more",
+        "2024-13-01",
+        "yesterday",
+        "2024-01-01T25:00",
+    ],
 )
 def test_a_date_with_anything_after_it_is_refused_with_the_reason(tmp_path, date):
     """The whole value must be a date: it is not cut to its first ten characters."""
