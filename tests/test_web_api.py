@@ -127,10 +127,13 @@ def test_oembed_html_carries_no_article_markup(client):
     body = client.get("/oembed", query_string={"url": f"http://localhost/passages/{XSS_ID}/1"}).get_json()
     assert "<script" not in body["html"] and "<b>" not in body["html"]
     assert body["html"].startswith("<iframe ") and 'sandbox="' in body["html"]
-    assert "allow-scripts" not in body["html"]
-    card = client.get(f"/embed/passages/{XSS_ID}/1").get_data(as_text=True)
-    assert XSS_TEXT not in card and "&lt;script&gt;alert(1)&lt;/script&gt;" in card
-    assert "<script" not in card  # the card needs no script at all
+    # the card runs only its own resize script, in an opaque origin (no allow-same-origin)
+    assert "allow-same-origin" not in body["html"]
+    card = client.get(f"/embed/passages/{XSS_ID}/1")
+    html = card.get_data(as_text=True)
+    assert XSS_TEXT not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert re.findall(r"<script[^>]*>", html) == ['<script src="/static/card.js" defer>']
+    assert "script-src 'self'" in card.headers["Content-Security-Policy"]
 
 
 @pytest.mark.parametrize(
