@@ -336,3 +336,117 @@ def test_oembed_cards_are_not_clipped_and_report_their_height(page, api_url, pag
     assert more.get_attribute("href") == f"{api_url}/passages/{LONG_ID}/1"
     assert "29,890 characters" in more.inner_text()
     page.watch.assert_clean()
+
+
+# ------------------------------------------------------------------ failures
+def test_search_page_with_the_server_down_says_so_and_recovers(page):
+    """The server stops: a sentence a reader understands, a countdown and a retry button,
+    the last results kept (marked as such) and no embed code for a search not shown; the
+    server comes back: "Retry now" shows the new search and its embed code."""
+    with stoppable_api() as api:
+        page.goto(f"{api.url}/?q=torture")
+        wait_loaded(page)
+        before = page.locator("#hits > li").count()
+        assert before > 0
+        assert 'q="torture"' in page.locator("#embed-widget").text_content()
+        api.stop()
+
+        page.fill("#q", "council")
+        page.press("#q", "Enter")
+        page.wait_for_selector("#error:not([hidden])")
+        error = page.locator("#error").inner_text()
+        assert "The search service is not reachable." in error
+        assert "Retrying in 5 s" in error or "Retrying in 4 s" in error
+        assert "Failed to fetch" not in error
+        assert page.locator("#retry").is_visible()
+        assert page.locator("#hits > li").count() == before  # not wiped
+        assert "from the last search that worked" in error
+        assert page.locator("#hits").evaluate("e => e.classList.contains('stale')")
+        assert page.locator("#embed-code").is_hidden()
+        assert page.locator("#embed-widget").text_content() == ""
+        assert page.evaluate("document.activeElement.id") == "results-heading"
+        shot(page, "server-down")
+
+        api.start()
+        page.locator("#retry").click()
+        wait_loaded(page)
+        assert page.locator("#error").is_hidden()
+        assert page.locator("#hits > li").count() == 3  # the council passages
+        code = page.locator("#embed-widget").text_content()
+        assert 'q="council"' in code and "torture" not in code
+    page.watch.assert_clean(allow=REFUSED)
+
+
+def test_embed_code_follows_every_search(page, api_url):
+    """After a failed search the box offers nothing; after the next one, that search."""
+    page.goto(f"{api_url}/?q=torture")
+    wait_loaded(page)
+    page.locator("#embed-code summary").click()
+    assert 'q="torture"' in page.locator("#embed-widget").inner_text()
+    page.fill("#q", "foo:bar")
+    page.press("#q", "Enter")
+    page.wait_for_selector("#error:not([hidden])")
+    assert "unknown field 'foo'" in page.locator("#error").inner_text()
+    assert page.locator("#retry").count() == 0  # a wrong query is not retried
+    assert page.locator("#embed-code").is_hidden()
+    assert "torture" not in page.locator("#embed-widget").text_content()
+    page.fill("#q", "blackout")
+    page.press("#q", "Enter")
+    wait_loaded(page)
+    code = page.locator("#embed-widget").text_content()
+    assert 'q="blackout"' in code and "torture" not in code
+    # the pasted widget carries its own fallback: a link to this search
+    assert '<a href="' in code and "/?q=blackout" in code
+    assert "q=blackout" in page.locator("#embed-iframe").text_content()
+    page.watch.assert_clean(allow=("400",))
+
+
+def test_widget_when_the_service_or_its_script_is_down(page, api_url, pages):
+    """Service down: the widget keeps its title, says what happened, offers a retry and
+    shows the author's fallback children. Script down: the children are the content."""
+    dead = f"http://127.0.0.1:{free_port()}"
+    fallback = f'<a class="fb" href="{api_url}/?q=torture">Search “torture” on newsquarry</a>'
+    url = host(
+        pages,
+        "/widget-down",
+        f'<newsquarry-results id="down" api="{dead}" q="torture" title="Torture, in their words">'
+        f"{fallback}</newsquarry-results>"
+        f'<newsquarry-results id="up" q="torture" title="Live">{fallback}</newsquarry-results>',
+        f'<script src="{api_url}/widget.js" defer></script>',
+    )
+    page.goto(url)
+    page.wait_for_selector("#down .error")
+    assert page.locator("#down h2").inner_text() == "Torture, in their words"
+    error = page.locator("#down .error").inner_text()
+    assert error.startswith("The search service is not reachable.") and "Retrying in 5 s" in error
+    assert "Failed to fetch" not in error
+    assert page.locator("#down button[part=retry]").is_visible()
+    assert page.locator("#down a.fb").is_visible()  # the fallback, slotted under the message
+    page.wait_for_selector("#up li")
+    assert not page.locator("#up a.fb").is_visible()  # a working widget hides its fallback
+    shot(page, "widget-down")
+
+    url = host(
+        pages,
+        "/script-down",
+        f'<newsquarry-results id="w" q="torture" title="Torture">{fallback}</newsquarry-results>',
+        f'<script src="{dead}/widget.js" defer></script>',
+    )
+    page.goto(url)
+    page.wait_for_load_state("load")
+    link = page.locator("#w a.fb")
+    assert link.is_visible() and link.inner_text() == "Search “torture” on newsquarry"
+    box = link.bounding_box()
+    assert box["width"] > 100 and box["height"] > 10
+    page.watch.assert_clean(allow=REFUSED)
+
+
+def test_embed_page_shows_its_fallback_without_the_widget_script(page, api_url):
+    """/embed carries a link to the same search inside the element."""
+    page.route("**/widget.js", lambda route: route.abort("connectionrefused"))
+    page.goto(f"{api_url}/embed?q=torture&speaker=Harry+Solano")
+    link = page.locator("newsquarry-results a")
+    assert link.is_visible() and link.inner_text() == "Search “torture” on newsquarry"
+    assert parse_qsl(urlsplit(link.get_attribute("href")).query) == [
+        ("q", "torture"), ("speaker", "Harry Solano")]
+    page.watch.assert_clean(allow=REFUSED)

@@ -631,6 +631,9 @@ async function load() {
       $("suggestion").hidden = true;
       $("help").hidden = true;
     }
+    else {
+      $("status").textContent = ""; // the error box says what is shown below and why
+    }
     showError(problem);
     document.body.removeAttribute("aria-busy");
     document.body.dataset.failed = stateUrl(state);
