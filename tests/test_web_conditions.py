@@ -450,3 +450,196 @@ def test_embed_page_shows_its_fallback_without_the_widget_script(page, api_url):
     assert parse_qsl(urlsplit(link.get_attribute("href")).query) == [
         ("q", "torture"), ("speaker", "Harry Solano")]
     page.watch.assert_clean(allow=REFUSED)
+
+
+# ------------------------------------------------------------------ paging, empty results, URL
+def test_a_page_past_the_end_links_to_the_last_page(page, api_url):
+    page.goto(f"{api_url}/?q=council&per_page=1&page=99")
+    wait_loaded(page)
+    status = page.locator("#status").inner_text()
+    assert status == "3 passages · there is no page 99: go to page 3, the last"
+    assert page.locator("#hits > li").count() == 0
+    assert page.locator("#pager .prev").get_attribute("href").endswith("page=3")
+    assert "Next" not in page.locator("#pager").inner_text()
+    page.locator("#last-page").click()
+    wait_loaded(page)
+    assert dict(parse_qsl(urlsplit(page.url).query))["page"] == "3"
+    assert page.locator("#hits > li").count() == 1
+    assert page.locator("#status").inner_text() == "3 passages · page 3 of 3"
+    assert page.evaluate("document.activeElement.id") == "results-heading"
+    page.watch.assert_clean()
+
+
+def test_no_results_offers_ways_forward(page, api_url):
+    page.goto(f"{api_url}/?q=council+zebra&source=Daily+Ledger&source=Andean+Post")
+    wait_loaded(page)
+    assert page.locator("#status").inner_text() == "No passages match"
+    help_links = page.locator("#help a").all_inner_texts()
+    assert help_links == [
+        "Search without the filters",
+        "Remove source: ",
+        "Remove source: ",
+        "Match any of the words: council OR zebra",
+        "Search quotations instead",
+    ]
+    assert "(source: Daily Ledger, source: Andean Post)" in page.locator("#help").inner_text()
+    page.locator("#help a", has_text="Match any of the words").click()
+    wait_loaded(page)
+    assert dict(parse_qsl(urlsplit(page.url).query))["q"] == "council OR zebra"
+    page.locator("#help a", has_text="Search without the filters").click()
+    wait_loaded(page)
+    params = parse_qsl(urlsplit(page.url).query)
+    assert params == [("q", "council OR zebra")]
+    assert page.locator("#hits > li").count() == 3 and page.locator("#help").is_hidden()
+
+    page.goto(f"{api_url}/?q=tortue")  # a misspelling: did-you-mean, then the other ways
+    wait_loaded(page)
+    assert page.locator("#status").inner_text() == "No passages match"
+    assert page.locator("#suggestion").inner_text() == "Did you mean torture?"
+    assert page.locator("#help a").all_inner_texts() == ["Search quotations instead"]
+    shot(page, "no-results")
+    page.watch.assert_clean()
+
+
+def test_an_unknown_sort_in_the_url_falls_back_to_relevance(page, api_url):
+    page.goto(f"{api_url}/?q=council&sort=bogus")
+    wait_loaded(page)
+    assert page.locator("#sort").input_value() == "relevance"
+    assert page.locator("#sort option:checked").inner_text() == "Relevance"
+    assert "sort=" not in page.url and page.locator("#hits > li").count() == 3
+    assert page.locator("#error").is_hidden()
+    page.watch.assert_clean()
+
+
+# ------------------------------------------------------------------ keyboard and screen readers
+FIRST_RESULT = "document.activeElement === document.querySelector('#hits > li h2 a')"
+
+
+def test_keyboard_path_from_the_query_to_the_first_result(page, api_url):
+    page.goto(f"{api_url}/?q=torture")
+    wait_loaded(page)
+    assert page.locator("h1").count() == 1
+    assert page.locator("h1").inner_text() == "Passages matching “torture”"
+    status = page.locator("#status")
+    assert status.get_attribute("role") == "status" and status.get_attribute("aria-live") == "polite"
+    assert status.inner_text() == "4 passages"
+
+    # from the search box, without searching: Search button, then the first result
+    page.focus("#q")
+    presses = 0
+    while presses < 3 and not page.evaluate(FIRST_RESULT):
+        page.keyboard.press("Tab")
+        presses += 1
+    assert page.evaluate(FIRST_RESULT), "the first result is more than 3 Tab presses away"
+    assert presses == 2
+
+    # type a search and press Enter: focus goes to the results heading, one Tab to the first
+    page.focus("#q")
+    page.keyboard.press("Control+A")
+    page.keyboard.type("council")
+    page.keyboard.press("Enter")
+    wait_loaded(page)
+    assert page.evaluate("document.activeElement.id") == "results-heading"
+    assert page.locator("#results-heading").inner_text() == "Passages matching “council”"
+    assert status.inner_text() == "3 passages"  # what the live region announces
+    page.keyboard.press("Tab")
+    assert page.evaluate(FIRST_RESULT)
+    # the facets follow the results in tab order
+    order = page.evaluate(
+        "[...document.querySelectorAll('main a, aside input')].map((e) => e.closest('main,aside').tagName)"
+    )
+    assert order.index("ASIDE") > order.index("MAIN")
+    page.watch.assert_clean()
+
+
+def test_widget_more_results_keeps_the_focus(page, api_url, pages):
+    url = host(
+        pages,
+        "/more",
+        f'<newsquarry-results id="w" api="{api_url}" q="council" per-page="1" title="Council">'
+        "</newsquarry-results>",
+        f'<script src="{api_url}/widget.js" defer></script>',
+    )
+    page.goto(url)
+    page.wait_for_selector("#w li")
+    deep = "(() => { const r = document.querySelector('#w').shadowRoot; const a = r.activeElement;" \
+           " return a ? (a.getAttribute('part') || a.tagName) : document.activeElement.tagName; })()"
+    page.locator("#w button[part=more]").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.querySelector('#w').shadowRoot.querySelectorAll('li').length === 2")
+    assert page.evaluate(deep) == "more"  # still on the button, ready for the next page
+    assert page.locator("#w .count").inner_text() == "3 passages, 2 shown"
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.querySelector('#w').shadowRoot.querySelectorAll('li').length === 3")
+    # the last page is in and the button is gone: focus moves to the first new result
+    assert page.locator("#w button[part=more]").count() == 0
+    assert page.evaluate(deep) == "A"
+    assert page.evaluate(
+        "document.querySelector('#w').shadowRoot.activeElement.closest('li')"
+        " === document.querySelector('#w').shadowRoot.querySelectorAll('li')[2]"
+    )
+    page.watch.assert_clean()
+
+
+# ------------------------------------------------------------------ axe-core
+AXE_JS = None
+
+
+def axe_problems(pg, include_moderate: bool = False) -> list[str]:
+    """axe-core's serious and critical violations on the page (axe.min.js from the
+    ``axe-playwright-python`` wheel, evaluated in the page: CSP does not apply)."""
+    global AXE_JS
+    if AXE_JS is None:
+        import axe_playwright_python
+
+        AXE_JS = (Path(axe_playwright_python.__file__).parent / "axe.min.js").read_text("utf-8")
+    if not pg.evaluate("typeof window.axe !== 'undefined'"):
+        pg.evaluate(AXE_JS)
+    result = pg.evaluate("axe.run(document, {resultTypes: ['violations']})")
+    bad = {"serious", "critical"} | ({"moderate"} if include_moderate else set())
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
+        for v in result["violations"] if v["impact"] in bad
+    ]
+
+
+def test_axe_finds_nothing_serious(page, api_url, pages):
+    """Zero serious or critical violations on the search page (results, empty, error), a
+    permalink, the widget's host page, /embed, the oEmbed card and /docs."""
+    # control: axe runs and sees a nameless button and an image without alt
+    page.set_content('<main><h1>x</h1><button></button><img src="data:,"></main>')
+    assert {p.split(" ")[0] for p in axe_problems(page)} >= {"button-name", "image-alt"}
+    checked = {}
+    for path in ("/?q=council", "/?q=zzzzqqq", "/?q=foo:bar", "/?q=torture&mode=quotes"):
+        page.goto(api_url + path)
+        page.wait_for_function("() => document.body.dataset.loaded || document.body.dataset.failed"
+                               " || !document.querySelector('#error').hidden")
+        checked[path] = axe_problems(page)
+    page.goto(f"{api_url}/passages/{SEED_ID}/3")
+    checked["permalink"] = axe_problems(page)
+    page.goto(f"{api_url}/passages/{RTL_ID}/1")
+    checked["rtl permalink"] = axe_problems(page)
+    page.goto(f"{api_url}/embed/passages/{LONG_ID}/1?chars=300")
+    checked["oEmbed card"] = axe_problems(page)
+    page.goto(f"{api_url}/embed?q=torture&per_page=3")
+    page.wait_for_selector("newsquarry-results li")
+    checked["/embed"] = axe_problems(page)
+    url = host(
+        pages,
+        "/axe-host",
+        "<main><h1>The Daily Host</h1><p>Our coverage of the crisis.</p>"
+        f'<newsquarry-results api="{api_url}" q="torture" per-page="3" title="Torture, in their words">'
+        "</newsquarry-results>"
+        f'<newsquarry-results api="{api_url}" mode="quotes" speaker="Harry Solano" per-page="2">'
+        "</newsquarry-results></main>",
+        f'<script src="{api_url}/widget.js" defer></script>',
+    )
+    page.goto(url)
+    page.wait_for_function("() => [...document.querySelectorAll('newsquarry-results')]"
+                           ".every((w) => w.shadowRoot.querySelector('li'))")
+    checked["widget host"] = axe_problems(page)
+    page.goto(f"{api_url}/docs")
+    page.wait_for_selector("section.op")
+    checked["/docs"] = axe_problems(page)
+    assert {k: v for k, v in checked.items() if v} == {}
+    page.watch.assert_clean(allow=("400",))

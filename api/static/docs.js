@@ -60,7 +60,7 @@ fetch("../openapi.json").then((r) => r.json()).then((spec) => {
       const id = (method + path).replace(/[^a-z0-9]+/gi, "-");
       nav.append(el("a", { href: "#" + id }, method.toUpperCase() + " " + path));
       const sec = el("section", { class: "op", id },
-        el("h3", {}, el("span", { class: "method " + method }, method), " ", el("code", {}, path)),
+        el("h2", {}, el("span", { class: "method " + method }, method), " ", el("code", {}, path)),
         el("p", {}, op.summary || ""), el("p", {}, op.description || ""));
       const params = [...(item.parameters || []), ...(op.parameters || [])];
       if (params.length) {
