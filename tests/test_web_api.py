@@ -271,3 +271,62 @@ def test_cached_responses_do_not_leak_across_keys():
     scoped = c.get("/v1/search?q=said", headers={"X-Newsquarry-Key": k}).get_json()["total"]
     again = c.get("/v1/search?q=said").get_json()["total"]
     assert scoped < plain == again
+
+
+# ------------------------------------------------------------------ headers on every answer
+@pytest.mark.parametrize(
+    "path, status",
+    [
+        ("/v1/search?q=torture", 200),
+        ("/v1/search?page=x", 400),
+        ("/v1/search?q=foo:bar", 400),
+        ("/v1/articles/no-such-article", 404),
+        ("/v1/passages/nope%23p1", 404),
+        ("/v1/facets/nope", 404),
+        ("/v1/stats", 200),
+        ("/health/ready", 200),
+        ("/openapi.json", 200),
+        ("/oembed?url=http://localhost/passages/caracas-market/1", 200),
+        ("/oembed?url=http://localhost/nowhere", 404),
+        ("/oembed", 400),
+        ("/oembed?url=http://localhost/passages/caracas-market/1&format=xml", 501),
+        ("/widget.js", 200),
+    ],
+)
+def test_cors_and_nosniff_on_every_api_answer(client, path, status):
+    """The oEmbed 404 carries the same CORS header as its 200; every answer has nosniff."""
+    r = client.get(path, headers={"Origin": "https://newsroom.example"})
+    assert r.status_code == status
+    assert r.headers.get("Access-Control-Allow-Origin") == "*", path
+    assert r.headers.get("X-Content-Type-Options") == "nosniff", path
+
+
+@pytest.mark.parametrize("path", ["/", "/docs", f"/passages/{SEED_ID}/1", "/passages/nope/1",
+                                  "/nope"])
+def test_pages_and_errors_all_carry_nosniff_and_html_the_csp(client, path):
+    r = client.get(path)
+    assert r.headers["X-Content-Type-Options"] == "nosniff"
+    if r.mimetype == "text/html":
+        assert "script-src 'self'" in r.headers["Content-Security-Policy"]
+        assert r.headers["X-Frame-Options"] == "SAMEORIGIN"
+
+
+def test_docs_has_no_inline_script_or_style(client):
+    html = client.get("/docs").get_data(as_text=True)
+    assert re.findall(r"<script[^>]*>", html) == ['<script src="static/docs.js" defer>']
+    assert "<style" not in html and " style=" not in html
+    assert '<a id="back" href="./">' in html  # a way back to search
+    for asset in ("/static/docs.js", "/static/docs.css"):
+        assert client.get(asset).status_code == 200
+
+
+def test_oembed_height_follows_the_text_and_long_passages_are_cut(client):
+    short = client.get("/oembed", query_string={
+        "url": "http://localhost/passages/caracas-market/1"}).get_json()
+    long = client.get("/oembed", query_string={
+        "url": "http://localhost/passages/council-minutes/1"}).get_json()
+    assert short["height"] < long["height"] < 500  # a 30,000-character passage: a preview
+    assert "?chars=" in long["html"] and "?chars=" not in short["html"]
+    card = client.get(long["html"].split('src="http://localhost')[1].split('"')[0]
+                      .replace("&amp;", "&")).get_data(as_text=True)
+    assert "Read the whole passage (29,890 characters)" in card
