@@ -33,14 +33,14 @@ def test_a_long_text_is_cut_around_its_first_match_and_offsets_follow():
     out = bound_hit_text(hit)
     text, start = out["text"], out["text_start"]
     assert len(text) <= HIT_TEXT_CHARS and out["text_length"] == len(words)
-    assert words[start:start + len(text)] == text
+    assert words[start : start + len(text)] == text
     assert not text.startswith(" ") and not text.endswith(" ")  # cut between words
     assert start <= at <= start + HIT_TEXT_CHARS // 4 + 20  # the match is near the start
-    assert [text[s:s + n] for s, n in out["matches"]] == ["w01000", "w01001"]
+    assert [text[s : s + n] for s, n in out["matches"]] == ["w01000", "w01001"]
     assert [(e["start"], e["end"]) for e in out["entities"]] == [(at - start, at - start + 6)]
     quote = out["quotes"][0]
-    assert text[quote["speaker_start"]:quote["speaker_end"]] == "w01000"
-    assert text[quote["start"]:quote["end"]] == words[at + 7:at + 20]
+    assert text[quote["speaker_start"] : quote["speaker_end"]] == "w01000"
+    assert text[quote["start"] : quote["end"]] == words[at + 7 : at + 20]
 
 
 def test_a_match_near_the_end_takes_the_last_window():
@@ -48,7 +48,7 @@ def test_a_match_near_the_end_takes_the_last_window():
     at = words.index("w00999")
     out = bound_hit_text({"text": words, "matches": [[at, 6]]})
     assert out["text"].endswith("w00999") and len(out["text"]) <= HIT_TEXT_CHARS
-    assert [out["text"][s:s + n] for s, n in out["matches"]] == ["w00999"]
+    assert [out["text"][s : s + n] for s, n in out["matches"]] == ["w00999"]
 
 
 @pytest.fixture(scope="module")
@@ -66,10 +66,12 @@ def test_search_answers_stay_small_and_say_how_long_the_text_is(client, path):
         assert len(hit["text"]) <= HIT_TEXT_CHARS
         assert hit["text_length"] >= len(hit["text"]) and hit["text_start"] >= 0
         for s, n in hit["matches"]:
-            assert hit["text"][s:s + n].lower()[:3] in ("cou", "tor", "los")
+            assert hit["text"][s : s + n].lower()[:3] in ("cou", "tor", "los")
     if path == "/v1/search":
         long = next(h for h in body["hits"] if h["article_id"] == LONG_ID)
-        assert long["text_length"] == len(LONG_TEXT) and long["text"] == LONG_TEXT[:len(long["text"])]
+        assert (
+            long["text_length"] == len(LONG_TEXT) and long["text"] == LONG_TEXT[: len(long["text"])]
+        )
         # the whole passage is one request away
         whole = client.get(f"/v1/passages/{LONG_ID}%23p1").get_json()
         assert whole["text"] == LONG_TEXT

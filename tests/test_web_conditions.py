@@ -211,9 +211,7 @@ def test_an_override_in_article_data_stays_in_its_field(page, api_url, pages):
     """U+202E in a title, source and author reorders nothing outside that field: checked on
     rendered positions in the search page, a permalink, the widget and the oEmbed card."""
     # control: without isolation the same data does reorder the line (the probe can fail)
-    page.set_content(
-        f'<p id="c"><span>{RTL_SOURCE}</span> · <time>{RTL_DATE}</time></p>'
-    )
+    page.set_content(f'<p id="c"><span>{RTL_SOURCE}</span> · <time>{RTL_DATE}</time></p>')
     with pytest.raises(AssertionError):
         meta_in_order(page.locator("#c"), "control")
 
@@ -257,7 +255,8 @@ def test_an_override_in_article_data_stays_in_its_field(page, api_url, pages):
     wmeta = page.locator("#w li .meta").last
     boxes = wmeta.evaluate(BOXES_JS)
     assert [b["text"].strip() for b in boxes if b["text"].strip() != "·"][1:] == [
-        RTL_SOURCE, RTL_DATE,
+        RTL_SOURCE,
+        RTL_DATE,
     ]
     assert_in_order(boxes, "widget meta line")
     assert_reads_left_to_right(wmeta.locator("time").evaluate(CHARS_JS), "widget date")
@@ -297,8 +296,9 @@ def test_oembed_cards_are_not_clipped_and_report_their_height(page, api_url, pag
         answers, frames = [], []
         for i, (article, n) in enumerate(CARDS):
             permalink = f"{api_url}/passages/{article}/{n}"
-            body = requests.get(f"{api_url}/oembed", params={"url": permalink, "maxwidth": width},
-                                timeout=10).json()
+            body = requests.get(
+                f"{api_url}/oembed", params={"url": permalink, "maxwidth": width}, timeout=10
+            ).json()
             assert body["width"] == width
             answers.append(body)
             frames.append(body["html"].replace("<iframe ", f'<iframe id="card{i}" ', 1))
@@ -309,7 +309,8 @@ def test_oembed_cards_are_not_clipped_and_report_their_height(page, api_url, pag
             frame = page.frame_locator(f"#card{i}")
             frame.locator("figcaption").wait_for()
             content = frame.locator("html").evaluate(
-                "e => Math.ceil(e.getBoundingClientRect().height)")
+                "e => Math.ceil(e.getBoundingClientRect().height)"
+            )
             what = f"{CARDS[i]} at {width}px: content {content}px, iframe {body['height']}px"
             assert content <= body["height"], f"clipped: {what}"
             assert body["height"] - content <= max(60, content // 8), f"too much space: {what}"
@@ -319,15 +320,19 @@ def test_oembed_cards_are_not_clipped_and_report_their_height(page, api_url, pag
         page.wait_for_function(f"() => new Set(window.__nq.map((m) => m[0])).size === {len(CARDS)}")
         reported = dict(page.evaluate("window.__nq"))
         for i in range(len(CARDS)):
-            content = page.frame_locator(f"#card{i}").locator("html").evaluate(
-                "e => Math.ceil(e.getBoundingClientRect().height)")
+            content = (
+                page.frame_locator(f"#card{i}")
+                .locator("html")
+                .evaluate("e => Math.ceil(e.getBoundingClientRect().height)")
+            )
             assert reported[f"card{i}"] == content
         if width == 360:
             shot(page, "oembed-cards")
 
     # the long passage: a preview of at most 480 characters, then a link to all of it
-    body = requests.get(f"{api_url}/oembed", params={"url": f"{api_url}/passages/{LONG_ID}/1"},
-                        timeout=10).json()
+    body = requests.get(
+        f"{api_url}/oembed", params={"url": f"{api_url}/passages/{LONG_ID}/1"}, timeout=10
+    ).json()
     src = body["html"].split('src="')[1].split('"')[0]
     page.goto(src.replace("&amp;", "&"))
     shown = page.locator("blockquote").inner_text()
@@ -448,7 +453,9 @@ def test_embed_page_shows_its_fallback_without_the_widget_script(page, api_url):
     link = page.locator("newsquarry-results a")
     assert link.is_visible() and link.inner_text() == "Search “torture” on newsquarry"
     assert parse_qsl(urlsplit(link.get_attribute("href")).query) == [
-        ("q", "torture"), ("speaker", "Harry Solano")]
+        ("q", "torture"),
+        ("speaker", "Harry Solano"),
+    ]
     page.watch.assert_clean(allow=REFUSED)
 
 
@@ -521,7 +528,9 @@ def test_keyboard_path_from_the_query_to_the_first_result(page, api_url):
     assert page.locator("h1").count() == 1
     assert page.locator("h1").inner_text() == "Passages matching “torture”"
     status = page.locator("#status")
-    assert status.get_attribute("role") == "status" and status.get_attribute("aria-live") == "polite"
+    assert (
+        status.get_attribute("role") == "status" and status.get_attribute("aria-live") == "polite"
+    )
     assert status.inner_text() == "4 passages"
 
     # from the search box, without searching: Search button, then the first result
@@ -562,15 +571,21 @@ def test_widget_more_results_keeps_the_focus(page, api_url, pages):
     )
     page.goto(url)
     page.wait_for_selector("#w li")
-    deep = "(() => { const r = document.querySelector('#w').shadowRoot; const a = r.activeElement;" \
-           " return a ? (a.getAttribute('part') || a.tagName) : document.activeElement.tagName; })()"
+    deep = (
+        "(() => { const r = document.querySelector('#w').shadowRoot; const a = r.activeElement;"
+        " return a ? (a.getAttribute('part') || a.tagName) : document.activeElement.tagName; })()"
+    )
     page.locator("#w button[part=more]").focus()
     page.keyboard.press("Enter")
-    page.wait_for_function("() => document.querySelector('#w').shadowRoot.querySelectorAll('li').length === 2")
+    page.wait_for_function(
+        "() => document.querySelector('#w').shadowRoot.querySelectorAll('li').length === 2"
+    )
     assert page.evaluate(deep) == "more"  # still on the button, ready for the next page
     assert page.locator("#w .count").inner_text() == "3 passages, 2 shown"
     page.keyboard.press("Enter")
-    page.wait_for_function("() => document.querySelector('#w').shadowRoot.querySelectorAll('li').length === 3")
+    page.wait_for_function(
+        "() => document.querySelector('#w').shadowRoot.querySelectorAll('li').length === 3"
+    )
     # the last page is in and the button is gone: focus moves to the first new result
     assert page.locator("#w button[part=more]").count() == 0
     assert page.evaluate(deep) == "A"
@@ -599,7 +614,8 @@ def axe_problems(pg, include_moderate: bool = False) -> list[str]:
     bad = {"serious", "critical"} | ({"moderate"} if include_moderate else set())
     return [
         f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
-        for v in result["violations"] if v["impact"] in bad
+        for v in result["violations"]
+        if v["impact"] in bad
     ]
 
 
@@ -612,8 +628,10 @@ def test_axe_finds_nothing_serious(page, api_url, pages):
     checked = {}
     for path in ("/?q=council", "/?q=zzzzqqq", "/?q=foo:bar", "/?q=torture&mode=quotes"):
         page.goto(api_url + path)
-        page.wait_for_function("() => document.body.dataset.loaded || document.body.dataset.failed"
-                               " || !document.querySelector('#error').hidden")
+        page.wait_for_function(
+            "() => document.body.dataset.loaded || document.body.dataset.failed"
+            " || !document.querySelector('#error').hidden"
+        )
         checked[path] = axe_problems(page)
     page.goto(f"{api_url}/passages/{SEED_ID}/3")
     checked["permalink"] = axe_problems(page)
@@ -635,8 +653,10 @@ def test_axe_finds_nothing_serious(page, api_url, pages):
         f'<script src="{api_url}/widget.js" defer></script>',
     )
     page.goto(url)
-    page.wait_for_function("() => [...document.querySelectorAll('newsquarry-results')]"
-                           ".every((w) => w.shadowRoot.querySelector('li'))")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('newsquarry-results')]"
+        ".every((w) => w.shadowRoot.querySelector('li'))"
+    )
     checked["widget host"] = axe_problems(page)
     page.goto(f"{api_url}/docs")
     page.wait_for_selector("section.op")
