@@ -35,9 +35,13 @@ RTL_SOURCE = f"{RLO}Reversed Source"
 RTL_DATE = "2024-03-09"
 LONG_ID = "council-minutes"
 # one paragraph with no sentence break: one passage of about 30,000 characters
-LONG_TEXT = "The council minutes record, " + ", ".join(
-    f"item {i} on the drains of ward {i % 17} tabled by councillor Okafor" for i in range(480)
-) + " and nothing else."
+LONG_TEXT = (
+    "The council minutes record, "
+    + ", ".join(
+        f"item {i} on the drains of ward {i % 17} tabled by councillor Okafor" for i in range(480)
+    )
+    + " and nothing else."
+)
 ODD_ID = "odd-shapes"
 
 ARTICLES = [
@@ -112,7 +116,9 @@ ARTICLES += [
         "source": "Notice Board",
         "date": "2023-05-05",
         "text": (
-            "Council notice: " + "Donaudampfschifffahrtsgesellschaftskapitän" * 4 + " posted.\n"
+            "Council notice: "
+            + "Donaudampfschifffahrtsgesellschaftskapitän" * 4
+            + " posted.\n"
             + "\n".join(f"line {i} of the council notice" for i in range(1, 9))
         ),
     },

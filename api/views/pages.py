@@ -161,8 +161,8 @@ def passage(article_id: str, n: int) -> Response:
         "passage.html",
         article=article,
         passage=p,
-        before=passages[max(0, i - 1):i],
-        after=passages[i + 1:i + 3],
+        before=passages[max(0, i - 1) : i],
+        after=passages[i + 1 : i + 3],
         segments=marked_segments(p["text"], p.get("entities", [])),
         groups=entity_groups(p.get("entities", [])),
         href=safe_href(article.get("url")),
@@ -200,14 +200,22 @@ def embed_passage(article_id: str, n: int) -> Response:
 @blp.route("/embed", methods=["GET"])
 def embed() -> Response:
     """The widget alone in a page, for iframes: ``/embed?q=...&speaker=...&key=...``."""
-    attrs = {name.replace("_", "-"): request.args[name] for name in WIDGET_ATTRS
-             if request.args.get(name)}
+    attrs = {
+        name.replace("_", "-"): request.args[name]
+        for name in WIDGET_ATTRS
+        if request.args.get(name)
+    }
     filters = [(k, v) for k, v in request.args.items(multi=True) if k in FILTER_PARAMS and v]
     if filters:
         attrs["params"] = urlencode(filters)
-    page = [(k, v) for k, v in request.args.items(multi=True)
-            if k in ("q", "mode", "sort", *FILTER_PARAMS) and v]
-    search_href = url_for("pages.search_page", _external=True) + ("?" + urlencode(page) if page else "")
+    page = [
+        (k, v)
+        for k, v in request.args.items(multi=True)
+        if k in ("q", "mode", "sort", *FILTER_PARAMS) and v
+    ]
+    search_href = url_for("pages.search_page", _external=True) + (
+        "?" + urlencode(page) if page else ""
+    )
     html = render_template("embed.html", attrs=attrs, search_href=search_href)
     return Response(html, mimetype="text/html")
 
@@ -227,8 +235,13 @@ def _int_arg(name: str) -> int | None:
     if raw in (None, ""):
         return None
     if not raw.isdigit() or int(raw) < 1:
-        raise ApiError(400, f"{name} must be a positive integer", title="Invalid parameters",
-                       slug="invalid-parameters", errors={name: ["Must be a positive integer."]})
+        raise ApiError(
+            400,
+            f"{name} must be a positive integer",
+            title="Invalid parameters",
+            slug="invalid-parameters",
+            errors={name: ["Must be a positive integer."]},
+        )
     return int(raw)
 
 
@@ -250,9 +263,13 @@ def oembed() -> Response:
         raise ApiError(501, "only format=json is supported", title="Not Implemented")
     url = request.args.get("url", "")
     if not url:
-        raise ApiError(400, "the url parameter is required", title="Invalid parameters",
-                       slug="invalid-parameters", errors={"url": ["Missing data for required "
-                                                                  "field."]})
+        raise ApiError(
+            400,
+            "the url parameter is required",
+            title="Invalid parameters",
+            slug="invalid-parameters",
+            errors={"url": ["Missing data for required field."]},
+        )
     maxwidth, maxheight = _int_arg("maxwidth"), _int_arg("maxheight")
     parts = urlsplit(url)
     match = PERMALINK.match(parts.path)
@@ -261,12 +278,16 @@ def oembed() -> Response:
     article_id, n = match.group(1), int(match.group(2))
     article, p = _load_passage(article_id, n)
     width = OEMBED_WIDTH if maxwidth is None else min(OEMBED_WIDTH, max(1, maxwidth))
-    chars, height = cardsize.fit(p["text"], card_caption(article), max(width, MIN_WIDTH),
-                                 maxheight)
+    chars, height = cardsize.fit(p["text"], card_caption(article), max(width, MIN_WIDTH), maxheight)
     if maxheight is not None:
         height = min(height, maxheight)
-    src = url_for("pages.embed_passage", article_id=article_id, n=n, _external=True,
-                  **({"chars": chars} if chars < len(p["text"].strip()) else {}))
+    src = url_for(
+        "pages.embed_passage",
+        article_id=article_id,
+        n=n,
+        _external=True,
+        **({"chars": chars} if chars < len(p["text"].strip()) else {}),
+    )
     title = article.get("title") or article_id
     # allow-scripts: the card's own script (CSP script-src 'self') posts its height to the
     # host (the resize protocol); the frame stays in an opaque origin (no allow-same-origin)
@@ -290,4 +311,3 @@ def oembed() -> Response:
     resp = Response(dumps(body), mimetype="application/json")
     resp.headers["Access-Control-Allow-Origin"] = "*"
     return resp
-
