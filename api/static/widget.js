@@ -222,7 +222,8 @@
       var message = err.unreachable ? "The search service is not reachable."
         : again ? "The search service had a problem (" + err.status + ")." : err.detail;
       var wait = RETRY_DELAYS[Math.min(this._attempt, RETRY_DELAYS.length - 1)];
-      var note = el("p", { class: "error", role: "alert" }, [message + (again ? " Retrying in " + wait + " s…" : "")]);
+      var countdown = el("span", { text: again ? " Retrying in " + wait + " s…" : "" });
+      var note = el("p", { class: "error", role: "alert" }, [message, countdown]);
       var retry = again ? el("button", { type: "button", part: "retry", text: "Retry now" }) : null;
       if (retry) retry.addEventListener("click", function () { self._load(append); });
       if (append && this._box.querySelector("ol")) {  // "More results" failed: keep what is shown
@@ -239,7 +240,15 @@
       );
       if (again) {
         this._attempt += 1;
-        this._retry = setTimeout(function () { self._load(false); }, wait * 1000);
+        var left = wait;
+        var tick = function () {
+          if (!countdown.isConnected) return;
+          left -= 1;
+          if (left <= 0) { countdown.textContent = " Retrying…"; self._load(false); return; }
+          countdown.textContent = " Retrying in " + left + " s…";
+          self._retry = setTimeout(tick, 1000);
+        };
+        this._retry = setTimeout(tick, 1000);
       }
     }
 
