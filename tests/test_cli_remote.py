@@ -80,3 +80,12 @@ def test_remote_errors_and_exit_codes_match_local(served):
     assert json.loads(r.stdout) == json.loads(local.stdout)
     r = runner.invoke(cli, ["search", "x", "--url", "http://127.0.0.1:9"])
     assert r.exit_code == 5 and r.stderr.startswith("Error: cannot reach")
+
+
+def test_a_hit_cut_by_the_api_says_so_and_a_whole_one_looks_local():
+    from search.remote import _drop_text_bounds
+
+    whole = {"text": "Short.", "text_start": 0, "text_length": 6}
+    assert _drop_text_bounds(whole) == {"text": "Short."}
+    cut = {"text": "part of it", "text_start": 40, "text_length": 5000}
+    assert _drop_text_bounds(dict(cut)) == cut
