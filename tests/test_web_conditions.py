@@ -486,8 +486,8 @@ def test_no_results_offers_ways_forward(page, api_url):
     help_links = page.locator("#help a").all_inner_texts()
     assert help_links == [
         "Search without the filters",
-        "Remove source: ",
-        "Remove source: ",
+        "Remove source: Daily Ledger",
+        "Remove source: Andean Post",
         "Match any of the words: council OR zebra",
         "Search quotations instead",
     ]

@@ -483,17 +483,18 @@ function renderHelp(state, body) {
   help.hidden = body.total > 0;
   if (body.total > 0) return;
   const tries = [];
-  const link = (target, text) => el("a", {
-    href: stateUrl(target), text,
+  const link = (target, ...parts) => el("a", {
+    href: stateUrl(target),
     onclick: (ev) => { ev.preventDefault(); focusHeading = true; go(target); },
-  });
+  }, parts);
   const filters = Object.entries(state.filters).flatMap(([f, vs]) => vs.map((v) => [f, v]));
   const dated = state.date_from || state.date_to;
   if (filters.length || dated) {
     const none = withChange(state, (s) => { s.filters = {}; s.date_from = ""; s.date_to = ""; s.page = 1; });
-    tries.push([link(none, "Search without the filters"), ` (${filters.map(([f, v]) => `${SINGULAR[f]}: ${v}`).concat(dated ? ["dates"] : []).join(", ")})`]);
+    const named = filters.map(([f, v]) => [`${SINGULAR[f]}: `, bdi(v)]).concat(dated ? [["dates"]] : []);
+    tries.push([link(none, "Search without the filters"), " (", ...named.flatMap((n, i) => (i ? [", ", ...n] : n)), ")"]);
     if (filters.length > 1) {
-      for (const [f, v] of filters) tries.push([link(toggled(state, f, v), `Remove ${SINGULAR[f]}: `), bdi(v)]);
+      for (const [f, v] of filters) tries.push([link(toggled(state, f, v), `Remove ${SINGULAR[f]}: `, bdi(v))]);
     }
   }
   const words = state.q.trim().split(/\s+/).filter((w) => w && !/^(AND|OR|NOT)$/.test(w));
