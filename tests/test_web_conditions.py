@@ -226,6 +226,12 @@ def test_an_override_in_article_data_stays_in_its_field(page, api_url, pages):
     assert page.locator("#results-heading").inner_text() == "Passages matching “budget”"
     assert_reads_left_to_right(page.locator("#status").evaluate(CHARS_JS)[:8], "status")
     shot(page, "rtl-search")
+    # a shared link whose query holds an override cannot reorder the heading's own words
+    page.goto(f"{api_url}/?q=%E2%80%AEbudget")
+    wait_loaded(page)
+    heading = page.locator("#results-heading").evaluate(BOXES_JS)
+    assert [b["text"] for b in heading] == ["Passages matching “", f"{RLO}budget", "”"]
+    assert_in_order(heading, "results heading")
 
     page.goto(f"{api_url}/passages/{RTL_ID}/1")
     meta = page.locator("main .meta")

@@ -441,7 +441,9 @@ function renderChrome(state) {
     else a.removeAttribute("aria-current");
   }
   const noun = state.mode === "quotes" ? "Quotations" : "Passages";
-  $("results-heading").textContent = state.q ? `${noun} matching “${state.q}”` : `All ${noun.toLowerCase()}`;
+  // the query comes from the URL (a shared link): isolated like article text
+  if (state.q) $("results-heading").replaceChildren(`${noun} matching “`, bdi(state.q), "”");
+  else $("results-heading").textContent = `All ${noun.toLowerCase()}`;
   document.title = `${state.q ? state.q + " · " : ""}${state.mode === "quotes" ? "quotes" : "search"} · newsquarry`;
 }
 
@@ -466,9 +468,9 @@ function renderStatus(state, body) {
   if (body.suggestion && body.suggestion !== state.q) {
     const target = withChange(state, (s) => { s.q = body.suggestion; s.page = 1; });
     sug.replaceChildren("Did you mean ", el("a", {
-      href: stateUrl(target), text: body.suggestion,
+      href: stateUrl(target),
       onclick: (ev) => { ev.preventDefault(); focusHeading = true; go(target); },
-    }), "?");
+    }, [bdi(body.suggestion)]), "?");
     sug.hidden = false;
   } else {
     sug.hidden = true;
