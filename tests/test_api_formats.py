@@ -13,7 +13,7 @@ try:  # tests/ is a package (tests/__init__.py) or a plain folder on sys.path
 except ModuleNotFoundError:
     from web_support import LONG_ID, LONG_TEXT, make_app
 
-from api.formats import HIT_TEXT_CHARS, bound_hit_text
+from newsquarry.api.formats import HIT_TEXT_CHARS, bound_hit_text
 
 
 def test_a_short_text_is_left_whole():
