@@ -246,6 +246,14 @@ class QuoteSchema(Out):
     cue = fields.String(allow_none=True)
 
 
+TEXT_DOC = (
+    "At most 1000 characters: a long text is cut around its first match (fetch the passage "
+    "for all of it); matches, entities and quotes index into this text"
+)
+TEXT_LENGTH_DOC = "Length of the whole text, in characters"
+TEXT_START_DOC = "Where the returned text starts in the whole text (0 when it is whole)"
+
+
 class HitSchema(Out):
     """A passage hit."""
 
@@ -254,7 +262,9 @@ class HitSchema(Out):
     position = fields.Integer()
     start = fields.Integer(metadata={"description": "Offset of the passage in the article"})
     end = fields.Integer()
-    text = fields.String()
+    text = fields.String(metadata={"description": TEXT_DOC})
+    text_length = fields.Integer(metadata={"description": TEXT_LENGTH_DOC})
+    text_start = fields.Integer(metadata={"description": TEXT_START_DOC})
     title = fields.String(allow_none=True)
     score = fields.Float()
     source = fields.String(allow_none=True)
@@ -278,7 +288,9 @@ class QuoteHitSchema(Out):
     id = fields.String(required=True, metadata={"description": "<passage_id>#q<n>"})
     passage_id = fields.String(required=True)
     article_id = fields.String(required=True)
-    text = fields.String()
+    text = fields.String(metadata={"description": TEXT_DOC})
+    text_length = fields.Integer(metadata={"description": TEXT_LENGTH_DOC})
+    text_start = fields.Integer(metadata={"description": TEXT_START_DOC})
     kind = fields.String(metadata={"enum": list(QUOTE_KINDS)})
     score = fields.Float()
     speaker = fields.String(allow_none=True)

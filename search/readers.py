@@ -73,7 +73,7 @@ def clean_id(raw: str) -> str:
 
 
 def normalise_date(value: object, where: str = "date") -> str | None:
-    """Any reasonable date (ISO date or datetime) -> "YYYY-MM-DD"; None stays None."""
+    """An ISO 8601 date or datetime -> "YYYY-MM-DD"; None stays None; anything else is refused."""
     if value is None or value == "":
         return None
     if isinstance(value, dt.datetime):
@@ -81,14 +81,18 @@ def normalise_date(value: object, where: str = "date") -> str | None:
     if isinstance(value, dt.date):
         return value.isoformat()
     text = str(value).strip()
+    # the whole value must parse: "2024-01-01<anything>" is refused, not cut to its first 10
     try:
-        return dt.date.fromisoformat(text[:10]).isoformat()
+        return dt.date.fromisoformat(text).isoformat()
     except ValueError:
         pass
     try:
         return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).date().isoformat()
     except ValueError:
-        raise ValueError(f"{where}: not an ISO 8601 date: {text[:40]!r}") from None
+        raise ValueError(
+            f"{where}: not an ISO 8601 date (YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][+HH:MM]): "
+            f"{text[:40]!r}"
+        ) from None
 
 
 def article_from_mapping(data: object, fallback_id: str | None = None) -> Article:

@@ -81,6 +81,18 @@ def _drop_api_fields(facet: dict[str, Any]) -> dict[str, Any]:
     return facet
 
 
+def _drop_text_bounds(hit: dict[str, Any]) -> dict[str, Any]:
+    """A hit as the library returns it when the API sent its whole text.
+
+    The API cuts a long text to a window (``text_start``, ``text_length``); a cut hit
+    keeps both keys, so the output says it is not the whole passage.
+    """
+    if hit.get("text_start") == 0 and hit.get("text_length") == len(hit.get("text") or ""):
+        hit.pop("text_start")
+        hit.pop("text_length")
+    return hit
+
+
 class RemoteClient:
     """GET requests against ``base_url`` (e.g. http://127.0.0.1:8080)."""
 
@@ -174,6 +186,8 @@ class RemoteClient:
         body.pop("links", None)  # the API's paging links: the CLI pages with --page
         for facet in (body.get("facets") or {}).values():
             _drop_api_fields(facet)
+        for hit in body.get("hits") or []:
+            _drop_text_bounds(hit)
         return body
 
     def export(self, request: SearchRequest, fmt: str) -> tuple[int, Iterator[bytes]]:

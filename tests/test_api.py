@@ -436,3 +436,16 @@ def test_too_many_articles_in_one_write_is_413(tmp_path):
     assert "at most 3 articles per request, got 4" in r.get_json()["detail"]
     r = c.post("/v1/articles", json=arts[:3], headers=AUTH)
     assert r.status_code == 200 and r.get_json()["added"] == ["a0", "a1", "a2"]
+
+
+def test_a_hostile_date_is_refused_with_a_clear_reason(write_client):
+    hostile = '2024-01-01"><script>alert(1)</script>'
+    resp = write_client.put("/v1/articles/dated", json={"text": "Body.", "date": hostile},
+                            headers=AUTH)
+    body = assert_problem(resp, 422)
+    assert "not an ISO 8601 date" in str(body)
+    assert_problem(write_client.get("/v1/articles/dated"), 404)  # nothing was stored
+    ok = write_client.put("/v1/articles/dated", json={"text": "Body.", "date": "2024-01-01"},
+                          headers=AUTH)
+    assert ok.status_code == 200
+    assert write_client.get("/v1/articles/dated").get_json()["date"] == "2024-01-01"

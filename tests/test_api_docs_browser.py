@@ -15,8 +15,15 @@ from werkzeug.serving import make_server
 from newsquarry.api import create_app
 
 CHROMIUM = os.environ.get("NEWSQUARRY_CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 # skipped on a developer machine without Chromium; in CI (.ci/run installs it) never skipped
 pytestmark = pytest.mark.skipif(
     not Path(CHROMIUM).exists() and not os.environ.get("CI"),
@@ -46,9 +53,14 @@ def test_docs_page_renders_offline(base_url):
         page = browser.new_page()
         page.on("request", lambda r: hosts.add(urlsplit(r.url).netloc))
         page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(base_url + "/docs")
+        page.on("console", lambda m: m.type == "error" and errors.append(m.text))  # CSP too
+        resp = page.goto(base_url + "/docs")
+        # the same headers as the other pages: its script and style are files, not inline
+        assert "script-src 'self'" in resp.headers["content-security-policy"]
+        assert resp.headers["x-frame-options"] == "SAMEORIGIN"
+        assert resp.headers["x-content-type-options"] == "nosniff"
         page.wait_for_selector("section.op", timeout=10_000)
-        ops = page.locator("section.op h3").all_inner_texts()
+        ops = page.locator("section.op h2").all_inner_texts()
         assert any("/v1/search" in t for t in ops)
         assert any("/v1/articles/{article_id}" in t and "delete" in t.lower() for t in ops)
         assert page.locator("#schema-PassageSearchResponse").count() == 1
@@ -57,10 +69,13 @@ def test_docs_page_renders_offline(base_url):
         search.locator("summary").click()
         search.locator("input[name=q]").fill("torture")
         search.locator("button").click()
-        page.wait_for_function(
-            "document.querySelector('section#get-v1-search pre').textContent.includes('200')"
+        page.wait_for_function(  # a function, not an expression: the page's CSP forbids eval
+            "() => document.querySelector('section#get-v1-search pre').textContent.includes('200')"
         )
         assert '"total": 1' in search.locator("pre").inner_text()
+        page.locator("#back").click()  # and a way back to search
+        page.wait_for_url(base_url + "/")
+        assert page.locator("#q").is_visible()
         browser.close()
     assert errors == []
     assert hosts == {urlsplit(base_url).netloc}

@@ -151,3 +151,39 @@ def test_single_block_file_is_its_own_title_and_text(tmp_path):
     f.write_text("Just one line of news.\n\n  \n", encoding="utf-8")
     (a,), _, _ = read_all(f)
     assert a.text == "Just one line of news." and a.title == "Just one line of news."
+
+
+@pytest.mark.parametrize(
+    "date, want",
+    [
+        ("2024-01-01", "2024-01-01"),
+        ("2024-01-01T10:30:00Z", "2024-01-01"),
+        ("2024-01-01T23:30:00+02:00", "2024-01-01"),
+        (" 2024-01-01 ", "2024-01-01"),
+        (None, None),
+        ("", None),
+    ],
+)
+def test_iso_dates_are_accepted(date, want):
+    from newsquarry.search.readers import article_from_mapping
+
+    assert article_from_mapping({"text": "Body.", "date": date}).date == want
+
+
+@pytest.mark.parametrize(
+    "date",
+    [
+        '2024-01-01"><script>alert(1)</script>',
+        "2024-01-01 and more",
+        "2024-13-01",
+        "yesterday",
+        "2024-01-01T25:00",
+    ],
+)
+def test_a_date_with_anything_after_it_is_refused_with_the_reason(tmp_path, date):
+    """The whole value must be a date: it is not cut to its first ten characters."""
+    path = tmp_path / "a.jsonl"
+    path.write_text(json.dumps({"id": "d", "text": "Body.", "date": date}) + "\n", "utf-8")
+    arts, fails, _ = read_all(path)
+    assert arts == [] and len(fails) == 1
+    assert "not an ISO 8601 date" in fails[0].reason and date[:20] in fails[0].reason

@@ -63,7 +63,9 @@ def test_passage_page_has_context_entities_quotes_and_oembed_discovery(client):
     html = r.get_data(as_text=True)
     assert 'type="application/json+oembed"' in html
     assert f"/oembed?url=http://localhost/passages/{SEED_ID}/{p['position']}" in html
-    assert f'<link rel="canonical" href="http://localhost/passages/{SEED_ID}/{p["position"]}">' in html
+    assert (
+        f'<link rel="canonical" href="http://localhost/passages/{SEED_ID}/{p["position"]}">' in html
+    )
     before = article["passages"][p["position"] - 2]
     assert f'href="/passages/{SEED_ID}/{before["position"]}"' in html  # context around it
     speaker = p["quotes"][0]["speaker"]
@@ -78,7 +80,9 @@ def test_missing_passage_page_is_404_html(client):
 
 
 def test_embed_page_passes_attributes_escaped_and_may_be_framed(client):
-    r = client.get('/embed?q="><script>x</script>&speaker=Harry Solano&speaker=Ana Ruiz&key=k&bogus=1')
+    r = client.get(
+        '/embed?q="><script>x</script>&speaker=Harry Solano&speaker=Ana Ruiz&key=k&bogus=1'
+    )
     html = r.get_data(as_text=True)
     assert r.status_code == 200
     assert "frame-ancestors *" in r.headers["Content-Security-Policy"]
@@ -91,7 +95,7 @@ def test_widget_script_is_loadable_from_other_origins(client):
     r = client.get("/widget.js")
     assert r.status_code == 200 and "javascript" in r.mimetype
     assert r.headers["Access-Control-Allow-Origin"] == "*"
-    assert "customElements.define(\"newsquarry-results\"" in r.get_data(as_text=True)
+    assert 'customElements.define("newsquarry-results"' in r.get_data(as_text=True)
 
 
 # ------------------------------------------------------------------ oEmbed
@@ -107,7 +111,9 @@ def test_oembed_answers_a_rich_embed_for_a_permalink(client):
     assert f'width="{body["width"]}"' in body["html"]
     assert r.headers["Access-Control-Allow-Origin"] == "*"
     card = client.get(f"/embed/passages/{SEED_ID}/3")
-    assert card.status_code == 200 and "frame-ancestors *" in card.headers["Content-Security-Policy"]
+    assert (
+        card.status_code == 200 and "frame-ancestors *" in card.headers["Content-Security-Policy"]
+    )
 
 
 def test_oembed_honours_maxwidth_and_maxheight(client):
@@ -124,13 +130,18 @@ def test_oembed_honours_maxwidth_and_maxheight(client):
 
 
 def test_oembed_html_carries_no_article_markup(client):
-    body = client.get("/oembed", query_string={"url": f"http://localhost/passages/{XSS_ID}/1"}).get_json()
+    body = client.get(
+        "/oembed", query_string={"url": f"http://localhost/passages/{XSS_ID}/1"}
+    ).get_json()
     assert "<script" not in body["html"] and "<b>" not in body["html"]
     assert body["html"].startswith("<iframe ") and 'sandbox="' in body["html"]
-    assert "allow-scripts" not in body["html"]
-    card = client.get(f"/embed/passages/{XSS_ID}/1").get_data(as_text=True)
-    assert XSS_TEXT not in card and "&lt;script&gt;alert(1)&lt;/script&gt;" in card
-    assert "<script" not in card  # the card needs no script at all
+    # the card runs only its own resize script, in an opaque origin (no allow-same-origin)
+    assert "allow-same-origin" not in body["html"]
+    card = client.get(f"/embed/passages/{XSS_ID}/1")
+    html = card.get_data(as_text=True)
+    assert XSS_TEXT not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert re.findall(r"<script[^>]*>", html) == ['<script src="/static/card.js" defer>']
+    assert "script-src 'self'" in card.headers["Content-Security-Policy"]
 
 
 @pytest.mark.parametrize(
@@ -221,8 +232,12 @@ def test_tampered_key_is_refused(client):
     body = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
     body["f"] = {}
     forged = base64.urlsafe_b64encode(json.dumps(body).encode()).rstrip(b"=").decode()
-    for bad in (f"{prefix}{forged}.{sig}", k[:-2] + ("AA" if not k.endswith("AA") else "BB"),
-                "nqk_garbage", "not-a-key"):
+    for bad in (
+        f"{prefix}{forged}.{sig}",
+        k[:-2] + ("AA" if not k.endswith("AA") else "BB"),
+        "nqk_garbage",
+        "not-a-key",
+    ):
         status, problem = search(client, key=bad)
         assert status == 403, bad
         assert problem["title"] == "Invalid key"
@@ -268,3 +283,66 @@ def test_cached_responses_do_not_leak_across_keys():
     scoped = c.get("/v1/search?q=said", headers={"X-Newsquarry-Key": k}).get_json()["total"]
     again = c.get("/v1/search?q=said").get_json()["total"]
     assert scoped < plain == again
+
+
+# ------------------------------------------------------------------ headers on every answer
+@pytest.mark.parametrize(
+    "path, status",
+    [
+        ("/v1/search?q=torture", 200),
+        ("/v1/search?page=x", 400),
+        ("/v1/search?q=foo:bar", 400),
+        ("/v1/articles/no-such-article", 404),
+        ("/v1/passages/nope%23p1", 404),
+        ("/v1/facets/nope", 404),
+        ("/v1/stats", 200),
+        ("/health/ready", 200),
+        ("/openapi.json", 200),
+        ("/oembed?url=http://localhost/passages/caracas-market/1", 200),
+        ("/oembed?url=http://localhost/nowhere", 404),
+        ("/oembed", 400),
+        ("/oembed?url=http://localhost/passages/caracas-market/1&format=xml", 501),
+        ("/widget.js", 200),
+    ],
+)
+def test_cors_and_nosniff_on_every_api_answer(client, path, status):
+    """The oEmbed 404 carries the same CORS header as its 200; every answer has nosniff."""
+    r = client.get(path, headers={"Origin": "https://newsroom.example"})
+    assert r.status_code == status
+    assert r.headers.get("Access-Control-Allow-Origin") == "*", path
+    assert r.headers.get("X-Content-Type-Options") == "nosniff", path
+
+
+@pytest.mark.parametrize(
+    "path", ["/", "/docs", f"/passages/{SEED_ID}/1", "/passages/nope/1", "/nope"]
+)
+def test_pages_and_errors_all_carry_nosniff_and_html_the_csp(client, path):
+    r = client.get(path)
+    assert r.headers["X-Content-Type-Options"] == "nosniff"
+    if r.mimetype == "text/html":
+        assert "script-src 'self'" in r.headers["Content-Security-Policy"]
+        assert r.headers["X-Frame-Options"] == "SAMEORIGIN"
+
+
+def test_docs_has_no_inline_script_or_style(client):
+    html = client.get("/docs").get_data(as_text=True)
+    assert re.findall(r"<script[^>]*>", html) == ['<script src="static/docs.js" defer>']
+    assert "<style" not in html and " style=" not in html
+    assert '<a id="back" href="./">' in html  # a way back to search
+    for asset in ("/static/docs.js", "/static/docs.css"):
+        assert client.get(asset).status_code == 200
+
+
+def test_oembed_height_follows_the_text_and_long_passages_are_cut(client):
+    short = client.get(
+        "/oembed", query_string={"url": "http://localhost/passages/caracas-market/1"}
+    ).get_json()
+    long = client.get(
+        "/oembed", query_string={"url": "http://localhost/passages/council-minutes/1"}
+    ).get_json()
+    assert short["height"] < long["height"] < 500  # a 30,000-character passage: a preview
+    assert "?chars=" in long["html"] and "?chars=" not in short["html"]
+    card = client.get(
+        long["html"].split('src="http://localhost')[1].split('"')[0].replace("&amp;", "&")
+    ).get_data(as_text=True)
+    assert "Read the whole passage (29,890 characters)" in card

@@ -29,6 +29,21 @@ XSS_ID = "xss-probe"
 XSS_TEXT = "<script>alert(1)</script>"
 XSS_IMG = "<img src=x onerror=alert(1)>"
 
+RLO = "\u202e"  # RIGHT-TO-LEFT OVERRIDE, unpaired
+RTL_ID = "rtl-probe"
+RTL_SOURCE = f"{RLO}Reversed Source"
+RTL_DATE = "2024-03-09"
+LONG_ID = "council-minutes"
+# one paragraph with no sentence break: one passage of about 30,000 characters
+LONG_TEXT = (
+    "The council minutes record, "
+    + ", ".join(
+        f"item {i} on the drains of ward {i % 17} tabled by councillor Okafor" for i in range(480)
+    )
+    + " and nothing else."
+)
+ODD_ID = "odd-shapes"
+
 ARTICLES = [
     {
         "id": "caracas-market",
@@ -70,6 +85,41 @@ ARTICLES = [
             f"A reader wrote {XSS_TEXT} into the comments and also {XSS_IMG} to test the site. "
             "The editor Ana Ruiz said the probe was harmless.\n\n"
             f'"Nothing ran, and {XSS_TEXT} stayed text," Ruiz said.'
+        ),
+    },
+]
+
+
+ARTICLES += [
+    {
+        "id": RTL_ID,
+        "title": f"Council budget {RLO}override in the title",
+        "source": RTL_SOURCE,
+        "date": RTL_DATE,
+        "author": f"{RLO}Nadia Haddad",
+        "text": (
+            f"The city council approved the budget {RLO}after a long night of debate. "
+            "The mayor, Nadia Haddad, said the vote was close.\n\n"
+            "Residents of حي الزيتون asked the council for new street lights."
+        ),
+    },
+    {
+        "id": LONG_ID,
+        "title": "Council minutes, in full",
+        "source": "Municipal Record",
+        "date": "2023-11-02",
+        "text": LONG_TEXT,
+    },
+    {
+        "id": ODD_ID,
+        "title": "A council notice with a very long unbroken word and many short lines",
+        "source": "Notice Board",
+        "date": "2023-05-05",
+        "text": (
+            "Council notice: "
+            + "Donaudampfschifffahrtsgesellschaftskapitän" * 4
+            + " posted.\n"
+            + "\n".join(f"line {i} of the council notice" for i in range(1, 9))
         ),
     },
 ]

@@ -7,7 +7,9 @@
 //
 // Every string from the index is put in the page with textContent (or as an
 // attribute value), never as HTML: highlights are built from `text` and the
-// `matches` offsets, not from the snippet HTML.
+// `matches` offsets, not from the snippet HTML. Every string from an article sits
+// in its own bidi isolate (<bdi>, or dir="auto" on a block), so a right-to-left
+// override inside it cannot reorder the page's own words around it.
 
 const FACETS = ["person", "org", "place", "speaker", "source", "quote_kind", "article", "date"];
 const LIST_FACETS = ["speaker", "person", "org", "place", "source", "quote_kind", "article"];
@@ -23,9 +25,12 @@ const PAGE_KEYS = ["q", "mode", "sort", "page", "per_page", "date_interval", "da
 const FACET_SIZE = 30; // values fetched per facet
 const SHOWN = 8; // values shown before "Show more"
 const PER_PAGE = 10;
+const RETRY_DELAYS = [5, 10, 20, 30]; // seconds between automatic retries when the server is down
 
 const $ = (id) => document.getElementById(id);
 let inflight = null;
+let retry = { timer: null, tick: null, attempt: 0 };
+let focusHeading = false; // move focus to the results heading once the next search is shown
 const expanded = new Set(); // facets whose "Show more" is open
 
 // ---------------------------------------------------------------- state
@@ -34,6 +39,8 @@ function readState(search = location.search) {
   const state = { filters: {} };
   for (const k of PAGE_KEYS) state[k] = p.get(k) || "";
   state.mode = state.mode === "quotes" ? "quotes" : "passages";
+  const sorts = [...$("sort").options].map((o) => o.value);
+  if (!sorts.includes(state.sort)) state.sort = ""; // an unknown sort in a URL: relevance
   state.page = Math.max(1, parseInt(state.page || "1", 10) || 1);
   for (const f of FACETS) {
     const values = p.getAll(f).filter(Boolean);
@@ -111,6 +118,11 @@ function el(tag, attrs = {}, children = []) {
   return node;
 }
 
+/** Article text in its own bidi isolate. */
+function bdi(text, attrs = {}) {
+  return el("bdi", { ...attrs, text });
+}
+
 function unitOffsets(text) {
   if (!/[\uD800-\uDFFF]/.test(text)) return null;
   const map = [];
@@ -138,13 +150,15 @@ export function markedText(text, matches, maxLen) {
     if (end < text.length) { const sp = text.lastIndexOf(" ", end); if (sp > start && end - sp < 20) end = sp; }
   }
   if (start > 0) frag.append("… ");
+  const inner = el("bdi");
   let pos = start;
   for (const [s, e] of spans) {
     if (s < pos || e > end) continue;
-    frag.append(text.slice(pos, s), el("mark", { text: text.slice(s, e) }));
+    inner.append(text.slice(pos, s), el("mark", { text: text.slice(s, e) }));
     pos = e;
   }
-  frag.append(text.slice(pos, end));
+  inner.append(text.slice(pos, end));
+  frag.append(inner);
   if (end < text.length) frag.append(" …");
   return frag;
 }
@@ -160,9 +174,8 @@ function chip(state, facet, value, label) {
     type: "button", class: `chip ${facet}`, "aria-pressed": String(on),
     title: `${on ? "Remove" : "Filter by"} ${SINGULAR[facet]}: ${value}`,
     "data-focus": `chip:${facet}:${value}`,
-    text: label || value,
     onclick: () => go(toggled(state, facet, value)),
-  });
+  }, [bdi(label || value)]);
 }
 
 // ---------------------------------------------------------------- rendering
@@ -177,9 +190,9 @@ function renderHits(state, body) {
 
 function metaLine(hit, pid, withTitle) {
   const bits = [];
-  if (withTitle) bits.push(el("a", { href: permalink(pid), class: "title-link", text: hit.title || hit.article_id }));
-  if (hit.source) bits.push(el("span", { class: "source", text: hit.source }));
-  if (hit.date) bits.push(el("time", { datetime: hit.date, text: hit.date }));
+  if (withTitle) bits.push(el("a", { href: permalink(pid), class: "title-link" }, [bdi(hit.title || hit.article_id)]));
+  if (hit.source) bits.push(bdi(hit.source, { class: "source" }));
+  if (hit.date) bits.push(el("bdi", {}, [el("time", { datetime: hit.date, text: hit.date })]));
   const out = el("p", { class: "meta" });
   bits.forEach((b, i) => { if (i) out.append(" · "); out.append(b); });
   return out;
@@ -196,7 +209,7 @@ function passageHit(state, hit) {
     chips.append(chip(state, e.type, e.name));
   }
   return el("li", { class: "hit", "data-id": hit.id }, [
-    el("h2", { class: "hit-title" }, [el("a", { href: permalink(hit.id), text: hit.title || hit.article_id })]),
+    el("h2", { class: "hit-title", dir: "auto" }, [el("a", { href: permalink(hit.id), text: hit.title || hit.article_id })]),
     metaLine(hit, hit.id, false),
     el("p", { class: "text" }, [markedText(hit.text, hit.matches, 420)]),
     chips.childNodes.length ? chips : null,
@@ -207,8 +220,11 @@ function quoteHit(state, hit) {
   const who = el("p", { class: "who" }, ["— "]);
   if (hit.speaker) who.append(chip(state, "speaker", hit.speaker));
   else who.append(el("span", { class: "unknown", text: "unknown speaker" }));
-  const how = [hit.kind, hit.cue ? `“${hit.cue}”` : null].filter(Boolean).join(", ");
-  if (how) who.append(" ", el("span", { class: "kind", text: how }));
+  if (hit.kind || hit.cue) {
+    const how = el("span", { class: "kind" }, [hit.kind || ""]);
+    if (hit.cue) how.append(hit.kind ? ", “" : "“", bdi(hit.cue), "”");
+    who.append(" ", how);
+  }
   return el("li", { class: "hit quote", "data-id": hit.id }, [
     el("blockquote", { cite: permalink(hit.passage_id) }, [el("q", {}, [markedText(hit.text, hit.matches, 600)])]),
     who,
@@ -226,7 +242,7 @@ function facetValueItem(state, facet, v) {
   return el("li", {}, [
     box,
     el("label", { for: id }, [
-      el("span", { class: "v", text: v.label || v.value }),
+      el("span", { class: "v", dir: "auto", text: v.label || v.value }),
       el("span", { class: "n", text: v.count == null ? "" : v.count.toLocaleString("en") }),
     ]),
   ]);
@@ -366,7 +382,7 @@ function renderFacets(state, body) {
       active.append(el("button", {
         type: "button", class: "chip active", "data-focus": `active:${f}:${v}`,
         "aria-label": `Remove ${SINGULAR[f]} ${v}`, onclick: () => go(toggled(state, f, v)),
-      }, [el("span", { class: "k", text: `${SINGULAR[f]}:` }), el("span", { text: v }), el("span", { "aria-hidden": "true", text: "×" })]));
+      }, [el("span", { class: "k", text: `${SINGULAR[f]}:` }), bdi(v), el("span", { "aria-hidden": "true", text: "×" })]));
     }
   }
   if (n > 1) {
@@ -378,32 +394,40 @@ function renderFacets(state, body) {
   $("selected-count").textContent = n ? `(${n} selected)` : "";
 }
 
+function pageLink(state, page, text, extra = {}) {
+  const target = withChange(state, (s) => { s.page = page; });
+  return el("a", {
+    href: stateUrl(target), text, ...extra,
+    onclick: (ev) => {
+      if (ev.ctrlKey || ev.metaKey || ev.shiftKey) return;
+      ev.preventDefault();
+      focusHeading = true;
+      go(target);
+    },
+  });
+}
+
+/** The last page a reader can reach: the result's pages, within the server's depth limit. */
+function lastPage(state, body) {
+  const last = body.total_pages || 1;
+  return state.page <= last && !body.links?.next ? Math.min(last, state.page) : last;
+}
+
 function renderPager(state, body) {
   const nav = $("pager");
   nav.replaceChildren();
-  const last = body.total_pages || 1;
-  if (last <= 1) return;
-  const link = (page, text, extra = {}) => {
-    const target = withChange(state, (s) => { s.page = page; });
-    return el("a", {
-      href: stateUrl(target), text, ...extra,
-      onclick: (ev) => {
-        if (ev.ctrlKey || ev.metaKey || ev.shiftKey) return;
-        ev.preventDefault();
-        go(target);
-        $("main").focus();
-      },
-    });
-  };
-  if (state.page > 1) nav.append(link(state.page - 1, "← Previous", { rel: "prev", class: "prev" }));
-  const from = Math.max(1, state.page - 2);
-  const to = Math.min(last, state.page + 2);
+  const last = lastPage(state, body);
+  if (last <= 1 && state.page <= 1) return;
+  const page = Math.min(state.page, last); // past the end: the pager is the last page's
+  if (page > 1 || state.page > last) nav.append(pageLink(state, Math.max(1, page - (state.page > last ? 0 : 1)), "← Previous", { rel: "prev", class: "prev" }));
+  const from = Math.max(1, page - 2);
+  const to = Math.min(last, page + 2);
   const pages = el("span", { class: "pages" });
   for (let i = from; i <= to; i += 1) {
-    pages.append(i === state.page ? el("span", { class: "current", "aria-current": "page", text: String(i) }) : link(i, String(i)));
+    pages.append(i === state.page ? el("span", { class: "current", "aria-current": "page", text: String(i) }) : pageLink(state, i, String(i)));
   }
   nav.append(pages);
-  if (state.page < last && body.links?.next) nav.append(link(state.page + 1, "Next →", { rel: "next", class: "next" }));
+  if (state.page < last && body.links?.next) nav.append(pageLink(state, state.page + 1, "Next →", { rel: "next", class: "next" }));
 }
 
 function renderChrome(state) {
@@ -416,32 +440,81 @@ function renderChrome(state) {
     if (state.mode === mode) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");
   }
+  const noun = state.mode === "quotes" ? "Quotations" : "Passages";
+  // the query comes from the URL (a shared link): isolated like article text
+  if (state.q) $("results-heading").replaceChildren(`${noun} matching “`, bdi(state.q), "”");
+  else $("results-heading").textContent = `All ${noun.toLowerCase()}`;
   document.title = `${state.q ? state.q + " · " : ""}${state.mode === "quotes" ? "quotes" : "search"} · newsquarry`;
 }
 
 function renderStatus(state, body) {
   const noun = state.mode === "quotes" ? "quotation" : "passage";
   const total = body.total;
-  const text = total
-    ? `${total.toLocaleString("en")} ${noun}${total === 1 ? "" : "s"}${body.total_pages > 1 ? ` · page ${state.page} of ${body.total_pages}` : ""}`
-    : `No ${noun}s match`;
-  $("status").textContent = text;
-  $("status").dataset.total = String(total);
+  const status = $("status");
+  const last = lastPage(state, body);
+  if (!total) {
+    status.textContent = `No ${noun}s match`;
+  } else if (state.page > last) {
+    // a page past the end (an old link, a hand-edited URL): say so and offer the last page
+    status.replaceChildren(
+      `${total.toLocaleString("en")} ${noun}${total === 1 ? "" : "s"} · there is no page ${state.page}: `,
+      pageLink(state, last, `go to page ${last}, the last`, { id: "last-page" }),
+    );
+  } else {
+    status.textContent = `${total.toLocaleString("en")} ${noun}${total === 1 ? "" : "s"}${body.total_pages > 1 ? ` · page ${state.page} of ${last}` : ""}`;
+  }
+  status.dataset.total = String(total);
   const sug = $("suggestion");
   if (body.suggestion && body.suggestion !== state.q) {
     const target = withChange(state, (s) => { s.q = body.suggestion; s.page = 1; });
     sug.replaceChildren("Did you mean ", el("a", {
-      href: stateUrl(target), text: body.suggestion,
-      onclick: (ev) => { ev.preventDefault(); go(target); },
-    }), "?");
+      href: stateUrl(target),
+      onclick: (ev) => { ev.preventDefault(); focusHeading = true; go(target); },
+    }, [bdi(body.suggestion)]), "?");
     sug.hidden = false;
   } else {
     sug.hidden = true;
   }
+  renderHelp(state, body);
+}
+
+/** What to try when nothing matches: each suggestion is a link to that search. */
+function renderHelp(state, body) {
+  const help = $("help");
+  help.replaceChildren();
+  help.hidden = body.total > 0;
+  if (body.total > 0) return;
+  const tries = [];
+  const link = (target, ...parts) => el("a", {
+    href: stateUrl(target),
+    onclick: (ev) => { ev.preventDefault(); focusHeading = true; go(target); },
+  }, parts);
+  const filters = Object.entries(state.filters).flatMap(([f, vs]) => vs.map((v) => [f, v]));
+  const dated = state.date_from || state.date_to;
+  if (filters.length || dated) {
+    const none = withChange(state, (s) => { s.filters = {}; s.date_from = ""; s.date_to = ""; s.page = 1; });
+    const named = filters.map(([f, v]) => [`${SINGULAR[f]}: `, bdi(v)]).concat(dated ? [["dates"]] : []);
+    tries.push([link(none, "Search without the filters"), " (", ...named.flatMap((n, i) => (i ? [", ", ...n] : n)), ")"]);
+    if (filters.length > 1) {
+      for (const [f, v] of filters) tries.push([link(toggled(state, f, v), `Remove ${SINGULAR[f]}: `, bdi(v))]);
+    }
+  }
+  const words = state.q.trim().split(/\s+/).filter((w) => w && !/^(AND|OR|NOT)$/.test(w));
+  if (words.length > 1 && !/["():]/.test(state.q) && !/\bOR\b/.test(state.q)) {
+    const any = withChange(state, (s) => { s.q = words.join(" OR "); s.page = 1; });
+    tries.push([link(any, `Match any of the words: ${words.join(" OR ")}`)]);
+  }
+  const other = state.mode === "quotes" ? "passages" : "quotes";
+  tries.push([link(withChange(state, (s) => { s.mode = other; s.page = 1; }), `Search ${other === "quotes" ? "quotations" : "passages"} instead`)]);
+  help.append(el("p", { text: "Try:" }), el("ul", {}, tries.map((parts) => el("li", {}, parts))));
 }
 
 function attr(value) {
   return String(value).replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}
+
+function text(value) {
+  return String(value).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
 /** Code to paste into another page for this search: the widget and the /embed iframe. */
@@ -455,20 +528,79 @@ function renderEmbedCode(state) {
   for (const f of FACETS) for (const v of state.filters[f] || []) filters.append(f, v);
   if ([...filters.keys()].length) attrs.push(`params="${attr(filters.toString())}"`);
   attrs.push('per-page="5"');
+  const page = `${origin}${stateUrl(withChange(state, (s) => { s.page = 1; }))}`;
+  const label = state.q ? `Search “${state.q}” on newsquarry` : "Search on newsquarry";
   $("embed-widget").textContent =
-    `<script src="${origin}/widget.js" defer></script>\n<newsquarry-results ${attrs.join(" ")}></newsquarry-results>`;
+    `<script src="${origin}/widget.js" defer></script>\n<newsquarry-results ${attrs.join(" ")}>\n  <a href="${attr(page)}">${text(label)}</a>\n</newsquarry-results>`;
   const embed = pageParams(withChange(state, (s) => { s.page = 1; }));
   embed.delete("date_interval");
   if (embed.get("mode") !== "quotes") embed.delete("mode");
   embed.set("per_page", "5");
   $("embed-iframe").textContent =
     `<iframe src="${attr(`${origin}/embed?${embed}`)}" width="600" height="480" style="border:0" title="newsquarry results"></iframe>`;
+  $("embed-code").hidden = false;
 }
 
-function showError(detail) {
+function clearEmbedCode() {
+  $("embed-code").hidden = true;
+  $("embed-code").open = false;
+  $("embed-widget").textContent = "";
+  $("embed-iframe").textContent = "";
+}
+
+function stopRetry() {
+  clearTimeout(retry.timer);
+  clearInterval(retry.tick);
+  retry.timer = retry.tick = null;
+}
+
+/** A failed search: say what happened in words; retry by itself when the server may come back. */
+function showError(problem) {
   const box = $("error");
-  box.textContent = detail;
+  stopRetry();
+  box.replaceChildren();
+  clearEmbedCode(); // the box must never offer a snippet for another search than the one shown
+  const stale = $("hits").childElementCount > 0;
+  if (!problem.retry) {
+    retry.attempt = 0;
+    box.append(el("p", { text: problem.message }));
+    box.hidden = false;
+    return;
+  }
+  const wait = problem.after || RETRY_DELAYS[Math.min(retry.attempt, RETRY_DELAYS.length - 1)];
+  retry.attempt += 1;
+  let left = wait;
+  const countdown = el("span", { class: "countdown", text: `Retrying in ${left} s…` });
+  box.append(
+    el("p", {}, [el("strong", { text: problem.message }), " ", countdown]),
+    stale ? el("p", { class: "stale-note", text: "The results below are from the last search that worked." }) : null,
+    el("p", {}, [el("button", { type: "button", id: "retry", text: "Retry now", onclick: () => { stopRetry(); load(); } })]),
+  );
+  $("hits").classList.toggle("stale", stale);
   box.hidden = false;
+  retry.tick = setInterval(() => {
+    left = Math.max(0, left - 1);
+    countdown.textContent = left ? `Retrying in ${left} s…` : "Retrying…";
+  }, 1000);
+  retry.timer = setTimeout(() => { stopRetry(); load(); }, wait * 1000);
+}
+
+/** A failed fetch or answer -> {message, retry, after} in words a reader understands. */
+async function problemOf(response, err) {
+  if (!response) {
+    return { message: "The search service is not reachable.", retry: true };
+  }
+  const body = await response.json().catch(() => ({}));
+  const detail = body.detail || `HTTP ${response.status}`;
+  if (response.status === 429 || response.status >= 500) {
+    const after = parseInt(response.headers.get("Retry-After") || "", 10);
+    const what = response.status === 429 ? "The search service is busy" : "The search service had a problem";
+    return { message: `${what} (${response.status}${body.detail ? `: ${body.detail}` : ""}).`, retry: true, after: after > 0 ? Math.min(after, 120) : null };
+  }
+  const fields = Object.entries(body.errors || {})
+    .filter(([, v]) => v.join(" ") !== detail)
+    .map(([k, v]) => `${k}: ${v.join(" ")}`).join("; ");
+  return { message: `${body.title || "Error"}: ${detail}${fields ? ` (${fields})` : ""}`, retry: false, status: response.status, err };
 }
 
 // ---------------------------------------------------------------- loading
@@ -476,6 +608,7 @@ async function load() {
   const state = readState();
   const canonical = stateUrl(state);
   if (canonical !== location.pathname + location.search) history.replaceState(null, "", canonical);
+  stopRetry();
   renderChrome(state);
   const focusKey = document.activeElement?.dataset?.focus;
   inflight?.abort();
@@ -484,35 +617,49 @@ async function load() {
   document.body.setAttribute("aria-busy", "true");
   const endpoint = state.mode === "quotes" ? "/v1/quotes" : "/v1/search";
   let body;
+  let response = null;
   try {
-    const r = await fetch(`${endpoint}?${apiParams(state)}`, { signal: ctrl.signal, headers: { Accept: "application/json" } });
-    body = await r.json().catch(() => ({}));
-    if (!r.ok) {
-      const detail = body.detail || `HTTP ${r.status}`;
-      const fields = Object.entries(body.errors || {})
-        .filter(([, v]) => v.join(" ") !== detail)
-        .map(([k, v]) => `${k}: ${v.join(" ")}`).join("; ");
-      throw new Error(`${body.title || "Error"}: ${detail}${fields ? ` (${fields})` : ""}`);
-    }
+    response = await fetch(`${endpoint}?${apiParams(state)}`, { signal: ctrl.signal, headers: { Accept: "application/json" } });
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    body = await response.json();
   } catch (err) {
-    if (err.name === "AbortError") return;
-    for (const id of ["hits", "pager", "histogram", "facet-list"]) $(id).replaceChildren();
-    $("status").textContent = "";
-    $("suggestion").hidden = true;
-    showError(err.message);
+    if (err.name === "AbortError" || ctrl !== inflight) return;
+    const problem = await problemOf(response, err);
+    if (ctrl !== inflight) return;
+    if (!problem.retry) {
+      // the search itself is wrong (a query error): no results belong to it
+      for (const id of ["hits", "pager", "histogram", "facet-list"]) $(id).replaceChildren();
+      $("status").textContent = "";
+      $("status").dataset.total = "";
+      $("suggestion").hidden = true;
+      $("help").hidden = true;
+    }
+    else {
+      $("status").textContent = ""; // the error box says what is shown below and why
+    }
+    showError(problem);
     document.body.removeAttribute("aria-busy");
+    document.body.dataset.failed = stateUrl(state);
+    if (focusHeading) { focusHeading = false; $("results-heading").focus(); }
     return;
   }
   if (ctrl !== inflight) return;
+  retry.attempt = 0;
   $("error").hidden = true;
+  $("error").replaceChildren();
+  $("hits").classList.remove("stale");
   renderStatus(state, body);
   renderHits(state, body);
   renderFacets(state, body);
   renderPager(state, body);
   renderEmbedCode(state);
   document.body.removeAttribute("aria-busy");
+  delete document.body.dataset.failed;
   document.body.dataset.loaded = stateUrl(state);
-  if (focusKey) {
+  if (focusHeading) {
+    focusHeading = false;
+    $("results-heading").focus(); // a new search: the reader goes on from its heading
+  } else if (focusKey) {
     const again = [...document.querySelectorAll("[data-focus]")].find((n) => n.dataset.focus === focusKey);
     again?.focus();
   }
@@ -522,6 +669,7 @@ function init() {
   $("search-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
     const state = readState();
+    focusHeading = true;
     go(withChange(state, (s) => { s.q = $("q").value.trim(); s.page = 1; }));
   });
   $("sort").addEventListener("change", () => go(withChange(readState(), (s) => { s.sort = $("sort").value; s.page = 1; })));

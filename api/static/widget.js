@@ -15,9 +15,15 @@
  * --nq-text, --nq-muted, --nq-bg, --nq-accent, --nq-mark, --nq-border,
  * --nq-radius, --nq-gap. Parts: container, title, hit, text, meta, more.
  *
+ * Children of the element are its fallback: shown as they are when this script
+ * cannot load, and under the error message when the search service fails.
+ *
  * Article text is only ever set with textContent: it shows as text, never
- * runs. Fires "newsquarry-load" (detail: {total, hits}) after each load and
- * "newsquarry-error" (detail: the problem body) on failure.
+ * runs, and each piece sits in its own bidi isolate (<bdi>), so a right-to-left
+ * override in a title cannot reorder the widget's own words. Fires
+ * "newsquarry-load" (detail: {total, hits}) after each load and
+ * "newsquarry-error" (detail: the problem body) on failure. When the service is
+ * not reachable it retries by itself (after 5, 10, 20, then every 30 s).
  */
 (function () {
   "use strict";
@@ -26,11 +32,13 @@
   var script = document.currentScript;
   var SCRIPT_ORIGIN = script && script.src ? new URL(script.src, location.href).origin : location.origin;
   var FILTERS = ["person", "org", "place", "speaker", "source", "quote_kind", "article", "date"];
+  var RETRY_DELAYS = [5, 10, 20, 30];
   var CSS = [
     ":host{display:block;font-family:var(--nq-font,system-ui,-apple-system,'Segoe UI',Roboto,sans-serif);",
     "font-size:var(--nq-font-size,15px);line-height:1.5;color:var(--nq-text,#1d2330);contain:content}",
     ":host([hidden]){display:none}",
     "*{box-sizing:border-box}",
+    "bdi{unicode-bidi:isolate}",
     ".nq{background:var(--nq-bg,#fff);border:1px solid var(--nq-border,#d8dce3);",
     "border-radius:var(--nq-radius,8px);padding:var(--nq-gap,14px)}",
     "header{display:flex;flex-wrap:wrap;align-items:baseline;justify-content:space-between;gap:4px 12px;margin-bottom:8px}",
@@ -50,6 +58,8 @@
     "border:1px solid var(--nq-accent,#2456c7);background:transparent;color:var(--nq-accent,#2456c7);cursor:pointer}",
     "button:hover{background:var(--nq-accent,#2456c7);color:var(--nq-bg,#fff)}",
     ".error{color:#a4161a;margin:0}",
+    ".fallback{margin-top:6px}",
+    ".visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}",
     "footer{margin-top:8px;font-size:.8em;color:var(--nq-muted,#5b6474)}"
   ].join("\n");
 
@@ -82,16 +92,18 @@
       if (end < text.length) { var sp2 = text.lastIndexOf(" ", end); if (sp2 > start && end - sp2 < 20) end = sp2; }
     }
     if (start > 0) frag.append("… ");
+    var inner = document.createElement("bdi");
     var pos = start;
     spans.forEach(function (m) {
       if (m[0] < pos || m[1] > end) return;
-      frag.append(text.slice(pos, m[0]));
+      inner.append(text.slice(pos, m[0]));
       var mark = document.createElement("mark");
       mark.textContent = text.slice(m[0], m[1]);
-      frag.append(mark);
+      inner.append(mark);
       pos = m[1];
     });
-    frag.append(text.slice(pos, end));
+    inner.append(text.slice(pos, end));
+    frag.append(inner);
     if (end < text.length) frag.append(" …");
     return frag;
   }
@@ -106,15 +118,19 @@
     return node;
   }
 
+  function bdi(text, attrs) {
+    return el("bdi", Object.assign({}, attrs || {}, { text: text }));
+  }
+
   function permalink(api, passageId) {
     var i = passageId.lastIndexOf("#p");
     return api + "/passages/" + encodeURIComponent(passageId.slice(0, i)) + "/" + passageId.slice(i + 2);
   }
 
   function metaLine(api, hit, pid) {
-    var parts = [el("a", { href: permalink(api, pid), target: "_blank", rel: "noopener", text: hit.title || hit.article_id })];
-    if (hit.source) parts.push(" · ", el("span", { class: "source", text: hit.source }));
-    if (hit.date) parts.push(" · ", el("time", { datetime: hit.date, text: hit.date }));
+    var parts = [el("a", { href: permalink(api, pid), target: "_blank", rel: "noopener" }, [bdi(hit.title || hit.article_id)])];
+    if (hit.source) parts.push(" · ", bdi(hit.source, { class: "source" }));
+    if (hit.date) parts.push(" · ", el("bdi", {}, [el("time", { datetime: hit.date, text: hit.date })]));
     return el("p", { class: "meta", part: "meta" }, parts);
   }
 
@@ -133,10 +149,12 @@
       } else {
         this._root.append(el("style", { text: CSS }));
       }
-      this._box = el("section", { class: "nq", part: "container", "aria-live": "polite" });
+      this._box = el("section", { class: "nq", part: "container" });
       this._root.append(this._box);
       this._page = 1;
       this._timer = null;
+      this._retry = null;
+      this._attempt = 0;
       this._seq = 0;
     }
 
@@ -171,31 +189,73 @@
     _load(append) {
       var self = this, seq = ++this._seq;
       var url = this.api + "/v1/" + (this.mode === "quotes" ? "quotes" : "search") + "?" + this._params(this._page);
+      clearTimeout(this._retry);
       this.setAttribute("aria-busy", "true");
       return fetch(url, { headers: { Accept: "application/json" }, credentials: "omit", mode: "cors" })
+        .catch(function () { throw { unreachable: true, status: 0 }; })
         .then(function (r) {
           return r.json().catch(function () { return {}; }).then(function (body) {
-            if (!r.ok) throw Object.assign(new Error(body.detail || ("HTTP " + r.status)), { body: body, status: r.status });
+            if (!r.ok) throw { body: body, status: r.status, detail: body.detail || ("HTTP " + r.status) };
             return body;
           });
         })
         .then(function (body) {
           if (seq !== self._seq) return;
+          self._attempt = 0;
           self._render(body, append);
           self.dispatchEvent(new CustomEvent("newsquarry-load", { detail: { total: body.total, hits: body.hits } }));
         })
         .catch(function (err) {
           if (seq !== self._seq) return;
-          self._box.replaceChildren(el("p", { class: "error", role: "alert", text: "newsquarry: " + err.message }));
-          self.dispatchEvent(new CustomEvent("newsquarry-error", { detail: err.body || { detail: err.message, status: err.status || 0 } }));
+          if (!err || err.status === undefined) throw err; // a bug of ours, not a failed search
+          self._failed(err, append);
+          self.dispatchEvent(new CustomEvent("newsquarry-error", { detail: err.body || { detail: err.detail || "not reachable", status: err.status } }));
         })
         .finally(function () { if (seq === self._seq) self.removeAttribute("aria-busy"); });
+    }
+
+    /* A failed load: the title stays, the reason in words, a retry where one can help, and
+     * the element's own children (the page author's fallback) below. */
+    _failed(err, append) {
+      var self = this;
+      var again = err.unreachable || err.status === 429 || err.status >= 500;
+      var message = err.unreachable ? "The search service is not reachable."
+        : again ? "The search service had a problem (" + err.status + ")." : err.detail;
+      var wait = RETRY_DELAYS[Math.min(this._attempt, RETRY_DELAYS.length - 1)];
+      var countdown = el("span", { text: again ? " Retrying in " + wait + " s…" : "" });
+      var note = el("p", { class: "error", role: "alert" }, [message, countdown]);
+      var retry = again ? el("button", { type: "button", part: "retry", text: "Retry now" }) : null;
+      if (retry) retry.addEventListener("click", function () { self._load(append); });
+      if (append && this._box.querySelector("ol")) {  // "More results" failed: keep what is shown
+        this._page -= 1;  // the same page is asked for again by the next click
+        var old = this._box.querySelector(".error");
+        if (old) old.remove();
+        this._box.querySelector("ol").after(note);
+        return;
+      }
+      var title = this.getAttribute("title");
+      this._box.replaceChildren(
+        title ? el("header", {}, [el("h2", { part: "title", text: title })]) : null,
+        note, retry, el("div", { class: "fallback" }, [el("slot")])
+      );
+      if (again) {
+        this._attempt += 1;
+        var left = wait;
+        var tick = function () {
+          if (!countdown.isConnected) return;
+          left -= 1;
+          if (left <= 0) { countdown.textContent = " Retrying…"; self._load(false); return; }
+          countdown.textContent = " Retrying in " + left + " s…";
+          self._retry = setTimeout(tick, 1000);
+        };
+        this._retry = setTimeout(tick, 1000);
+      }
     }
 
     _hit(hit) {
       var api = this.api;
       if (this.mode === "quotes") {
-        var who = hit.speaker ? el("span", { class: "who", text: hit.speaker }) : el("span", { text: "unknown speaker" });
+        var who = hit.speaker ? bdi(hit.speaker, { class: "who" }) : el("span", { text: "unknown speaker" });
         return el("li", { part: "hit", "data-id": hit.id }, [
           el("blockquote", { part: "text" }, [el("q", {}, [markedText(hit.text, hit.matches, 400)])]),
           el("p", { class: "meta" }, ["— ", who, hit.kind && hit.kind !== "direct" ? " (" + hit.kind + ")" : ""]),
@@ -204,7 +264,9 @@
       }
       return el("li", { part: "hit", "data-id": hit.id }, [
         el("p", { class: "text", part: "text" }, [markedText(hit.text, hit.matches, 280)]),
-        (hit.speakers && hit.speakers.length) ? el("p", { class: "meta" }, ["Speakers: ", el("span", { class: "who", text: hit.speakers.join(", ") })]) : null,
+        (hit.speakers && hit.speakers.length) ? el("p", { class: "meta" }, ["Speakers: "].concat(hit.speakers.map(function (name, i) {
+          return i ? [", ", bdi(name, { class: "who" })] : [bdi(name, { class: "who" })];
+        }).reduce(function (a, b) { return a.concat(b); }, []))) : null,
         metaLine(api, hit, hit.id)
       ]);
     }
@@ -217,7 +279,7 @@
         ["per_page", "suggest", "key"].forEach(function (k) { search.delete(k); });
         if (this.mode === "quotes") search.set("mode", "quotes");
         list = el("ol", { part: "list" });
-        this._count = el("p", { class: "count" });
+        this._count = el("p", { class: "count", role: "status" });
         this._box.replaceChildren(
           el("header", {}, [title ? el("h2", { part: "title", text: title }) : null, this._count]),
           list,
@@ -225,16 +287,32 @@
         );
       }
       var self = this;
-      (body.hits || []).forEach(function (h) { list.append(self._hit(h)); });
+      var added = (body.hits || []).map(function (h) { return self._hit(h); });
+      added.forEach(function (li) { list.append(li); });
+      var old = this._box.querySelector(".error");
+      if (old) old.remove();
       var total = body.total || 0;
       var noun = this.mode === "quotes" ? (total === 1 ? "quotation" : "quotations") : (total === 1 ? "passage" : "passages");
-      this._count.textContent = total ? total + " " + noun : "No " + noun + " found";
-      var old = this._box.querySelector("button");
-      if (old) old.remove();
+      var shown = list.children.length;
+      this._count.textContent = total ? total + " " + noun + (shown < total ? ", " + shown + " shown" : "") : "No " + noun + " found";
+      var more = this._box.querySelector("button[part=more]");
+      var hadFocus = more && this._root.activeElement === more;
       if (body.page < body.total_pages) {
-        var more = el("button", { type: "button", part: "more", text: "More results" });
-        more.addEventListener("click", function () { self._page += 1; self._load(true); });
-        list.after(more);
+        if (!more) {  // one button for the widget's life: focus stays on it across loads
+          more = el("button", { type: "button", part: "more", text: "More results" });
+          more.addEventListener("click", function () {
+            if (more.getAttribute("aria-disabled") === "true") return;
+            more.setAttribute("aria-disabled", "true");
+            self._page += 1;
+            self._load(true).finally(function () { more.removeAttribute("aria-disabled"); });
+          });
+          list.after(more);
+        }
+      } else if (more) {
+        more.remove();
+        // the last page is in: focus goes to its first result, not to the page's <body>
+        var link = hadFocus && added.length && added[0].querySelector("a");
+        if (link) link.focus();
       }
     }
   }

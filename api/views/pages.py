@@ -19,7 +19,6 @@ mistake in escaping would not run injected script.
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -30,6 +29,7 @@ from markupsafe import Markup
 from newsquarry.search.errors import NotFound
 from newsquarry.search.schema import FACETS
 
+from .. import cardsize
 from ..backend import backend
 from ..errors import ApiError
 from ..formats import dumps
@@ -49,17 +49,33 @@ WIDGET_ATTRS = ("q", "mode", "sort", "per_page", "key", "title")
 FILTER_PARAMS = (*FACETS, "date_from", "date_to")
 
 
-@blp.after_request
+@blp.after_app_request
 def _headers(resp: Response) -> Response:
-    """A strict CSP on HTML pages; embed pages may be framed by any site."""
+    """On every response of the app: ``nosniff``; on every HTML page (``/docs`` and error
+    pages included) a strict CSP, framed only by this site except the embed pages; the
+    oEmbed endpoint open to any origin, its errors too."""
     if resp.mimetype == "text/html":
         ancestors = "*" if request.endpoint in EMBED_ENDPOINTS else "'self'"
         resp.headers["Content-Security-Policy"] = CSP.format(ancestors=ancestors)
         resp.headers["Referrer-Policy"] = "strict-origin-when-cross-origin"
         if request.endpoint not in EMBED_ENDPOINTS:
             resp.headers["X-Frame-Options"] = "SAMEORIGIN"
+    if request.endpoint == "pages.oembed":
+        resp.headers["Access-Control-Allow-Origin"] = "*"
     resp.headers["X-Content-Type-Options"] = "nosniff"
     return resp
+
+
+FSI, PDI = "\u2068", "\u2069"  # first-strong isolate ... pop directional isolate
+
+
+def isolate(text: str) -> str:
+    """Article text for places without markup (``<title>``, attributes): wrapped in FSI/PDI
+    so a right-to-left override inside it cannot reorder the words around it."""
+    return f"{FSI}{text}{PDI}"
+
+
+blp.add_app_template_filter(isolate, "isolate")
 
 
 def passage_path(passage_id: str) -> str:
@@ -145,8 +161,8 @@ def passage(article_id: str, n: int) -> Response:
         "passage.html",
         article=article,
         passage=p,
-        before=passages[max(0, i - 1):i],
-        after=passages[i + 1:i + 3],
+        before=passages[max(0, i - 1) : i],
+        after=passages[i + 1 : i + 3],
         segments=marked_segments(p["text"], p.get("entities", [])),
         groups=entity_groups(p.get("entities", [])),
         href=safe_href(article.get("url")),
@@ -167,10 +183,15 @@ def embed_passage(article_id: str, n: int) -> Response:
         article, p = _load_passage(article_id, n)
     except NotFound as exc:
         return _page_error(404, "Passage not found", exc.message)
+    text = p["text"].strip()
+    chars = _int_arg("chars") or cardsize.PREVIEW_CHARS
     html = render_template(
         "embed_passage.html",
         article=article,
         passage=p,
+        shown=cardsize.preview(text, chars),
+        cut=chars < len(text),
+        more=cardsize.more_label(len(text)),
         permalink=url_for("pages.passage", article_id=article_id, n=n, _external=True),
     )
     return Response(html, mimetype="text/html")
@@ -179,12 +200,23 @@ def embed_passage(article_id: str, n: int) -> Response:
 @blp.route("/embed", methods=["GET"])
 def embed() -> Response:
     """The widget alone in a page, for iframes: ``/embed?q=...&speaker=...&key=...``."""
-    attrs = {name.replace("_", "-"): request.args[name] for name in WIDGET_ATTRS
-             if request.args.get(name)}
+    attrs = {
+        name.replace("_", "-"): request.args[name]
+        for name in WIDGET_ATTRS
+        if request.args.get(name)
+    }
     filters = [(k, v) for k, v in request.args.items(multi=True) if k in FILTER_PARAMS and v]
     if filters:
         attrs["params"] = urlencode(filters)
-    html = render_template("embed.html", attrs=attrs)
+    page = [
+        (k, v)
+        for k, v in request.args.items(multi=True)
+        if k in ("q", "mode", "sort", *FILTER_PARAMS) and v
+    ]
+    search_href = url_for("pages.search_page", _external=True) + (
+        "?" + urlencode(page) if page else ""
+    )
+    html = render_template("embed.html", attrs=attrs, search_href=search_href)
     return Response(html, mimetype="text/html")
 
 
@@ -203,16 +235,20 @@ def _int_arg(name: str) -> int | None:
     if raw in (None, ""):
         return None
     if not raw.isdigit() or int(raw) < 1:
-        raise ApiError(400, f"{name} must be a positive integer", title="Invalid parameters",
-                       slug="invalid-parameters", errors={name: ["Must be a positive integer."]})
+        raise ApiError(
+            400,
+            f"{name} must be a positive integer",
+            title="Invalid parameters",
+            slug="invalid-parameters",
+            errors={name: ["Must be a positive integer."]},
+        )
     return int(raw)
 
 
-def embed_height(text: str, width: int) -> int:
-    """The iframe height the embed card needs at ``width`` (an estimate from the text length)."""
-    chars_per_line = max(20, (width - 40) // 8)
-    lines = sum(max(1, math.ceil(len(par) / chars_per_line)) for par in text.split("\n"))
-    return 96 + 26 * lines
+def card_caption(article: dict[str, Any]) -> str:
+    """The card's caption as text (what ``embed_passage.html`` shows under the passage)."""
+    bits = [article.get("title") or article["id"], article.get("source"), article.get("date")]
+    return " · ".join(b for b in bits if b) + " · newsquarry"
 
 
 @blp.route("/oembed", methods=["GET"])
@@ -227,9 +263,13 @@ def oembed() -> Response:
         raise ApiError(501, "only format=json is supported", title="Not Implemented")
     url = request.args.get("url", "")
     if not url:
-        raise ApiError(400, "the url parameter is required", title="Invalid parameters",
-                       slug="invalid-parameters", errors={"url": ["Missing data for required "
-                                                                  "field."]})
+        raise ApiError(
+            400,
+            "the url parameter is required",
+            title="Invalid parameters",
+            slug="invalid-parameters",
+            errors={"url": ["Missing data for required field."]},
+        )
     maxwidth, maxheight = _int_arg("maxwidth"), _int_arg("maxheight")
     parts = urlsplit(url)
     match = PERMALINK.match(parts.path)
@@ -238,16 +278,24 @@ def oembed() -> Response:
     article_id, n = match.group(1), int(match.group(2))
     article, p = _load_passage(article_id, n)
     width = OEMBED_WIDTH if maxwidth is None else min(OEMBED_WIDTH, max(1, maxwidth))
-    height = embed_height(p["text"], max(width, MIN_WIDTH))
+    chars, height = cardsize.fit(p["text"], card_caption(article), max(width, MIN_WIDTH), maxheight)
     if maxheight is not None:
         height = min(height, maxheight)
-    src = url_for("pages.embed_passage", article_id=article_id, n=n, _external=True)
+    src = url_for(
+        "pages.embed_passage",
+        article_id=article_id,
+        n=n,
+        _external=True,
+        **({"chars": chars} if chars < len(p["text"].strip()) else {}),
+    )
     title = article.get("title") or article_id
+    # allow-scripts: the card's own script (CSP script-src 'self') posts its height to the
+    # host (the resize protocol); the frame stays in an opaque origin (no allow-same-origin)
     html = Markup(
         '<iframe src="{src}" width="{w}" height="{h}" title="{title}" loading="lazy" '
-        'style="border:0;max-width:100%" sandbox="allow-popups '
+        'style="border:0;max-width:100%" sandbox="allow-scripts allow-popups '
         'allow-popups-to-escape-sandbox"></iframe>'
-    ).format(src=src, w=width, h=height, title=f"{title} (newsquarry)")
+    ).format(src=src, w=width, h=height, title=isolate(f"{title}") + " (newsquarry)")
     body = {
         "type": "rich",
         "version": "1.0",
@@ -263,4 +311,3 @@ def oembed() -> Response:
     resp = Response(dumps(body), mimetype="application/json")
     resp.headers["Access-Control-Allow-Origin"] = "*"
     return resp
-

@@ -31,7 +31,15 @@ from ..backend import backend
 from ..caching import CACHE_CONTROL, CachedBody, etag_matches, make_etag, not_modified, request_key
 from ..errors import ApiError
 from ..feeds import FEED_MIMETYPES, atom, feed_request, json_feed
-from ..formats import MIMETYPES, csv_lines, dumps, jsonl_lines, negotiate, result_dict
+from ..formats import (
+    MIMETYPES,
+    bound_hit_text,
+    csv_lines,
+    dumps,
+    jsonl_lines,
+    negotiate,
+    result_dict,
+)
 from ..links import Toggler, link_header
 from ..schemas import (
     CooccurrenceResponse,
@@ -116,6 +124,8 @@ def apply_read_key(req: SearchRequest, given: str | None) -> SearchRequest:
 def result_body(result: SearchResult, settings: dict[str, Any]) -> tuple[dict[str, Any], dict]:
     """The JSON body of a search result and its page links."""
     body = result_dict(result)
+    for hit in body["hits"]:
+        bound_hit_text(hit)  # a page carries previews; the whole passage is one GET away
     restrict_facets(body.get("facets", {}))  # api.scoping: no values outside a key's scope
     toggle = Toggler(request, request.base_url)  # percent-encoded: header values are ASCII
     for name, facet in body.get("facets", {}).items():
