@@ -43,6 +43,8 @@ from .highlight import highlight
 from .query import ParsedQuery, parse_query
 from .requests import (
     DATE_INTERVALS,
+    GROUPS,
+    MATCHES,
     MODES,
     SORTS,
     FacetResult,
@@ -52,7 +54,7 @@ from .requests import (
     SearchResult,
 )
 from .schema import FACETS
-from .scoring import bm25_scores, top_k
+from .scoring import COORD_POWER, bm25_scores, coordination, top_k
 from .suggest import SUGGEST_BELOW, corrected_text
 
 DOCTYPE_FOR_MODE = {"passages": "passage", "quotes": "quote"}
@@ -80,6 +82,14 @@ def validate(request: SearchRequest, settings: dict[str, Any]) -> SearchRequest:
     if r.mode not in MODES:
         raise InvalidRequest(
             f"mode must be one of {', '.join(MODES)}, got {r.mode!r}", field="mode"
+        )
+    if r.match not in MATCHES:
+        raise InvalidRequest(
+            f"match must be one of {', '.join(MATCHES)}, got {r.match!r}", field="match"
+        )
+    if r.group not in GROUPS:
+        raise InvalidRequest(
+            f"group must be one of {', '.join(GROUPS)}, got {r.group!r}", field="group"
         )
     if r.sort not in SORTS:
         raise InvalidRequest(
@@ -185,8 +195,10 @@ class _Prepared:
             max_expansion=settings["max_term_expansion"],
             max_length=settings["max_query_length"],
             deadline=self.deadline,
+            match=request.match,
         )
-        doctype = self.view.doctype_mask(DOCTYPE_FOR_MODE[request.mode])
+        self.doctype = DOCTYPE_FOR_MODE[request.mode]
+        doctype = self.view.doctype_mask(self.doctype)
         self.postings = Postings(self.searcher, self.view)
         if self.parsed.empty:
             self.base = doctype
@@ -214,11 +226,20 @@ def run_search(
     request = validate(request, settings)
     prep = _Prepared(store, request, settings)
     total = int(prep.final.sum())
-    docnums, scores, partial = _page(prep, total)
+    total_articles = _count_articles(prep)
+    others: list[list[int]] = []
+    partial = False
+    if request.group == "article":
+        docnums, scores, others = _grouped_page(prep, total_articles)
+    else:
+        docnums, scores, partial = _page(prep, total)
     if request.mode == "quotes":
         hits: list[Hit | QuoteHit] = _quote_hits(prep, docnums, scores)
     else:
         hits = _passage_hits(prep, docnums, scores)
+    for hit, more in zip(hits, others, strict=False):
+        hit.more_count = len(more)
+        hit.more_ids = [prep.searcher.stored_fields(d)["id"] for d in more]
     facets = {
         f: prep.counter.facet(f, request.facet_size, request.date_interval) for f in request.facets
     }
@@ -234,6 +255,7 @@ def run_search(
         took_ms=round((time.perf_counter() - prep.started) * 1000, 2),
         partial=partial,
         generation=_generation(prep.searcher),
+        total_articles=total_articles,
     )
 
 
@@ -265,11 +287,56 @@ def facet_values(
     return prep.counter.search_values(facet, prefix, size, request.date_interval)
 
 
+def _count_articles(prep: _Prepared) -> int:
+    """Distinct articles among the matching documents (exact)."""
+    art = prep.view.article_of[prep.final]
+    if not len(art):
+        return 0
+    seen = np.zeros(int(art.max()) + 2, dtype=bool)
+    seen[art + 1] = True  # -1 (no article) lands on slot 0, not counted
+    return int(np.count_nonzero(seen[1:]))
+
+
 def _generation(searcher: Any) -> int:
     try:
         return int(searcher.ixreader.generation())
     except (AttributeError, TypeError, ValueError):  # empty or composite readers
         return 0
+
+
+def _scores(prep: _Prepared) -> np.ndarray:
+    """Relevance of every document: BM25F, times the coordination factor in ``most`` mode."""
+    parsed = prep.parsed
+    scores = bm25_scores(
+        prep.view, prep.postings, parsed.scoring_terms, prep.deadline, prep.doctype
+    )
+    if parsed.match == "most" and COORD_POWER:
+        fields = ["quote"] if prep.request.mode == "quotes" else ["text", "title"]
+        words = [[(f, t) for t in w.terms for f in fields] for w in parsed.important]
+        coord = coordination(prep.view, prep.postings, words, prep.deadline, prep.doctype)
+        if coord is not None:
+            scores *= coord**COORD_POWER
+    return scores
+
+
+def _ordered(
+    prep: _Prepared, matched: np.ndarray, k: int, scores: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``k`` matched docnums in the requested order, and all scores (or zeros);
+    ``scores`` reuses the scores of an earlier call."""
+    r = prep.request
+    if r.sort in ("date", "-date"):
+        dates = prep.view.date[matched].astype(np.int64)
+        missing = dates == 0
+        key = np.where(missing, 99999999, dates) if r.sort == "date" else -dates
+        key = np.where(missing, 99999999, key)
+        order = np.lexsort((matched, key))
+        return matched[order[:k]], np.zeros(prep.view.size, dtype=np.float32)
+    if prep.parsed.empty:
+        return matched[:k], np.zeros(prep.view.size, dtype=np.float32)
+    if scores is None:
+        scores = _scores(prep)
+    return top_k(matched, scores, k, prep.view.tiebreak), scores
 
 
 def _page(prep: _Prepared, total: int) -> tuple[list[int], list[float], bool]:
@@ -280,20 +347,43 @@ def _page(prep: _Prepared, total: int) -> tuple[list[int], list[float], bool]:
     if total == 0 or start >= total:
         return [], [], False
     matched = np.flatnonzero(prep.final)
-    if r.sort in ("date", "-date"):
-        dates = prep.view.date[matched].astype(np.int64)
-        missing = dates == 0
-        key = np.where(missing, 99999999, dates) if r.sort == "date" else -dates
-        key = np.where(missing, 99999999, key)
-        order = np.lexsort((matched, key))
-        chosen = matched[order[start:end]]
-        return [int(d) for d in chosen], [0.0] * len(chosen), False
-    if prep.parsed.empty:
-        chosen = matched[start:end]
-        return [int(d) for d in chosen], [0.0] * len(chosen), False
-    scores = bm25_scores(prep.view, prep.postings, prep.parsed.scoring_terms, prep.deadline)
-    chosen = top_k(matched, scores, end)[start:end]
+    chosen, scores = _ordered(prep, matched, end)
+    chosen = chosen[start:end]
     return [int(d) for d in chosen], [float(scores[d]) for d in chosen], False
+
+
+def _grouped_page(
+    prep: _Prepared, total_articles: int
+) -> tuple[list[int], list[float], list[list[int]]]:
+    """group="article": the best hit of each article on the requested page (articles in
+    the order of their best hit), with the article's other hits, best first."""
+    r = prep.request
+    start = (r.page - 1) * r.per_page
+    end = start + r.per_page
+    if total_articles == 0 or start >= total_articles:
+        return [], [], []
+    matched = np.flatnonzero(prep.final)
+    art = prep.view.article_of
+    k = min(len(matched), max(4 * end, 64))
+    scores = None
+    while True:  # widen the ranked prefix until it holds ``end`` distinct articles
+        ordered, scores = _ordered(prep, matched, k, scores)
+        arts = art[ordered]
+        _, first = np.unique(arts, return_index=True)
+        if len(first) >= min(end, total_articles) or k >= len(matched):
+            break
+        k = min(len(matched), k * 4)
+    first.sort()
+    best = ordered[first][start:end]
+    others: list[list[int]] = []
+    m_art = art[matched]
+    for d in best:
+        same = matched[m_art == art[d]]
+        same = same[same != d]
+        if len(same) > 1:
+            same = _ordered(prep, same, len(same), scores)[0]
+        others.append([int(x) for x in same])
+    return [int(d) for d in best], [float(scores[d]) for d in best], others
 
 
 def _passage_hits(prep: _Prepared, docnums: list[int], scores: list[float]) -> list[Hit]:
