@@ -25,12 +25,36 @@ MIMETYPES = {
 }
 
 PASSAGE_COLUMNS = (
-    "id", "article_id", "position", "start", "end", "title", "source", "date", "url",
-    "score", "speakers", "people", "orgs", "places", "text",
+    "id",
+    "article_id",
+    "position",
+    "start",
+    "end",
+    "title",
+    "source",
+    "date",
+    "url",
+    "score",
+    "speakers",
+    "people",
+    "orgs",
+    "places",
+    "text",
 )
 QUOTE_COLUMNS = (
-    "id", "passage_id", "article_id", "speaker", "kind", "cue", "start", "end", "title",
-    "source", "date", "score", "text",
+    "id",
+    "passage_id",
+    "article_id",
+    "speaker",
+    "kind",
+    "cue",
+    "start",
+    "end",
+    "title",
+    "source",
+    "date",
+    "score",
+    "text",
 )
 
 
@@ -54,6 +78,7 @@ def result_dict(result: SearchResult) -> dict[str, Any]:
         "request": _request_dict(result.request),
         "hits": [dict(vars(h)) for h in result.hits],
         "facets": facets,
+        "interpretations": [dict(vars(i)) for i in result.interpretations],
     }
     body.update(page=result.page, per_page=result.per_page, total_pages=result.total_pages)
     return body

@@ -44,6 +44,8 @@ def on_starting(server: Any) -> None:
     tcp_only = all(isinstance(address, tuple) for address in server.cfg.address)
     if not tcp_only or os.environ.get("LISTEN_FDS"):
         server.cfg.set("reuse_port", False)
+
+
 timeout = 120  # writes may wait for the index lock and run enrichment
 graceful_timeout = 30
 keepalive = 5
@@ -51,9 +53,7 @@ preload_app = False  # every worker opens its own index reader after the fork
 accesslog = os.environ.get("NEWSQUARRY_ACCESS_LOG", "-")  # "-" = stdout
 errorlog = "-"
 loglevel = os.environ.get("NEWSQUARRY_LOG_LEVEL", "info")
-access_log_format = (
-    '%(h)s "%(r)s" %(s)s %(B)s %(M)sms rid=%({x-request-id}o)s "%(a)s"'
-)
+access_log_format = '%(h)s "%(r)s" %(s)s %(B)s %(M)sms rid=%({x-request-id}o)s "%(a)s"'
 # 0 = gunicorn's own cap of about 1 MB instead of 8190 bytes: a valid search may hold 50
 # filter values of up to 200 characters, and gunicorn's 414 page is HTML, not problem+json.
 # The app answers request lines over 256 KiB with a 414 problem itself.

@@ -9,6 +9,7 @@ Errors are one line on stderr; ``--debug`` shows the traceback.
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 import time
 from collections.abc import Callable
@@ -120,7 +121,7 @@ FILTER_NAMES = ("speaker", "person", "org", "place", "source", "article", "quote
 def build_request(
     query: str, kw: dict[str, Any], *, mode: str = "passages", facets: tuple = (),
     limit: int = 10, page: int = 1, sort: str = "relevance", highlight: bool = True,
-    facet_size: int = 10,
+    facet_size: int = 10, match: str = "most", group: str = "none",
 ) -> Any:  # fmt: skip
     from .requests import SearchRequest
 
@@ -137,7 +138,40 @@ def build_request(
         sort=sort,
         highlight=highlight,
         mode=mode,
+        match=match,
+        group=group,
     )
+
+
+def match_options(fn: Callable) -> Callable:
+    """--match and --group, shared by ``search`` and ``quotes``."""
+    fn = click.option(
+        "--group",
+        type=click.Choice(["none", "article"]),
+        default="none",
+        show_default=True,
+        help="'article': the best hit of each article, with the count of its others.",
+    )(fn)
+    fn = click.option(
+        "--match", type=click.Choice(["most", "all", "any"]), default="most", show_default=True,
+        help="How plain words combine: 'most' needs one word that is not a stop word and "
+        "ranks hits with more of the words first; 'all' needs every word; 'any' one word. "
+        "Operators, +word, -word, \"phrases\" and field: stay strict.",
+    )(fn)  # fmt: skip
+    return fn
+
+
+def print_notes(result: dict[str, Any]) -> None:
+    """Did you mean (with its hit count) and the offered interpretations, on stderr."""
+    if result.get("suggestion"):
+        n = result.get("suggestion_total")
+        count = f" ({n} {'match' if n == 1 else 'matches'})" if n is not None else ""
+        click.echo(f"Did you mean: {result['suggestion']}{count}", err=True)
+    for it in result.get("interpretations") or []:
+        flag = f"--{it['facet']} {shlex.quote(it['value'])}"
+        cmd = "quotes" if it["mode"] == "quotes" else "search"
+        q = f" {shlex.quote(it['q'])}" if it["q"] else ""
+        click.echo(f"Also: {it['label']} ({it['count']}): newsquarry {cmd}{q} {flag}", err=True)
 
 
 def run_request(obj: Context, request: Any, url: str | None) -> dict[str, Any]:
@@ -178,9 +212,15 @@ def emit(result: dict[str, Any], fmt: str | None, columns: list[str], show_facet
         if result["hits"]:
             print_hits(console, result, show_facets=show_facets)
         else:
-            click.echo("No matches.", err=True)
-            if result.get("suggestion"):
-                click.echo(f"Did you mean: {result['suggestion']}", err=True)
+            req = result.get("request") or {}
+            if req.get("match") == "all" and req.get("q"):
+                click.echo(
+                    "No matches: no passage holds every word. --match most finds passages "
+                    "holding some of them.", err=True,
+                )  # fmt: skip
+            else:
+                click.echo("No matches.", err=True)
+        print_notes(result)
     return 0 if result["total"] else EXIT_NO_RESULTS
 
 
@@ -370,11 +410,13 @@ class ProgressReporter:
 )
 @click.option("--page", type=click.IntRange(1), default=1, show_default=True)
 @click.option("--no-highlight", is_flag=True, help="Do not compute highlights.")
+@match_options
 @output_options
 @click.pass_obj
 @handle_errors
 def search(obj: Context, query: str, facets: tuple[str, ...], facet_size: int, sort: str,
-           limit: int, page: int, no_highlight: bool, fmt: str | None, **kw: Any) -> None:  # fmt: skip
+           limit: int, page: int, no_highlight: bool, fmt: str | None, match: str, group: str,
+           **kw: Any) -> None:  # fmt: skip
     """Search passages.
 
     QUERY uses AND/OR/NOT, "phrases", prefix*, fuzzy~ and fields such as
@@ -386,10 +428,12 @@ def search(obj: Context, query: str, facets: tuple[str, ...], facet_size: int, s
       newsquarry search '"safe harbor"'
       newsquarry search 'Guaido AND army' --facet person --facet org
       newsquarry search aid --speaker "Donald Trump" --json
+      newsquarry search "soldiers tortured in Venezuela" --group article
+      newsquarry search "guard caracas" --match all
     """
     request = build_request(
         query, kw, facets=facets, limit=limit, page=page, sort=sort,
-        highlight=not no_highlight, facet_size=facet_size,
+        highlight=not no_highlight, facet_size=facet_size, match=match, group=group,
     )  # fmt: skip
     result = run_request(obj, request, kw.get("url"))
     sys.exit(emit(result, fmt, PASSAGE_COLUMNS, show_facets=bool(facets)))
@@ -406,11 +450,12 @@ def search(obj: Context, query: str, facets: tuple[str, ...], facet_size: int, s
 )
 @click.option("-n", "--limit", type=click.IntRange(1), default=10, show_default=True)
 @click.option("--page", type=click.IntRange(1), default=1, show_default=True)
+@match_options
 @output_options
 @click.pass_obj
 @handle_errors
 def quotes(obj: Context, query: str, sort: str, limit: int, page: int, fmt: str | None,
-           **kw: Any) -> None:  # fmt: skip
+           match: str, group: str, **kw: Any) -> None:  # fmt: skip
     """List quotations with their speakers, optionally matching QUERY.
 
     \b
@@ -419,7 +464,9 @@ def quotes(obj: Context, query: str, sort: str, limit: int, page: int, fmt: str 
       newsquarry quotes --speaker "Harry Solano"
       newsquarry quotes --speaker Alvarenga --kind direct --json
     """
-    request = build_request(query, kw, mode="quotes", limit=limit, page=page, sort=sort)
+    request = build_request(
+        query, kw, mode="quotes", limit=limit, page=page, sort=sort, match=match, group=group
+    )
     result = run_request(obj, request, kw.get("url"))
     sys.exit(emit(result, fmt, QUOTE_COLUMNS, show_facets=False))
 

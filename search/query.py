@@ -75,6 +75,15 @@ _DATE_RE = re.compile(r"^\d{4}(?:-\d{2}(?:-\d{2})?)?$")
 _PREFIX_CLASSES = (wq.Prefix, wq.Wildcard)
 _STEMMER = text_analyzer()
 _SPELL_WORDS = re.compile(r"\w+").findall
+# irregular past forms the Porter stemmer cannot join to their verb ("say" -> "sai",
+# "said" -> "said"): a plain word also matches them (news reports speech in the past)
+IRREGULAR = {
+    "say": ["said"], "says": ["said"], "tell": ["told"], "tells": ["told"],
+    "speak": ["spoke", "spoken"], "think": ["thought"], "flee": ["fled"],
+    "leave": ["left"], "seek": ["sought"], "fight": ["fought"], "buy": ["bought"],
+    "sell": ["sold"], "win": ["won"], "lose": ["lost"], "pay": ["paid"],
+    "meet": ["met"], "hold": ["held"], "rise": ["rose", "risen"], "fall": ["fell", "fallen"],
+}  # fmt: skip
 # English function words (NLTK's list, the most widely used one): in ``most`` mode
 # they never decide whether a passage matches, and do not rank.
 STOP_WORDS = frozenset(
@@ -132,33 +141,59 @@ class LooseWord:
     start: int = 0
 
 
-def loose_tokens(tokens: list[Token]) -> list[int]:
-    """Indices of the plain words of a scanned query.
+def loose_tokens(tokens: list[Token]) -> tuple[list[int], list[int]]:
+    """The plain words of a scanned query, and the brackets that only wrap plain words.
 
-    A word is plain when it stands at the top level (not in brackets), with no
-    field before it, no ``+``/``-``/``NOT`` before it, no ``AND``/``OR`` next to
-    it, and no wildcard, fuzzy or boost mark. Everything else is explicit
-    syntax and stays strict in every ``match`` mode.
+    A word is plain when it has no field before it, no ``+``/``-``/``NOT``
+    before it, no ``AND``/``OR`` next to it, no wildcard, fuzzy or boost mark,
+    and stands at the top level or in prose brackets: brackets at the top level
+    holding only such words ("measurements (made using free-flight models)"),
+    which group nothing. Everything else is explicit syntax and stays strict in
+    every ``match`` mode. Returns (word indices, bracket indices).
     """
-    out = []
-    depth = 0
-    for k, tok in enumerate(tokens):
-        if tok.kind == "lparen":
-            depth += 1
-            continue
-        if tok.kind == "rparen":
-            depth -= 1
-            continue
-        if tok.kind != "word" or depth or any(c in tok.text for c in "*?~^:"):
-            continue
-        prev = tokens[k - 1] if k else None
-        nxt = tokens[k + 1] if k + 1 < len(tokens) else None
+
+    def plain_here(k: int, first: int, last: int) -> bool:
+        prev = tokens[first - 1] if first else None
+        nxt = tokens[last + 1] if last + 1 < len(tokens) else None
         if prev is not None and prev.kind in ("field", "plus", "op"):
-            continue
-        if nxt is not None and nxt.kind == "op" and nxt.text in BINARY_OPS:
-            continue
-        out.append(k)
-    return out
+            return False
+        return not (nxt is not None and nxt.kind == "op" and nxt.text in BINARY_OPS)
+
+    def plain_word(tok: Token) -> bool:
+        return tok.kind == "word" and not any(c in tok.text for c in "*?~^:")
+
+    words: list[int] = []
+    brackets: list[int] = []
+    depth = 0
+    k = 0
+    while k < len(tokens):
+        tok = tokens[k]
+        if tok.kind == "lparen":
+            close = k + 1
+            while close < len(tokens) and plain_word(tokens[close]):
+                close += 1
+            prose = (
+                depth == 0
+                and close < len(tokens)
+                and tokens[close].kind == "rparen"
+                and close > k + 1
+                and plain_here(k, k, close)
+            )
+            if prose:
+                brackets += [k, close]
+                words += range(k + 1, close)
+                k = close + 1
+                continue
+            depth += 1
+        elif tok.kind == "rparen":
+            depth -= 1
+        elif depth == 0 and plain_word(tok) and plain_here(k, k, k):
+            words.append(k)
+        k += 1
+    return words, brackets
+
+
+_EDGE_QMARK = re.compile(r"(?<!\w)\?+|\?+(?!\w)")
 
 
 def scan(text: str) -> list[Token]:
@@ -368,21 +403,45 @@ def parse_query(
         )
     if not text.strip():
         return ParsedQuery(text, None)
-    tokens = scan(text)
     if match not in MATCHES:
         raise ValueError(f"match must be one of {MATCHES}, got {match!r}")
+    # a question mark at the edge of a word is punctuation ("Venezuela?"), not the
+    # one-character wildcard it would be in Whoosh's syntax ("wom?n" still is)
+    original = text
+    text = _EDGE_QMARK.sub(lambda m: " " * len(m.group(0)), text)
+    if not text.strip():
+        return ParsedQuery(original, None)
+    parsed = _parse(text, searcher, view, mode, max_expansion, deadline, match)
+    parsed.text = original  # the same length: token positions hold for both
+    return parsed
+
+
+def _parse(
+    text: str,
+    searcher: Any,
+    view: View,
+    mode: str,
+    max_expansion: int,
+    deadline: Any,
+    match: str,
+) -> ParsedQuery:
+    tokens = scan(text)
     loose: list[LooseWord] = []
     if match != "all":
         chars = list(text)
-        for k in loose_tokens(tokens):
+        word_ks, bracket_ks = loose_tokens(tokens)
+        for k in word_ks:
             tok = tokens[k]
-            terms = list(dict.fromkeys(t.text for t in _STEMMER(tok.text)))
+            forms = [tok.text, *IRREGULAR.get(fold(tok.text), [])]
+            terms = list(dict.fromkeys(t.text for f in forms for t in _STEMMER(f)))
             stop = all(w in STOP_WORDS for w in _SPELL_WORDS(fold(tok.text)))
             loose.append(LooseWord(tok.text, terms, stop, tok.start))
+        for k in word_ks + bracket_ks:
+            tok = tokens[k]
             chars[tok.start : tok.end] = " " * (tok.end - tok.start)
         strict_text = "".join(chars)
         if loose:
-            keep = set(loose_tokens(tokens))
+            keep = set(word_ks + bracket_ks)
             tokens_strict = [t for k, t in enumerate(tokens) if k not in keep]
             parsed = _parse_strict(
                 text, strict_text, tokens_strict, searcher, view, mode, max_expansion, deadline

@@ -53,6 +53,10 @@ def request_params(request: SearchRequest, *, facets: bool = True) -> list[tuple
     ]
     if not request.highlight:
         params.append(("highlight", "false"))
+    if request.match != "most":
+        params.append(("match", request.match))
+    if request.group != "none":
+        params.append(("group", request.group))
     return params
 
 
@@ -113,6 +117,8 @@ class RemoteClient:
         body.pop("links", None)  # the API's paging links: the CLI pages with --page
         for facet in (body.get("facets") or {}).values():
             _drop_api_fields(facet)
+        for it in body.get("interpretations") or []:
+            it.pop("url", None)  # the API's ready-made URL; the library has none
         return body
 
     def facet_values(

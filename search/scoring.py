@@ -35,7 +35,7 @@ from .docvalues import SCORED_FIELDS, Deadline, Postings, View
 B = 0.75
 K1 = 1.2
 # exponent of the coordination factor (``most`` mode): 0 = off; see docs/quality.md
-COORD_POWER = 2.0
+COORD_POWER = 1.0
 
 
 def idf(n: float, df: int) -> float:

@@ -55,7 +55,7 @@ from .requests import (
 )
 from .schema import FACETS
 from .scoring import COORD_POWER, bm25_scores, coordination, top_k
-from .suggest import SUGGEST_BELOW, corrected_text
+from .suggest import corrected_text
 
 DOCTYPE_FOR_MODE = {"passages": "passage", "quotes": "quote"}
 
@@ -244,14 +244,19 @@ def run_search(
         f: prep.counter.facet(f, request.facet_size, request.date_interval) for f in request.facets
     }
     suggestion = None
-    if request.suggest and not prep.parsed.empty and total < SUGGEST_BELOW:
+    if request.suggest and not prep.parsed.empty:
         suggestion = _suggest(prep, total)
+    from .interpret import interpretations
+
+    offered = interpretations(prep) if request.suggest else []
     return SearchResult(
         request=request,
         total=total,
         hits=hits,
         facets=facets,
-        suggestion=suggestion,
+        suggestion=suggestion[0] if suggestion else None,
+        suggestion_total=suggestion[1] if suggestion else None,
+        interpretations=offered,
         took_ms=round((time.perf_counter() - prep.started) * 1000, 2),
         partial=partial,
         generation=_generation(prep.searcher),
@@ -305,13 +310,31 @@ def _generation(searcher: Any) -> int:
 
 
 def _scores(prep: _Prepared) -> np.ndarray:
-    """Relevance of every document: BM25F, times the coordination factor in ``most`` mode."""
+    """Relevance of every document: BM25F, times the coordination factor in ``most`` mode.
+
+    A plain word with several index forms ("say": "sai" and "said") scores by its
+    best form in each document, so it never counts twice.
+    """
     parsed = prep.parsed
-    scores = bm25_scores(
-        prep.view, prep.postings, parsed.scoring_terms, prep.deadline, prep.doctype
-    )
+    terms = dict(parsed.scoring_terms)
+    fields = ["quote"] if prep.request.mode == "quotes" else ["text", "title"]
+    multi = [w for w in parsed.loose if len(w.terms) > 1 and (w.terms[0] and not w.stop)]
+    for w in multi:
+        for t in w.terms:
+            for f in fields:
+                terms.pop((f, t), None)
+    scores = bm25_scores(prep.view, prep.postings, terms, prep.deadline, prep.doctype)
+    for w in multi:
+        best = None
+        for t in w.terms:
+            one = bm25_scores(
+                prep.view, prep.postings, {(f, t): 1.0 for f in fields}, prep.deadline,
+                prep.doctype,
+            )  # fmt: skip
+            best = one if best is None else np.maximum(best, one)
+        if best is not None:
+            scores += best
     if parsed.match == "most" and COORD_POWER:
-        fields = ["quote"] if prep.request.mode == "quotes" else ["text", "title"]
         words = [[(f, t) for t in w.terms for f in fields] for w in parsed.important]
         coord = coordination(prep.view, prep.postings, words, prep.deadline, prep.doctype)
         if coord is not None:
@@ -454,8 +477,8 @@ def _quote_hits(prep: _Prepared, docnums: list[int], scores: list[float]) -> lis
     return hits
 
 
-def _suggest(prep: _Prepared, total: int) -> str | None:
-    """A corrected query that finds more than the original, if there is one."""
+def _suggest(prep: _Prepared, total: int) -> tuple[str, int] | None:
+    """A corrected query that finds more than the original, and its hit count."""
     fixed = corrected_text(prep.parsed.text, prep.parsed.tokens, prep.searcher, prep.view)
     if not fixed or fixed == prep.parsed.text:
         return None
@@ -468,10 +491,11 @@ def _suggest(prep: _Prepared, total: int) -> str | None:
             max_expansion=prep.settings["max_term_expansion"],
             max_length=prep.settings["max_query_length"] * 2,
             deadline=prep.deadline,
+            match=prep.request.match,
         )
         mask = match_mask(prep.searcher, prep.view, parsed.query, prep.deadline, prep.postings)
     except (QueryError, SearchTimeout):  # the search itself was answered: only drop the hint
         return None
     mask &= prep.view.doctype_mask(DOCTYPE_FOR_MODE[prep.request.mode])
     found = int(prep.filters.combined(mask).sum())
-    return fixed if found > total else None
+    return (fixed, found) if found > total else None

@@ -114,11 +114,18 @@ def passage_documents(article: Article, passages: list[Passage]) -> Iterator[dic
                 "url": article.url,
                 "author": article.author,
                 "path": article.path,
+                "synthetic_title": article.synthetic_title,
                 "passages": len(passages),
             },
             ensure_ascii=False,
         ),
     }
+    # a title made from the text's first line is shown but not indexed: it would
+    # rank the article's opening words on every passage (the passage holding them
+    # matches by its own text anyway)
+    title_field = {"title": article.title}
+    if article.synthetic_title:  # Whoosh stores ``_stored_title`` and indexes ""
+        title_field = {"title": "", "_stored_title": article.title}
     for p in passages:
         entities = {t: [keyword_value(n) for n in p.names(t)] for t in ("person", "org", "place")}
         speakers = [keyword_value(s) for s in p.speakers]
@@ -134,7 +141,7 @@ def passage_documents(article: Article, passages: list[Passage]) -> Iterator[dic
             "start": p.start,
             "end": p.end,
             "text": p.text,
-            "title": article.title,
+            **title_field,
             "url": article.url,
             "author": article.author,
             "data": json.dumps(
@@ -399,7 +406,7 @@ class WhooshStore:
             pass
 
     def _lock_holder(self) -> str:
-        """" (held by pid N since T: command)" from the lock file, or "" if unknown."""
+        """ " (held by pid N since T: command)" from the lock file, or "" if unknown."""
         try:
             with open(self.path / f"{INDEX_NAME}_WRITELOCK", encoding="utf-8") as fh:
                 note = fh.read(300).strip()
@@ -480,7 +487,9 @@ class WhooshStore:
         # the article's own postings only (a handful of documents), filtered here:
         # Whoosh's intersection with doctype:passage walked every passage of the index
         docs = [s.stored_fields(n) for n in s.docs_for_query(Term("article_id", article_id))]
-        docs = sorted((d for d in docs if d.get("doctype") == "passage"), key=lambda d: d["position"])
+        docs = sorted(
+            (d for d in docs if d.get("doctype") == "passage"), key=lambda d: d["position"]
+        )
         passages = [self._passage_record(d, data) for d in docs]
         return {"id": article_id, **data, "passages": passages}
 

@@ -5,7 +5,8 @@ would suggest stems such as "minist palac", DESIGN.md section 5). Only plain
 words and words inside phrases are corrected (not operators, field names,
 wildcards or fuzzy terms); words in facet fields (``speaker:alvarnga``) are
 corrected against that facet's values. The caller runs the corrected query
-and offers it only when it finds more than the original.
+and offers it (one suggestion per query, with its hit count) only when it finds
+more than the original.
 """
 
 from __future__ import annotations
@@ -18,22 +19,40 @@ from .query import USER_FIELDS, Token
 from .textnorm import fold
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-SUGGEST_BELOW = 3  # offer a suggestion when a query finds fewer hits than this
 
 
-def _known(searcher: Any, word: str) -> bool:
+RARE = 50  # a known word in at most this many articles may be a misspelling ...
+RATIO = 10  # ... of a word one edit away found in at least RATIO times as many articles
+
+
+def _df(searcher: Any, word: str) -> int:
     try:
-        return searcher.doc_frequency("spell", word) > 0
+        return int(searcher.doc_frequency("spell", word))
     except (KeyError, ValueError):
-        return False
+        return 0
 
 
 def _correct_word(searcher: Any, word: str) -> str | None:
+    """A better spelling of one word, frequency-aware.
+
+    A word the index lacks gets its closest spelling (two edits at most, most
+    frequent first among the closest). A word the index has, but rarely (in at
+    most ``RARE`` articles), gets a spelling one edit away that is at least
+    ``RATIO`` times as frequent: "Volker" (2 articles) -> "Volcker" (267).
+    """
     folded = fold(word)
-    if len(folded) < 3 or folded.isdigit() or _known(searcher, folded):
+    if len(folded) < 3 or folded.isdigit():
         return None
-    got = searcher.corrector("spell").suggest(folded, limit=1, maxdist=2, prefix=1)
-    return got[0] if got else None
+    df = _df(searcher, folded)
+    if df > RARE:
+        return None
+    corrector = searcher.corrector("spell")
+    if df == 0:
+        got = corrector.suggest(folded, limit=1, maxdist=2, prefix=1)
+        return got[0] if got else None
+    got = [w for w in corrector.suggest(folded, limit=8, maxdist=1, prefix=1) if w != folded]
+    best = max(got, key=lambda w: _df(searcher, w), default=None)
+    return best if best is not None and _df(searcher, best) >= RATIO * df else None
 
 
 def _correct_value(view: View, fname: str, value: str) -> str | None:

@@ -145,8 +145,8 @@ def passage(article_id: str, n: int) -> Response:
         "passage.html",
         article=article,
         passage=p,
-        before=passages[max(0, i - 1):i],
-        after=passages[i + 1:i + 3],
+        before=passages[max(0, i - 1) : i],
+        after=passages[i + 1 : i + 3],
         segments=marked_segments(p["text"], p.get("entities", [])),
         groups=entity_groups(p.get("entities", [])),
         href=safe_href(article.get("url")),
@@ -179,8 +179,11 @@ def embed_passage(article_id: str, n: int) -> Response:
 @blp.route("/embed", methods=["GET"])
 def embed() -> Response:
     """The widget alone in a page, for iframes: ``/embed?q=...&speaker=...&key=...``."""
-    attrs = {name.replace("_", "-"): request.args[name] for name in WIDGET_ATTRS
-             if request.args.get(name)}
+    attrs = {
+        name.replace("_", "-"): request.args[name]
+        for name in WIDGET_ATTRS
+        if request.args.get(name)
+    }
     filters = [(k, v) for k, v in request.args.items(multi=True) if k in FILTER_PARAMS and v]
     if filters:
         attrs["params"] = urlencode(filters)
@@ -203,8 +206,13 @@ def _int_arg(name: str) -> int | None:
     if raw in (None, ""):
         return None
     if not raw.isdigit() or int(raw) < 1:
-        raise ApiError(400, f"{name} must be a positive integer", title="Invalid parameters",
-                       slug="invalid-parameters", errors={name: ["Must be a positive integer."]})
+        raise ApiError(
+            400,
+            f"{name} must be a positive integer",
+            title="Invalid parameters",
+            slug="invalid-parameters",
+            errors={name: ["Must be a positive integer."]},
+        )
     return int(raw)
 
 
@@ -227,9 +235,13 @@ def oembed() -> Response:
         raise ApiError(501, "only format=json is supported", title="Not Implemented")
     url = request.args.get("url", "")
     if not url:
-        raise ApiError(400, "the url parameter is required", title="Invalid parameters",
-                       slug="invalid-parameters", errors={"url": ["Missing data for required "
-                                                                  "field."]})
+        raise ApiError(
+            400,
+            "the url parameter is required",
+            title="Invalid parameters",
+            slug="invalid-parameters",
+            errors={"url": ["Missing data for required field."]},
+        )
     maxwidth, maxheight = _int_arg("maxwidth"), _int_arg("maxheight")
     parts = urlsplit(url)
     match = PERMALINK.match(parts.path)
@@ -263,4 +275,3 @@ def oembed() -> Response:
     resp = Response(dumps(body), mimetype="application/json")
     resp.headers["Access-Control-Allow-Origin"] = "*"
     return resp
-
