@@ -268,7 +268,7 @@ class View:
         self._ranks: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
         self._present: dict[str, dict[int, list[str]]] = {}
-        self._stats: dict[tuple[str, str], float | int] = {}
+        self._stats: dict[tuple, Any] = {}
         self._article_of: np.ndarray | None = None
         self._tiebreak: np.ndarray | None = None
 
@@ -292,6 +292,25 @@ class View:
             got = float(self.lengths[fieldname][m].astype(np.float64).sum() / n) if n else 1.0
             self._stats[key] = got
         return float(got)
+
+    def article_lengths(self, fieldname: str, doctype: str) -> tuple[np.ndarray, int, float]:
+        """Per article key id, the summed field length of its live documents of a
+        doctype; the number of such articles and their mean length."""
+        key = ("article_len", fieldname, doctype)
+        got = self._stats.get(key)
+        if got is None:
+            m = self.doctype_mask(doctype)
+            art = self.article_of
+            sel = m & (art >= 0)
+            lengths = np.bincount(
+                art[sel], weights=self.lengths[fieldname][sel].astype(np.float64),
+                minlength=self.nkeys["article_id"],
+            )  # fmt: skip
+            count = np.bincount(art[sel], minlength=self.nkeys["article_id"])
+            n = int(np.count_nonzero(count))
+            avg = float(lengths.sum() / n) if n else 1.0
+            got = self._stats[key] = (lengths, n, avg or 1.0)  # type: ignore[assignment]
+        return got  # type: ignore[return-value]
 
     @property
     def article_of(self) -> np.ndarray:

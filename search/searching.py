@@ -40,6 +40,7 @@ from .docvalues import Deadline, Postings, View, cache_for, match_mask
 from .errors import InvalidRequest, QueryError, SearchTimeout, UnknownFacet
 from .facets import FacetCounter, build_filters, date_bounds
 from .highlight import highlight
+from .proximity import RERANK, rerank
 from .query import ParsedQuery, parse_query
 from .requests import (
     DATE_INTERVALS,
@@ -54,7 +55,15 @@ from .requests import (
     SearchResult,
 )
 from .schema import FACETS
-from .scoring import COORD_POWER, bm25_scores, coordination, top_k
+from .scoring import (
+    ARTICLE_WEIGHT,
+    COORD_POWER,
+    article_scores,
+    bm25_scores,
+    coordination,
+    idf,
+    top_k,
+)
 from .suggest import corrected_text
 
 DOCTYPE_FOR_MODE = {"passages": "passage", "quotes": "quote"}
@@ -212,6 +221,7 @@ class _Prepared:
         )
         self.final = self.filters.combined(self.base)
         self.counter = FacetCounter(self.view, self.searcher, self.base, self.filters)
+        self.reranked: np.ndarray | None = None  # proximity-reranked head (``_ordered``)
 
 
 def _settings(settings: dict[str, Any] | None) -> dict[str, Any]:
@@ -310,7 +320,8 @@ def _generation(searcher: Any) -> int:
 
 
 def _scores(prep: _Prepared) -> np.ndarray:
-    """Relevance of every document: BM25F, times the coordination factor in ``most`` mode.
+    """Relevance of every document: BM25F; in ``most`` mode plus the article's own
+    score (``scoring.article_scores``, passage mode) and times the coordination factor.
 
     A plain word with several index forms ("say": "sai" and "said") scores by its
     best form in each document, so it never counts twice.
@@ -334,12 +345,43 @@ def _scores(prep: _Prepared) -> np.ndarray:
             best = one if best is None else np.maximum(best, one)
         if best is not None:
             scores += best
+    if parsed.match == "most" and prep.request.mode == "passages" and ARTICLE_WEIGHT:
+        scores += ARTICLE_WEIGHT * article_scores(
+            prep.view, prep.postings, parsed.scoring_terms, prep.deadline, prep.doctype
+        )
     if parsed.match == "most" and COORD_POWER:
         words = [[(f, t) for t in w.terms for f in fields] for w in parsed.important]
         coord = coordination(prep.view, prep.postings, words, prep.deadline, prep.doctype)
         if coord is not None:
             scores *= coord**COORD_POWER
     return scores
+
+
+def _pairs(prep: _Prepared) -> list[tuple[set[str], set[str], float]]:
+    """Consecutive important words of a ``most`` query, with their mean idf."""
+    parsed = prep.parsed
+    if parsed.match != "most":
+        return []
+    words = parsed.important
+    if len(words) < 2:
+        return []
+    fname = "quote" if prep.request.mode == "quotes" else "text"
+    live = prep.view.doctype_mask(prep.doctype)
+    n = float(prep.view.live_count(prep.doctype)) or 1.0
+    schema = prep.searcher.schema
+
+    def weight(w: Any) -> float:
+        df = 0
+        for t in w.terms:
+            ids, _ = prep.postings.get(fname, schema[fname].to_bytes(t))
+            df = max(df, int(np.count_nonzero(live[ids])))
+        return idf(n, df)
+
+    weights = [weight(w) for w in words]
+    return [
+        (set(a.terms), set(b.terms), (wa + wb) / 2)
+        for a, b, wa, wb in zip(words, words[1:], weights, weights[1:], strict=False)
+    ]
 
 
 def _ordered(
@@ -359,6 +401,19 @@ def _ordered(
         return matched[:k], np.zeros(prep.view.size, dtype=np.float32)
     if scores is None:
         scores = _scores(prep)
+        prep.reranked = None
+    pairs = _pairs(prep)
+    if not pairs:
+        return top_k(matched, scores, k, prep.view.tiebreak), scores
+    # proximity reorders the best RERANK passages of the whole ranking (once per
+    # search), so every page and every caller sees the same order
+    if prep.reranked is None:
+        head = top_k(np.flatnonzero(prep.final), scores, RERANK, prep.view.tiebreak)
+        fname = "quote" if prep.request.mode == "quotes" else "text"
+        prep.reranked = rerank(
+            head, scores, pairs,
+            lambda d: prep.searcher.stored_fields(d).get(fname) or "", prep.view.tiebreak,
+        )  # fmt: skip
     return top_k(matched, scores, k, prep.view.tiebreak), scores
 
 
