@@ -54,7 +54,8 @@ def test_what_did_trump_say_finds_his_quote_and_offers_the_quotes_view(seed_inde
     assert quotes and quotes[0].value == "Donald Trump" and quotes[0].mode == "quotes"
     assert quotes[0].label.startswith("Quotes by Donald Trump")
     follow = run_search(
-        seed_index, SearchRequest(q=quotes[0].q, mode="quotes", filters={"speaker": ["Donald Trump"]})
+        seed_index,
+        SearchRequest(q=quotes[0].q, mode="quotes", filters={"speaker": ["Donald Trump"]}),
     )
     assert follow.total == quotes[0].count > 0
     assert {h.speaker for h in follow.hits} == {"Donald Trump"}
@@ -66,7 +67,9 @@ def test_a_surname_is_offered_as_the_persons_filter(seed_index):
     r = run_search(seed_index, SearchRequest(q="Solano torture"))
     person = [i for i in r.interpretations if i.facet == "person"]
     assert person and person[0].value == "Harry Solano" and person[0].q == "torture"
-    follow = run_search(seed_index, SearchRequest(q="torture", filters={"person": ["Harry Solano"]}))
+    follow = run_search(
+        seed_index, SearchRequest(q="torture", filters={"person": ["Harry Solano"]})
+    )
     assert follow.total == person[0].count
     # a value already selected is not offered again
     again = run_search(
@@ -93,7 +96,9 @@ def test_group_article_gives_one_hit_per_article_with_its_others(corpus_store):
     articles = {h.article_id for h in flat.hits}
     assert grouped.total == flat.total  # passages, exact in both forms
     assert grouped.total_articles == flat.total_articles == len(articles) >= 2
-    assert [h.article_id for h in grouped.hits] == list(dict.fromkeys(h.article_id for h in flat.hits))
+    assert [h.article_id for h in grouped.hits] == list(
+        dict.fromkeys(h.article_id for h in flat.hits)
+    )
     for h in grouped.hits:
         same = [x.id for x in flat.hits if x.article_id == h.article_id]
         assert h.id == same[0]  # the best passage
@@ -102,11 +107,14 @@ def test_group_article_gives_one_hit_per_article_with_its_others(corpus_store):
 
 
 def test_group_article_pages_are_exact(corpus_store):
-    full = run_search(corpus_store, SearchRequest(q="Venezuela Guaido", per_page=100, group="article"))
+    full = run_search(
+        corpus_store, SearchRequest(q="Venezuela Guaido", per_page=100, group="article")
+    )
     pages = []
     for page in range(1, full.total_articles + 1):
         r = run_search(
-            corpus_store, SearchRequest(q="Venezuela Guaido", per_page=1, page=page, group="article")
+            corpus_store,
+            SearchRequest(q="Venezuela Guaido", per_page=1, page=page, group="article"),
         )
         assert r.total_pages == full.total_articles
         pages += [h.id for h in r.hits]
