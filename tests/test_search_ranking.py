@@ -232,3 +232,23 @@ def test_did_you_mean_is_frequency_aware(tmp_path):
     # a word as common as its neighbours gets no suggestion
     r = run_search(store, SearchRequest(q="Volcker"))
     assert r.suggestion is None
+
+
+def test_totals_and_facets_are_exact_for_the_default_mode(corpus_store):
+    """Whatever ``most`` matches is counted exactly: the total is the number of hits
+    and each facet count the number of hits holding the value."""
+    from collections import Counter
+
+    r = run_search(
+        corpus_store,
+        SearchRequest(q="the guard of Caracas and Colombia", per_page=100, facets=["person"]),
+    )
+    assert 0 < r.total == len(r.hits)
+    held = Counter(
+        n for h in r.hits for n in {e["name"] for e in h.entities if e["type"] == "person"}
+    )
+    from search.textnorm import fold
+
+    held = Counter({fold(k): v for k, v in held.items()})
+    assert {fold(v.value): v.count for v in r.facets["person"].values} == dict(held)
+    assert r.total_articles == len({h.article_id for h in r.hits})
