@@ -38,7 +38,6 @@ K1 = 1.2
 COORD_POWER = 1.0
 # weight of the article's own score added to each passage's (``article_scores``)
 ARTICLE_WEIGHT = 1.0
-COORD_SCOPE = "passage"
 
 
 def idf(n: float, df: int) -> float:
@@ -139,7 +138,6 @@ def coordination(
     schema = postings.searcher.schema
     have = np.zeros(view.size, dtype=np.float32)
     total = 0.0
-    art = view.article_of
     for pairs in words:
         held = np.zeros(view.size, dtype=bool)
         df = 0
@@ -148,10 +146,6 @@ def coordination(
             held[ids] = True
             if fieldname != "title":
                 df = max(df, int(np.count_nonzero(live[ids])))
-        if COORD_SCOPE == "article":
-            arts = np.zeros(int(art.max()) + 2 if len(art) else 1, dtype=bool)
-            arts[art[held] + 1] = True
-            held = arts[art + 1]
         w = idf(n, df)
         have[held] += w
         total += w
