@@ -12,6 +12,8 @@ more than the original.
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from .docvalues import View
@@ -46,18 +48,38 @@ def edits1(word: str) -> set[str]:
     return out
 
 
-def _vocabulary(searcher: Any, view: View | None) -> set[str] | frozenset[str]:
-    """The words of the ``spell`` field, read once per index state (cached on the view)."""
-    if view is None:
-        return frozenset()
-    got = view.__dict__.get("_spell_words")
-    if got is None:
-        got = frozenset(t.decode("utf-8") for t in searcher.lexicon("spell"))
-        view.__dict__["_spell_words"] = got
-    return got
+_SEGMENT_WORDS: OrderedDict[str, frozenset[str]] = OrderedDict()
+_SEGMENT_WORDS_LOCK = threading.Lock()
+_SEGMENTS_KEPT = 256
 
 
-def _correct_word(searcher: Any, word: str, view: View | None = None) -> str | None:
+def _vocabulary(searcher: Any) -> list[frozenset[str]]:
+    """The words of the ``spell`` field, one set per segment.
+
+    Segments never change and their ids are unique, so each segment's words are
+    read once per process (a bounded cache): after a commit only new segments
+    are read.
+    """
+    from .docvalues import leaves_of
+
+    out = []
+    for reader, _ in leaves_of(searcher):
+        segid = reader.segment().segment_id()
+        with _SEGMENT_WORDS_LOCK:
+            words = _SEGMENT_WORDS.get(segid)
+            if words is not None:
+                _SEGMENT_WORDS.move_to_end(segid)
+        if words is None:
+            words = frozenset(t.decode("utf-8") for t in reader.lexicon("spell"))
+            with _SEGMENT_WORDS_LOCK:
+                _SEGMENT_WORDS[segid] = words
+                while len(_SEGMENT_WORDS) > _SEGMENTS_KEPT:
+                    _SEGMENT_WORDS.popitem(last=False)
+        out.append(words)
+    return out
+
+
+def _correct_word(searcher: Any, word: str, articles: int | None = None) -> str | None:
     """A better spelling of one word, frequency-aware.
 
     The candidates are the words one edit away (a transposition counts as one:
@@ -73,11 +95,11 @@ def _correct_word(searcher: Any, word: str, view: View | None = None) -> str | N
     if len(folded) < 3 or folded.isdigit() or not folded.isalnum():
         return None
     df = _df(searcher, folded)
-    if df > RARE:
-        return None
-    vocab = _vocabulary(searcher, view)
+    if df > RARE or (df and articles is not None and articles < RATIO * (df + 1)):
+        return None  # common, or no neighbour could be RATIO times as frequent
+    vocab = _vocabulary(searcher)
     best, best_df = None, 0
-    for cand in sorted(c for c in edits1(folded) if not vocab or c in vocab):
+    for cand in sorted(c for c in edits1(folded) if any(c in v for v in vocab)):
         n = _df(searcher, cand)
         if n > best_df:
             best, best_df = cand, n
@@ -120,7 +142,7 @@ def corrected_text(text: str, tokens: list[Token], searcher: Any, view: View) ->
         for m in _WORD.finditer(tok.text):
             word = m.group(0)
             if in_field in (None, "text", "title", "quote"):
-                fix = _correct_word(searcher, word, view)
+                fix = _correct_word(searcher, word, view.live_count("article"))
             else:
                 fix = _correct_value(view, in_field, word)
             if fix and fix != fold(word):
