@@ -331,8 +331,9 @@ def test_opening_and_reading_while_another_process_commits_never_fails(tmp_path)
     os.close(stop_r)
     failures, opens = [], 0
     try:
-        deadline = time.monotonic() + 3.0
-        while time.monotonic() < deadline:
+        # at least 3 s and 60 opens (a loaded machine opens slowly), at most 90 s
+        start = time.monotonic()
+        while time.monotonic() - start < 90 and (time.monotonic() - start < 3 or opens < 60):
             opens += 1
             try:
                 store = WhooshStore(path, create=False)
@@ -346,4 +347,4 @@ def test_opening_and_reading_while_another_process_commits_never_fails(tmp_path)
         os.close(stop_w)
         _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
-    assert opens > 50 and failures == [], failures[:3]
+    assert opens >= 60 and failures == [], failures[:3]
