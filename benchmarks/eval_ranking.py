@@ -47,11 +47,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from search.indexer import index_articles
-from search.models import Article
-from search.requests import SearchRequest
-from search.searching import run_search
-from search.store import WhooshStore
+from newsquarry.search.indexer import index_articles
+from newsquarry.search.models import Article
+from newsquarry.search.requests import SearchRequest
+from newsquarry.search.searching import run_search
+from newsquarry.search.store import WhooshStore
 
 # Reuters topic -> a query a reader might type about it (written once, not tuned)
 TOPIC_QUERIES = {
@@ -114,7 +114,7 @@ def read_ir_collection(folder: Path) -> tuple[list[Article], dict[str, str], dic
 
 
 def read_reuters(path: Path, limit: int) -> tuple[list[Article], dict[str, str], dict[str, dict]]:
-    from search.readers import article_from_mapping
+    from newsquarry.search.readers import article_from_mapping
 
     docs, topics = [], {}
     with open(path, encoding="utf-8") as fh:
@@ -143,7 +143,7 @@ def build_newsquarry(docs: list[Article], index_dir: Path, enrich: bool) -> Whoo
         shutil.rmtree(index_dir)
     store = WhooshStore(index_dir)
     t0 = time.perf_counter()
-    from search.indexer import default_enricher, default_processes
+    from newsquarry.search.indexer import default_enricher, default_processes
 
     enricher = default_enricher(n_process=default_processes()) if enrich else _NoEnrich()
     index_articles(store, iter(docs), enricher=enricher, commit_every=1000)
@@ -162,8 +162,8 @@ def newsquarry_engine(store: WhooshStore, match: str | None) -> Callable[[str], 
 
     def run(q: str) -> list[str]:
         nonlocal settings
-        from search.config import load_settings
-        from search.errors import QueryError
+        from newsquarry.search.config import load_settings
+        from newsquarry.search.errors import QueryError
 
         settings = settings or {**load_settings(), "max_query_length": 10000}
         kw = {"match": match} if match else {}

@@ -11,12 +11,12 @@ import random
 import pytest
 from conftest import PassThrough, build, seed_items
 
-from search.indexer import index_articles
-from search.models import Article
-from search.passages import split_passages
-from search.requests import SearchRequest
-from search.searching import run_search
-from search.store import WhooshStore
+from newsquarry.search.indexer import index_articles
+from newsquarry.search.models import Article
+from newsquarry.search.passages import split_passages
+from newsquarry.search.requests import SearchRequest
+from newsquarry.search.searching import run_search
+from newsquarry.search.store import WhooshStore
 
 SEED = "000_e23b3335c9472580"
 
@@ -188,7 +188,7 @@ def test_scores_do_not_depend_on_segment_history(tmp_path):
 
 
 def test_an_untitled_article_has_no_title_to_rank(tmp_path):
-    from search.readers import article_from_mapping
+    from newsquarry.search.readers import article_from_mapping
 
     a = article_from_mapping(
         {"id": "u", "text": "Coffee quota talks opened today.\n\nLater, the coffee quota failed."}
@@ -247,7 +247,7 @@ def test_totals_and_facets_are_exact_for_the_default_mode(corpus_store):
     held = Counter(
         n for h in r.hits for n in {e["name"] for e in h.entities if e["type"] == "person"}
     )
-    from search.textnorm import fold
+    from newsquarry.search.textnorm import fold
 
     held = Counter({fold(k): v for k, v in held.items()})
     assert {fold(v.value): v.count for v in r.facets["person"].values} == dict(held)
