@@ -100,8 +100,11 @@ def create_app(
             },
             "components": {
                 "securitySchemes": {
-                    "bearerAuth": {"type": "http", "scheme": "bearer",
-                                   "description": "The write token (NEWSQUARRY_WRITE_TOKEN)"}
+                    "bearerAuth": {
+                        "type": "http",
+                        "scheme": "bearer",
+                        "description": "The write token (NEWSQUARRY_WRITE_TOKEN)",
+                    }
                 }
             },
         },
@@ -122,13 +125,18 @@ def create_app(
         "send_wildcard": origins in ([], ["*"]),
         "methods": ["GET", "HEAD", "OPTIONS"],
         "allow_headers": ["If-None-Match", "Accept", "X-Request-Id", "X-Newsquarry-Key"],
-        "expose_headers": ["ETag", "Link", "X-Request-Id", "X-Total-Count", "X-Partial-Result",
-                           "Retry-After"],
+        "expose_headers": [
+            "ETag",
+            "Link",
+            "X-Request-Id",
+            "X-Total-Count",
+            "X-Partial-Result",
+            "Retry-After",
+        ],
         "max_age": 600,
         "supports_credentials": False,
     }
-    CORS(app, resources={r"/v1/*": cors_read, r"/health/*": cors_read,
-                         r"/openapi.json": cors_read})
+    CORS(app, resources={r"/v1/*": cors_read, r"/health/*": cors_read, r"/openapi.json": cors_read})
     scoping.install(app)  # scoped read keys: early 403, documents, Vary (web)
     app.register_blueprint(pages.blp)  # search page, permalinks, oEmbed, /embed, widget (web)
     gate_reads(app, int(settings["read_concurrency"]))  # one read at a time per worker
@@ -154,9 +162,7 @@ def _install_request_id(app: Flask) -> None:
         g.request_id = given if _REQUEST_ID_OK.match(given) else _new_request_id()
         g.started = time.perf_counter()
         if len(request.query_string) > MAX_QUERY_STRING:
-            raise errors.ApiError(
-                414, f"the query string is longer than {MAX_QUERY_STRING} bytes"
-            )
+            raise errors.ApiError(414, f"the query string is longer than {MAX_QUERY_STRING} bytes")
 
     @app.after_request
     def _finish(resp: Response) -> Response:

@@ -85,7 +85,14 @@ def flatten_messages(messages: Any, prefix: str = "") -> dict[str, list[str]]:
 
 def _strip_location(messages: Any) -> Any:
     if isinstance(messages, Mapping) and set(messages) <= {
-        "query", "json", "view_args", "headers", "form", "files", "cookies", "querystring"
+        "query",
+        "json",
+        "view_args",
+        "headers",
+        "form",
+        "files",
+        "cookies",
+        "querystring",
     }:
         merged: dict[str, Any] = {}
         for value in messages.values():
@@ -217,7 +224,10 @@ def internal_error(exc: BaseException) -> Response:
     """Unexpected failure: logged with its traceback, answered without one."""
     log.error(
         "unhandled error on %s %s (request id %s)",
-        request.method, request.path, getattr(g, "request_id", "-"), exc_info=exc,
+        request.method,
+        request.path,
+        getattr(g, "request_id", "-"),
+        exc_info=exc,
     )
     return problem_response(
         500,
@@ -232,7 +242,11 @@ def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(ApiError)
     def _api_error(exc: ApiError) -> Response:
         return problem_response(
-            exc.status, exc.title, exc.detail, slug=exc.slug, errors=exc.errors,
+            exc.status,
+            exc.title,
+            exc.detail,
+            slug=exc.slug,
+            errors=exc.errors,
             headers=exc.headers,
         )
 

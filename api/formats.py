@@ -50,6 +50,7 @@ def result_dict(result: SearchResult) -> dict[str, Any]:
         "request": _request_dict(result.request),
         "hits": [dict(vars(h)) for h in result.hits],
         "facets": facets,
+        "interpretations": [dict(vars(i)) for i in result.interpretations],
     }
     body.update(page=result.page, per_page=result.per_page, total_pages=result.total_pages)
     return body

@@ -24,8 +24,9 @@ def url_with(base: str, pairs: list[tuple[str, str]]) -> str:
     return f"{base}?{urlencode(pairs)}" if pairs else base
 
 
-def toggle_url(req: Request, base: str, facet: str, value: str, selected: bool,
-               drop: Iterable[str] = ()) -> str:
+def toggle_url(
+    req: Request, base: str, facet: str, value: str, selected: bool, drop: Iterable[str] = ()
+) -> str:
     """``base`` with this request's parameters and ``facet=value`` toggled, back to page 1.
 
     Unselecting removes every given value that folds to the same key

@@ -16,7 +16,7 @@ from typing import Any
 from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validate, validates_schema
 
 from newsquarry.search.models import ENTITY_TYPES, QUOTE_KINDS
-from newsquarry.search.requests import DATE_INTERVALS, SORTS
+from newsquarry.search.requests import DATE_INTERVALS, GROUPS, MATCHES, SORTS
 from newsquarry.search.schema import FACETS
 
 FILTER_DOC = {
@@ -89,7 +89,7 @@ def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
             load_default="",
             validate=validate.Length(max=max_q),
             metadata={
-                "description": "Query: words, \"phrases\", AND/OR/NOT, field:value, prefix*, "
+                "description": 'Query: words, "phrases", AND/OR/NOT, field:value, prefix*, '
                 "fuzzy~. Empty matches everything."
             },
         )
@@ -123,6 +123,25 @@ def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
             load_default="relevance",
             validate=validate.OneOf(SORTS),
             metadata={"description": "relevance, date (oldest first) or -date (newest first)"},
+        )
+        match = fields.String(
+            load_default="most",
+            validate=validate.OneOf(MATCHES),
+            metadata={
+                "description": "How plain words combine. most (default): a hit needs one "
+                "word that is not a stop word, and hits with more of the words rank first, "
+                "so a question typed as a sentence finds answers; all: every word (stop "
+                "words too); any: one word (stop words too). Operators, +word, -word, "
+                '"phrases" and field:value stay strict in every mode.'
+            },
+        )
+        group = fields.String(
+            load_default="none",
+            validate=validate.OneOf(GROUPS),
+            metadata={
+                "description": "article: one hit per article (its best), with more_count "
+                "and more_ids of its other hits; paging counts articles (total_articles)"
+            },
         )
         highlight = fields.Boolean(
             load_default=True, metadata={"description": "Return snippets and match offsets"}
@@ -280,6 +299,10 @@ class HitSchema(Out):
     entities = fields.List(fields.Nested(EntitySchema))
     quotes = fields.List(fields.Nested(QuoteSchema))
     speakers = fields.List(fields.String())
+    more_count = fields.Integer(
+        metadata={"description": "group=article: other matching passages of the article"}
+    )
+    more_ids = fields.List(fields.String(), metadata={"description": "Their ids, best first"})
 
 
 class QuoteHitSchema(Out):
@@ -303,6 +326,10 @@ class QuoteHitSchema(Out):
     date = fields.String(allow_none=True)
     snippet = fields.String(allow_none=True)
     matches = fields.List(fields.List(fields.Integer()))
+    more_count = fields.Integer(
+        metadata={"description": "group=article: other matching quotes of the article"}
+    )
+    more_ids = fields.List(fields.String(), metadata={"description": "Their ids, best first"})
 
 
 class FacetValueSchema(Out):
@@ -342,6 +369,8 @@ class SearchRequestEcho(Out):
     mode = fields.String()
     suggest = fields.Boolean()
     time_limit = fields.Float(allow_none=True)
+    match = fields.String()
+    group = fields.String()
 
 
 class LinksSchema(Out):
@@ -350,11 +379,39 @@ class LinksSchema(Out):
     prev = fields.String(allow_none=True)
 
 
+class InterpretationSchema(Out):
+    """A reading of the query offered, never applied silently."""
+
+    kind = fields.String(
+        required=True,
+        metadata={
+            "enum": ["filter", "quotes"],
+            "description": "filter: the query names a facet value; quotes: it asks what "
+            "a speaker said (the quotes view)",
+        },
+    )
+    facet = fields.String(required=True, metadata={"enum": ["person", "org", "place", "speaker"]})
+    value = fields.String(required=True, metadata={"description": "The value (canonical name)"})
+    matched = fields.String(metadata={"description": "The words of the query naming it"})
+    q = fields.String(metadata={"description": "The query to run with the filter"})
+    mode = fields.String(metadata={"enum": ["passages", "quotes"]})
+    count = fields.Integer(metadata={"description": "Hits of that search"})
+    label = fields.String(metadata={"description": "A sentence to show"})
+    url = fields.String(metadata={"description": "That search (this API)"})
+
+
 class SearchResponseBase(Out):
     request = fields.Nested(SearchRequestEcho)
     total = fields.Integer(required=True, metadata={"description": "Exact number of hits"})
+    total_articles = fields.Integer(
+        metadata={"description": "Exact number of distinct articles among the hits"}
+    )
     facets = fields.Dict(keys=fields.String(), values=fields.Nested(FacetSchema))
     suggestion = fields.String(allow_none=True, metadata={"description": "Did you mean"})
+    suggestion_total = fields.Integer(
+        allow_none=True, metadata={"description": "Hits of the suggested query"}
+    )
+    interpretations = fields.List(fields.Nested(InterpretationSchema))
     took_ms = fields.Float()
     partial = fields.Boolean(
         metadata={"description": "True when the time limit cut the search short"}
@@ -426,6 +483,10 @@ class PassageSchema(Out):
     entities = fields.List(fields.Nested(EntitySchema))
     quotes = fields.List(fields.Nested(QuoteSchema))
     speakers = fields.List(fields.String())
+    more_count = fields.Integer(
+        metadata={"description": "group=article: other matching passages of the article"}
+    )
+    more_ids = fields.List(fields.String(), metadata={"description": "Their ids, best first"})
 
 
 class ArticleSchema(Out):

@@ -21,14 +21,18 @@ enricher that fills ``Entity`` objects instead of running spaCy: spaCy over 16k
 articles (about 3,000 words/s per process here) would take well over ten
 minutes per copy, too long for a benchmark build.
 
-Cases (each over ten queries of real newswire words, cycled):
+Cases (each over ten queries of real newswire words, cycled; ``match="all"``, every
+word required, as SQLite's AND, except ``nl_filters2_facets4``):
 - ``plain``: top 10 hits with an exact total;
 - ``facets4``: plus four facets (person, org, place, date by month);
 - ``filters2_facets4``: plus two filters (place in {usa, uk}; date = 1987-03),
   with multi-select counts in newsquarry and SQLite (each facet's counts
   ignore its own filter);
 - ``value_search``: place values starting with a prefix, with counts under the
-  query.
+  query;
+- ``nl_filters2_facets4``: ``filters2_facets4`` with ten natural-language queries
+  of 4-6 words (``NL_QUERIES``) in the default matching mode (``most``: a passage
+  needs one word that is not a stop word); SQLite runs the same words ORed.
 
 Engines:
 - ``newsquarry``: ``search.searching.run_search`` / ``facet_values`` (doc values,
@@ -90,6 +94,19 @@ QUERIES = [
     "dollar",
     "stock market",
     "gold",
+]
+# natural-language queries of 4-6 words for the default matching mode (``most``)
+NL_QUERIES = [
+    "what happened to oil prices today",
+    "central bank raises interest rates",
+    "trade deficit with japan widened",
+    "coffee export quota talks collapse",
+    "wheat exports to the soviet union",
+    "company reports higher quarterly profit",
+    "dollar falls against the yen",
+    "stock market prices in new york",
+    "gold prices rise on inflation fears",
+    "banks cut their lending rates again",
 ]
 FACETS4 = ["person", "org", "place", "date"]
 FILTERS2 = {"place": ["usa", "uk"], "date": ["1987-03"]}
@@ -216,12 +233,17 @@ def build_sqlite(db_path: Path, corpus: list, copies: int) -> None:
 def nq_case(store: WhooshStore, case: str, i: int) -> Any:
     q = QUERIES[i % len(QUERIES)]
     if case == "plain":
-        return run_search(store, SearchRequest(q=q, highlight=True))
+        return run_search(store, SearchRequest(q=q, highlight=True, match="all"))
     if case == "facets4":
-        return run_search(store, SearchRequest(q=q, facets=FACETS4))
+        return run_search(store, SearchRequest(q=q, facets=FACETS4, match="all"))
     if case == "filters2_facets4":
-        return run_search(store, SearchRequest(q=q, facets=FACETS4, filters=FILTERS2))
-    return facet_values(store, "place", PREFIXES[i % len(PREFIXES)], SearchRequest(q=q))
+        return run_search(store, SearchRequest(q=q, facets=FACETS4, filters=FILTERS2, match="all"))
+    if case == "nl_filters2_facets4":
+        nl = NL_QUERIES[i % len(NL_QUERIES)]
+        return run_search(store, SearchRequest(q=nl, facets=FACETS4, filters=FILTERS2))
+    return facet_values(
+        store, "place", PREFIXES[i % len(PREFIXES)], SearchRequest(q=q, match="all")
+    )
 
 
 class GroupedBy:
@@ -254,7 +276,14 @@ class GroupedBy:
 
     def run(self, case: str, i: int) -> Any:
         s = self.store.searcher()
-        q = self.parser.parse(QUERIES[i % len(QUERIES)])
+        if case == "nl_filters2_facets4":
+            from whoosh.qparser import MultifieldParser, OrGroup
+
+            parser = MultifieldParser(["text", "quote"], self.store.ix.schema, group=OrGroup)
+            q = parser.parse(NL_QUERIES[i % len(NL_QUERIES)])
+            case = "filters2_facets4"
+        else:
+            q = self.parser.parse(QUERIES[i % len(QUERIES)])
         if case == "plain":
             r = s.search(q, limit=10, filter=self.passage)
             return len(r), [h["id"] for h in r]
@@ -300,9 +329,9 @@ class FTS5:
         self.db.execute("PRAGMA temp_store = MEMORY")
 
     @staticmethod
-    def _match(q: str) -> str:
+    def _match(q: str, op: str = "AND") -> str:
         # passages match by their own text (as in newsquarry, where the title only ranks)
-        return " AND ".join(f'text : "{w}"' for w in q.split())
+        return f" {op} ".join(f'text : "{w}"' for w in q.split())
 
     def _filters(self, without: str | None) -> tuple[str, list]:
         sql, args = "", []
@@ -324,10 +353,15 @@ class FTS5:
     def run(self, case: str, i: int) -> Any:
         db = self.db
         db.execute("DROP TABLE IF EXISTS temp.m")
+        if case == "nl_filters2_facets4":
+            match = self._match(NL_QUERIES[i % len(NL_QUERIES)], "OR")
+            case = "filters2_facets4"
+        else:
+            match = self._match(QUERIES[i % len(QUERIES)])
         db.execute(
             "CREATE TEMP TABLE m AS SELECT rowid AS r, bm25(fts, 1.0, 2.0) AS s "
             "FROM fts WHERE fts MATCH ?",
-            (self._match(QUERIES[i % len(QUERIES)]),),
+            (match,),
         )
         if case == "value_search":
             prefix = PREFIXES[i % len(PREFIXES)]
@@ -434,6 +468,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     ap.add_argument("--skip-nocache", action="store_true", help="skip newsquarry-nocache")
     ap.add_argument("--json", help="also write the figures to this JSON file")
+    ap.add_argument("--cases", nargs="*", help="cases to run (default: all)")
     args = ap.parse_args(argv)
 
     index_dir, db_path = Path(args.index), Path(args.sqlite)
@@ -474,7 +509,8 @@ def main(argv: list[str] | None = None) -> None:
         sep="\n",
         file=sys.stderr,
     )
-    cases = ["plain", "facets4", "filters2_facets4", "value_search"]
+    cases = args.cases or ["plain", "facets4", "filters2_facets4", "value_search",
+                           "nl_filters2_facets4"]  # fmt: skip
     res = measure(engines, cases, args.rounds, args.groupedby_rounds)
 
     print(f"\n{stats['passages']} passages; ms per call (p50 / p95); ratio = other / newsquarry\n")

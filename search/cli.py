@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shlex
 import sys
 import time
 from collections.abc import Callable
@@ -230,7 +231,7 @@ FILTER_NAMES = ("speaker", "person", "org", "place", "source", "article", "quote
 def build_request(
     query: str, kw: dict[str, Any], *, mode: str = "passages", facets: tuple = (),
     limit: int = 10, page: int = 1, sort: str = "relevance", highlight: bool = True,
-    facet_size: int = 10,
+    facet_size: int = 10, match: str = "most", group: str = "none",
 ) -> Any:  # fmt: skip
     from .requests import SearchRequest
 
@@ -247,7 +248,46 @@ def build_request(
         sort=sort,
         highlight=highlight,
         mode=mode,
+        match=match,
+        group=group,
     )
+
+
+def match_options(fn: Callable) -> Callable:
+    """--match and --group, shared by ``search`` and ``quotes``."""
+    fn = click.option(
+        "--group",
+        type=click.Choice(["none", "article"]),
+        default="none",
+        show_default=True,
+        help="'article': the best hit of each article, with the count of its others.",
+    )(fn)
+    fn = click.option(
+        "--match", type=click.Choice(["most", "all", "any"]), default="most", show_default=True,
+        help="How plain words combine: 'most' needs one word that is not a stop word and "
+        "ranks hits with more of the words first; 'all' needs every word; 'any' one word. "
+        "Operators, +word, -word, \"phrases\" and field: stay strict.",
+    )(fn)  # fmt: skip
+    return fn
+
+
+def no_grouping_with_all(group: str) -> None:
+    """--all streams every record, one per hit: grouping by article does not apply."""
+    if group != "none":
+        raise click.UsageError("--all writes every record: it cannot be used with --group")
+
+
+def print_notes(result: dict[str, Any]) -> None:
+    """Did you mean (with its hit count) and the offered interpretations, on stderr."""
+    if result.get("suggestion"):
+        n = result.get("suggestion_total")
+        count = f" ({n} {'match' if n == 1 else 'matches'})" if n is not None else ""
+        click.echo(f"Did you mean: {result['suggestion']}{count}", err=True)
+    for it in result.get("interpretations") or []:
+        flag = f"--{it['facet']} {shlex.quote(it['value'])}"
+        cmd = "quotes" if it["mode"] == "quotes" else "search"
+        q = f" {shlex.quote(it['q'])}" if it["q"] else ""
+        click.echo(f"Also: {it['label']} ({it['count']}): newsquarry {cmd}{q} {flag}", err=True)
 
 
 def run_request(obj: Context, request: Any, url: str | None) -> dict[str, Any]:
@@ -340,7 +380,9 @@ def stream_all(obj: Context, request: Any, url: str | None, fmt: str | None) -> 
 
 def note_truncated(result: dict[str, Any]) -> None:
     """On stderr: how many of how many a page of --json/--jsonl/--csv output holds."""
-    shown, total = len(result["hits"]), result["total"]
+    grouped = (result.get("request") or {}).get("group") == "article"
+    shown = len(result["hits"])
+    total = result.get("total_articles", result["total"]) if grouped else result["total"]
     first = (result["page"] - 1) * result["per_page"]
     if first + shown >= total:
         return
@@ -372,9 +414,15 @@ def emit(result: dict[str, Any], fmt: str | None, show_facets: bool) -> int:
         if result["hits"]:
             print_hits(console, result, show_facets=show_facets)
         else:
-            click.echo("No matches.", err=True)
-            if result.get("suggestion"):
-                click.echo(f"Did you mean: {result['suggestion']}", err=True)
+            req = result.get("request") or {}
+            if req.get("match") == "all" and req.get("q"):
+                click.echo(
+                    "No matches: no passage holds every word. --match most finds passages "
+                    "holding some of them.", err=True,
+                )  # fmt: skip
+            else:
+                click.echo("No matches.", err=True)
+        print_notes(result)
     if fmt:
         note_truncated(result)
     return 0 if result["total"] else EXIT_NO_RESULTS
@@ -588,12 +636,13 @@ class ProgressReporter:
 @click.option("--page", type=click.IntRange(1), default=1, show_default=True)
 @click.option("--no-highlight", is_flag=True, help="Do not compute highlights.")
 @all_option
+@match_options
 @output_options
 @click.pass_obj
 @handle_errors
 def search(obj: Context, query: str, facets: tuple[str, ...], facet_size: int, sort: str,
            limit: int | str, page: int, no_highlight: bool, everything: bool, fmt: str | None,
-           **kw: Any) -> None:  # fmt: skip
+           match: str, group: str, **kw: Any) -> None:  # fmt: skip
     """Search passages.
 
     QUERY uses AND/OR/NOT, "phrases", prefix*, fuzzy~ and fields such as
@@ -606,13 +655,16 @@ def search(obj: Context, query: str, facets: tuple[str, ...], facet_size: int, s
       newsquarry search 'Guaido AND army' --facet person --facet org
       newsquarry search aid --speaker "Donald Trump" --json
       newsquarry search torture --all --csv > torture.csv
+      newsquarry search "soldiers tortured in Venezuela" --group article
+      newsquarry search "guard caracas" --match all
     """
     everything = everything or limit == "all"
     request = build_request(
         query, kw, facets=facets, limit=10 if everything else limit, page=page, sort=sort,
-        highlight=not no_highlight, facet_size=facet_size,
+        highlight=not no_highlight, facet_size=facet_size, match=match, group=group,
     )  # fmt: skip
     if everything:
+        no_grouping_with_all(group)
         sys.exit(stream_all(obj, request, kw.get("url"), fmt))
     result = run_request(obj, request, kw.get("url"))
     sys.exit(emit(result, fmt, show_facets=bool(facets)))
@@ -633,11 +685,12 @@ def search(obj: Context, query: str, facets: tuple[str, ...], facet_size: int, s
 )  # fmt: skip
 @click.option("--page", type=click.IntRange(1), default=1, show_default=True)
 @all_option
+@match_options
 @output_options
 @click.pass_obj
 @handle_errors
 def quotes(obj: Context, query: str, sort: str, limit: int | str, page: int, everything: bool,
-           fmt: str | None, **kw: Any) -> None:  # fmt: skip
+           fmt: str | None, match: str, group: str, **kw: Any) -> None:  # fmt: skip
     """List quotations with their speakers, optionally matching QUERY.
 
     \b
@@ -649,9 +702,11 @@ def quotes(obj: Context, query: str, sort: str, limit: int | str, page: int, eve
     """
     everything = everything or limit == "all"
     request = build_request(
-        query, kw, mode="quotes", limit=10 if everything else limit, page=page, sort=sort
-    )
+        query, kw, mode="quotes", limit=10 if everything else limit, page=page, sort=sort,
+        match=match, group=group,
+    )  # fmt: skip
     if everything:
+        no_grouping_with_all(group)
         sys.exit(stream_all(obj, request, kw.get("url"), fmt))
     result = run_request(obj, request, kw.get("url"))
     sys.exit(emit(result, fmt, show_facets=False))

@@ -268,6 +268,75 @@ class View:
         self._ranks: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
         self._present: dict[str, dict[int, list[str]]] = {}
+        self._stats: dict[tuple, Any] = {}
+        self._article_of: np.ndarray | None = None
+        self._tiebreak: np.ndarray | None = None
+
+    # -- statistics (content only, never segment history) ---------------------
+    def live_count(self, doctype: str) -> int:
+        """Live documents of one doctype."""
+        key = ("count", doctype)
+        got = self._stats.get(key)
+        if got is None:
+            got = self._stats[key] = int(np.count_nonzero(self.doctype_mask(doctype)))
+        return int(got)
+
+    def avg_length(self, fieldname: str, doctype: str) -> float:
+        """Mean (byte-quantized) length of a field over the live documents of a doctype."""
+        key = (fieldname, doctype)
+        got = self._stats.get(key)
+        if got is None:
+            m = self.doctype_mask(doctype)
+            n = int(np.count_nonzero(m))
+            # float64 sum of small integers: exact, so independent of document order
+            got = float(self.lengths[fieldname][m].astype(np.float64).sum() / n) if n else 1.0
+            self._stats[key] = got
+        return float(got)
+
+    def article_lengths(self, fieldname: str, doctype: str) -> tuple[np.ndarray, int, float]:
+        """Per article key id, the summed field length of its live documents of a
+        doctype; the number of such articles and their mean length."""
+        key = ("article_len", fieldname, doctype)
+        got = self._stats.get(key)
+        if got is None:
+            m = self.doctype_mask(doctype)
+            art = self.article_of
+            sel = m & (art >= 0)
+            lengths = np.bincount(
+                art[sel], weights=self.lengths[fieldname][sel].astype(np.float64),
+                minlength=self.nkeys["article_id"],
+            )  # fmt: skip
+            count = np.bincount(art[sel], minlength=self.nkeys["article_id"])
+            n = int(np.count_nonzero(count))
+            avg = float(lengths.sum() / n) if n else 1.0
+            got = self._stats[key] = (lengths, n, avg or 1.0)  # type: ignore[assignment]
+        return got  # type: ignore[return-value]
+
+    @property
+    def article_of(self) -> np.ndarray:
+        """Per document, the key id of its article (-1 if none)."""
+        with self._lock:
+            got = self._article_of
+            if got is None:
+                got = np.full(self.size, -1, dtype=np.int64)
+                got[self.docs["article_id"]] = self.gids["article_id"]
+                self._article_of = got
+        return got
+
+    @property
+    def tiebreak(self) -> np.ndarray:
+        """Per document, the alphabetical rank of its article id: equal scores are
+        ordered by article id, then by position in the article (docnum order within
+        an article, which every segment history keeps)."""
+        with self._lock:
+            got = self._tiebreak
+        if got is None:
+            art = self.article_of
+            rank = self.rank("article_id")
+            got = np.where(art >= 0, rank[np.maximum(art, 0)], len(rank))
+            with self._lock:
+                self._tiebreak = got
+        return got
 
     # -- masks -------------------------------------------------------------
     def empty(self) -> np.ndarray:

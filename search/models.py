@@ -28,6 +28,9 @@ class Article:
     url: str | None = None
     author: str | None = None
     path: str | None = None  # where it was read from, if a file
+    # the title was made from the first line of the text (the source gave none): it is
+    # shown, but not indexed, so the opening words do not rank every passage
+    synthetic_title: bool = False
 
     @property
     def content_hash(self) -> str:

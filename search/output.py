@@ -155,17 +155,25 @@ def print_hits(console: Console, result: dict[str, Any], show_facets: bool = Fal
                 chips.append(", ".join(names[:8]), style="green")
             chips.append(f"  [{h['id']}]", style="dim")
             _indented(console, chips)
+        if h.get("more_count"):
+            more = h["more_count"]
+            _indented(
+                console,
+                Text(f"+ {more} more {'match' if more == 1 else 'matches'} in this article: "
+                     + ", ".join(h.get("more_ids") or []), style="dim"),
+            )  # fmt: skip
         console.print()
     total = result["total"]
     summary = f"{total} {'match' if total == 1 else 'matches'}"
+    if (result.get("request") or {}).get("group") == "article":
+        arts = result.get("total_articles", 0)
+        summary += f" in {arts} {'article' if arts == 1 else 'articles'}"
     if result.get("total_pages", 1) > 1:
         summary += f" · page {result['page']} of {result['total_pages']}"
     summary += f" · {result.get('took_ms', 0):.0f} ms"
     if result.get("partial"):
         summary += " · partial (time limit reached)"
     console.print(Text(summary, style="dim"))
-    if result.get("suggestion"):
-        console.print(Text(f"Did you mean: {result['suggestion']}", style="yellow"))
     if show_facets and result.get("facets"):
         console.print()
         for name, facet in result["facets"].items():

@@ -62,12 +62,41 @@ USER_FIELDS = {
 # A passage matches by its own words (text and quotes); the article title only
 # adds to the score (see ``ParsedQuery.scoring_terms``), so a title word does not make
 # every passage of the article a match. ``title:`` still searches titles.
-DEFAULT_FIELDS = {"passages": ["text", "quote"], "quotes": ["quote"], "title": ["title"]}
+# A passage's quotations are part of its text, so passages match (and rank) by ``text``
+# alone: searching ``quote`` too would count a quotation's words twice. ``quote:``
+# still searches the quotations of passages.
+DEFAULT_FIELDS = {"passages": ["text"], "quotes": ["quote"], "title": ["title"]}
+# How plain words combine (``match``): see ``parse_query``.
+MATCHES = ("most", "all", "any")
+DEFAULT_MATCH = "most"
 BINARY_OPS = {"AND", "OR", "ANDNOT", "ANDMAYBE"}
 _FIELD_RE = re.compile(r"(\w+):")
 _DATE_RE = re.compile(r"^\d{4}(?:-\d{2}(?:-\d{2})?)?$")
 _PREFIX_CLASSES = (wq.Prefix, wq.Wildcard)
 _STEMMER = text_analyzer()
+_SPELL_WORDS = re.compile(r"\w+").findall
+# irregular past forms the Porter stemmer cannot join to their verb ("say" -> "sai",
+# "said" -> "said"): a plain word also matches them (news reports speech in the past)
+IRREGULAR = {
+    "say": ["said"], "says": ["said"], "tell": ["told"], "tells": ["told"],
+    "speak": ["spoke", "spoken"], "think": ["thought"], "flee": ["fled"],
+    "leave": ["left"], "seek": ["sought"], "fight": ["fought"], "buy": ["bought"],
+    "sell": ["sold"], "win": ["won"], "lose": ["lost"], "pay": ["paid"],
+    "meet": ["met"], "hold": ["held"], "rise": ["rose", "risen"], "fall": ["fell", "fallen"],
+}  # fmt: skip
+# English function words (NLTK's list, the most widely used one): in ``most`` mode
+# they never decide whether a passage matches, and do not rank.
+STOP_WORDS = frozenset(
+    """i me my myself we our ours ourselves you your yours yourself yourselves he him his
+    himself she her hers herself it its itself they them their theirs themselves what which
+    who whom this that these those am is are was were be been being have has had having do
+    does did doing a an the and but if or because as until while of at by for with about
+    against between into through during before after above below to from up down in out on
+    off over under again further then once here there when where why how all any both each
+    few more most other some such no nor not only own same so than too very s t can will just
+    don should now d ll m o re ve y ain aren couldn didn doesn hadn hasn haven isn ma mightn
+    mustn needn shan shouldn wasn weren won wouldn""".split()
+)
 
 
 @dataclass
@@ -88,10 +117,83 @@ class ParsedQuery:
     highlight_terms: set[str] = field(default_factory=set)  # index forms in text fields
     # (field, index form) -> query boost (``word^2``), the terms that rank
     scoring_terms: dict[tuple[str, str], float] = field(default_factory=dict)
+    match: str = "all"
+    # the plain words of a ``most``/``any`` query, in query order
+    loose: list[LooseWord] = field(default_factory=list)
+
+    @property
+    def important(self) -> list[LooseWord]:
+        """Plain words that decide matching and coordination (not stop words)."""
+        return [w for w in self.loose if not w.stop and w.terms]
 
     @property
     def empty(self) -> bool:
         return self.query is None
+
+
+@dataclass
+class LooseWord:
+    """A plain word of the query (no operator, field or wildcard touches it)."""
+
+    text: str
+    terms: list[str]  # its index forms (usually one stem)
+    stop: bool  # a stop word: never decides a match in ``most`` mode
+    start: int = 0
+
+
+def loose_tokens(tokens: list[Token]) -> tuple[list[int], list[int]]:
+    """The plain words of a scanned query, and the brackets that only wrap plain words.
+
+    A word is plain when it has no field before it, no ``+``/``-``/``NOT``
+    before it, no ``AND``/``OR`` next to it, no wildcard, fuzzy or boost mark,
+    and stands at the top level or in prose brackets: brackets at the top level
+    holding only such words ("measurements (made using free-flight models)"),
+    which group nothing. Everything else is explicit syntax and stays strict in
+    every ``match`` mode. Returns (word indices, bracket indices).
+    """
+
+    def plain_here(k: int, first: int, last: int) -> bool:
+        prev = tokens[first - 1] if first else None
+        nxt = tokens[last + 1] if last + 1 < len(tokens) else None
+        if prev is not None and prev.kind in ("field", "plus", "op"):
+            return False
+        return not (nxt is not None and nxt.kind == "op" and nxt.text in BINARY_OPS)
+
+    def plain_word(tok: Token) -> bool:
+        return tok.kind == "word" and not any(c in tok.text for c in "*?~^:")
+
+    words: list[int] = []
+    brackets: list[int] = []
+    depth = 0
+    k = 0
+    while k < len(tokens):
+        tok = tokens[k]
+        if tok.kind == "lparen":
+            close = k + 1
+            while close < len(tokens) and plain_word(tokens[close]):
+                close += 1
+            prose = (
+                depth == 0
+                and close < len(tokens)
+                and tokens[close].kind == "rparen"
+                and close > k + 1
+                and plain_here(k, k, close)
+            )
+            if prose:
+                brackets += [k, close]
+                words += range(k + 1, close)
+                k = close + 1
+                continue
+            depth += 1
+        elif tok.kind == "rparen":
+            depth -= 1
+        elif depth == 0 and plain_word(tok) and plain_here(k, k, k):
+            words.append(k)
+        k += 1
+    return words, brackets
+
+
+_EDGE_QMARK = re.compile(r"(?<!\w)\?+|\?+(?!\w)")
 
 
 def scan(text: str) -> list[Token]:
@@ -270,11 +372,29 @@ def parse_query(
     max_expansion: int = 1000,
     max_length: int = 1000,
     deadline: Any = None,
+    match: str = "all",
 ) -> ParsedQuery:
     """Parse and check a query; empty text gives ``ParsedQuery(query=None)``.
 
     ``deadline`` (a ``docvalues.Deadline``) bounds the expansion of wildcard and
     fuzzy terms, which scans the vocabulary and can take seconds on a big index.
+
+    ``match`` says how the plain words (``loose_tokens``) combine; explicit
+    syntax (``AND``, ``OR``, ``+word``, ``-word``, ``"phrases"``, ``field:``,
+    brackets, wildcards) is strict in every mode:
+
+    - ``all``: every word must occur (stop words included);
+    - ``any``: one word is enough (stop words included), plain BM25F ranking;
+    - ``most`` (the default): one *important* word is enough: stop words never
+      decide a match and do not rank; passages with more of the important
+      words (weighted by rarity) rank first (``scoring.coordination``). A query
+      made only of stop words needs them all.
+
+    When the explicit part requires words of the text (``+word``, ``"a phrase"``,
+    ``a AND b``, ``title:word``), the plain words beside it only rank, as optional
+    clauses do beside required ones in Lucene and Elasticsearch. Facet fields and
+    dates (``speaker:alvarenga``, ``date:2019``) narrow like filters and exclusions
+    (``-word``) only exclude: beside them the plain words still decide the match.
     """
     if len(text) > max_length:
         raise QueryError(
@@ -283,10 +403,140 @@ def parse_query(
         )
     if not text.strip():
         return ParsedQuery(text, None)
+    if match not in MATCHES:
+        raise ValueError(f"match must be one of {MATCHES}, got {match!r}")
+    # a question mark at the edge of a word is punctuation ("Venezuela?"), not the
+    # one-character wildcard it would be in Whoosh's syntax ("wom?n" still is)
+    original = text
+    text = _EDGE_QMARK.sub(lambda m: " " * len(m.group(0)), text)
+    if not text.strip():
+        return ParsedQuery(original, None)
+    parsed = _parse(text, searcher, view, mode, max_expansion, deadline, match)
+    parsed.text = original  # the same length: token positions hold for both
+    return parsed
+
+
+def _parse(
+    text: str,
+    searcher: Any,
+    view: View,
+    mode: str,
+    max_expansion: int,
+    deadline: Any,
+    match: str,
+) -> ParsedQuery:
     tokens = scan(text)
-    parser_text = text
-    if any(t.kind == "plus" or (t.kind == "op" and t.end - t.start == 1) for t in tokens):
+    loose: list[LooseWord] = []
+    if match != "all":
         chars = list(text)
+        word_ks, bracket_ks = loose_tokens(tokens)
+        for k in word_ks:
+            tok = tokens[k]
+            forms = [tok.text, *IRREGULAR.get(fold(tok.text), [])]
+            terms = list(dict.fromkeys(t.text for f in forms for t in _STEMMER(f)))
+            stop = all(w in STOP_WORDS for w in _SPELL_WORDS(fold(tok.text)))
+            loose.append(LooseWord(tok.text, terms, stop, tok.start))
+        for k in word_ks + bracket_ks:
+            tok = tokens[k]
+            chars[tok.start : tok.end] = " " * (tok.end - tok.start)
+        strict_text = "".join(chars)
+        if loose:
+            keep = set(word_ks + bracket_ks)
+            tokens_strict = [t for k, t in enumerate(tokens) if k not in keep]
+            parsed = _parse_strict(
+                text, strict_text, tokens_strict, searcher, view, mode, max_expansion, deadline
+            )
+            return _with_loose(parsed, text, tokens, loose, match, mode)
+    return _parse_strict(text, text, tokens, searcher, view, mode, max_expansion, deadline)
+
+
+def _with_loose(
+    parsed: ParsedQuery,
+    text: str,
+    tokens: list[Token],
+    loose: list[LooseWord],
+    match: str,
+    mode: str,
+) -> ParsedQuery:
+    """Combine the strict part of a query with its plain words (``any``/``most``)."""
+    fname = "quote" if mode == "quotes" else "text"
+    if match == "any":
+        deciding = loose
+    else:
+        deciding = [w for w in loose if not w.stop]
+        if not deciding and parsed.query is None:  # only stop words: they must all occur
+            words = [wq.Term(fname, t) for w in loose for t in w.terms]
+            q = wq.And(words) if words else None
+            out = ParsedQuery(text, q, tokens, match=match, loose=loose)
+            for w in loose:
+                out.highlight_terms.update(w.terms)
+                for t in w.terms:
+                    out.scoring_terms[(fname, t)] = 1.0
+            _title_terms(out, mode)
+            for w in loose:  # they decided the match: count them as important
+                w.stop = False
+            return out
+    terms = sorted({t for w in deciding for t in w.terms})
+    q = parsed.query
+    if terms and not _requires_something(q):
+        anyq = (
+            wq.Or([wq.Term(fname, t) for t in terms])
+            if len(terms) > 1
+            else wq.Term(fname, terms[0])
+        )
+        q = anyq if q is None else wq.And([q, anyq])
+    out = ParsedQuery(
+        text, q, tokens, set(parsed.highlight_terms), dict(parsed.scoring_terms), match, loose
+    )
+    for t in terms:
+        out.highlight_terms.add(t)
+        out.scoring_terms[(fname, t)] = max(out.scoring_terms.get((fname, t), 0.0), 1.0)
+    _title_terms(out, mode)
+    return out
+
+
+def _requires_something(q: Any) -> bool:
+    """Whether a strict query requires words of the text (not only excludes, and not
+    only narrows by a facet field or a date): then, as optional clauses beside
+    required ones in Lucene's and Elasticsearch's bool queries, the plain words
+    beside it only rank."""
+    if q is None or isinstance(q, wq.Not):
+        return False
+    if isinstance(q, wq.And):
+        return any(_requires_something(sub) for sub in q.subqueries)
+    return (
+        any(getattr(leaf, "fieldname", None) in TEXT_FIELDS for leaf in q.leaves())
+        or getattr(q, "fieldname", None) in TEXT_FIELDS
+    )
+
+
+def _title_terms(parsed: ParsedQuery, mode: str) -> None:
+    """In passage mode the article title ranks but never matches on its own: every
+    positive word searched in the text also scores in the title (same analyzer)."""
+    if mode != "passages":
+        return
+    for (f, t), b in list(parsed.scoring_terms.items()):
+        if f in ("text", "quote"):
+            key = ("title", t)
+            parsed.scoring_terms[key] = max(parsed.scoring_terms.get(key, 0.0), b)
+
+
+def _parse_strict(
+    text: str,
+    parse_text: str,
+    tokens: list[Token],
+    searcher: Any,
+    view: View,
+    mode: str,
+    max_expansion: int,
+    deadline: Any,
+) -> ParsedQuery:
+    """Whoosh's parse of the explicit part of a query (words ANDed), checked and rewritten."""
+    if not parse_text.strip():
+        return ParsedQuery(text, None, tokens)
+    parser_text = parse_text
+    if any(t.kind == "plus" or (t.kind == "op" and t.end - t.start == 1) for t in tokens):
+        chars = list(parse_text)
         for t in tokens:
             if t.kind == "plus":
                 chars[t.start] = " "
@@ -312,13 +562,7 @@ def parse_query(
     rewriter = _Rewriter(text, tokens, searcher, view, max_expansion, deadline)
     q = rewriter.rewrite(q)
     parsed = ParsedQuery(text, q, tokens, rewriter.highlight, dict(rewriter.scoring))
-    if mode == "passages":
-        # the article title ranks but never matches on its own: every positive word
-        # searched in the text also scores in the title (same analyzer, same terms)
-        for (f, t), b in rewriter.scoring.items():
-            if f in ("text", "quote"):
-                key = ("title", t)
-                parsed.scoring_terms[key] = max(parsed.scoring_terms.get(key, 0.0), b)
+    _title_terms(parsed, mode)
     return parsed
 
 

@@ -121,6 +121,7 @@ def article_from_mapping(data: object, fallback_id: str | None = None) -> Articl
     return Article(
         id=art_id,
         title=title or _first_line(text),
+        synthetic_title=not title,
         text=text,
         source=_opt_str(data.get("source")),
         date=normalise_date(data.get("date")),
@@ -182,7 +183,7 @@ def parse_plain_text(text: str, default_id: str) -> Article:
         if " | " in title and "source" not in meta:
             title, _, meta["source"] = title.rpartition(" | ")
         if not body.strip():  # a single block: no separate title line
-            body, title = rest, _first_line(rest)
+            body, title = rest, ""
     body = body.strip("\n")
     if not body.strip():
         raise ValueError("no body text after the title")

@@ -71,6 +71,10 @@ def request_params(request: SearchRequest, *, facets: bool = True) -> list[tuple
     ]
     if not request.highlight:
         params.append(("highlight", "false"))
+    if request.match != "most":
+        params.append(("match", request.match))
+    if request.group != "none":
+        params.append(("group", request.group))
     return params
 
 
@@ -188,6 +192,8 @@ class RemoteClient:
             _drop_api_fields(facet)
         for hit in body.get("hits") or []:
             _drop_text_bounds(hit)
+        for it in body.get("interpretations") or []:
+            it.pop("url", None)  # the API's ready-made URL; the library has none
         return body
 
     def export(self, request: SearchRequest, fmt: str) -> tuple[int, Iterator[bytes]]:

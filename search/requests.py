@@ -13,6 +13,12 @@ from typing import Any
 SORTS = ("relevance", "date", "-date")  # "date" = oldest first, "-date" = newest first
 MODES = ("passages", "quotes")
 DATE_INTERVALS = ("year", "month", "day")
+# how plain words combine: see ``query.parse_query``. "most" is the default because a
+# question typed as people type questions ("what did Trump say about Venezuela") must
+# find passages: requiring every word (stop words included) finds nothing, while
+# "any" lets "what" or "did" decide a match.
+MATCHES = ("most", "all", "any")
+GROUPS = ("none", "article")  # "article": the best hit of each article, with its others
 
 
 @dataclass
@@ -33,6 +39,8 @@ class SearchRequest:
     mode: str = "passages"
     suggest: bool = True
     time_limit: float | None = None  # seconds; None = the library default
+    match: str = "most"  # most, all, any (MATCHES)
+    group: str = "none"  # none, article (GROUPS)
 
 
 @dataclass
@@ -71,6 +79,9 @@ class Hit:
     entities: list[dict[str, Any]] = field(default_factory=list)
     quotes: list[dict[str, Any]] = field(default_factory=list)
     speakers: list[str] = field(default_factory=list)
+    # group="article": the article's other matching passages (best first)
+    more_count: int = 0
+    more_ids: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -93,6 +104,27 @@ class QuoteHit:
     date: str | None = None
     snippet: str | None = None
     matches: list[list[int]] = field(default_factory=list)
+    more_count: int = 0  # group="article": the article's other matching quotes
+    more_ids: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Interpretation:
+    """A reading of the query the user may want: a filter it names, never applied silently.
+
+    ``kind``: "filter" (a person, organisation, place or speaker named in the query,
+    offered as a filter) or "quotes" (a speaker named in a question: the quotes
+    view, ``q`` the query without the name, filtered by that speaker).
+    """
+
+    kind: str
+    facet: str  # person, org, place or speaker
+    value: str  # the facet value as displayed (canonical name)
+    matched: str  # the words of the query that name it
+    q: str  # the query to run with the filter (the name removed for "quotes")
+    mode: str  # passages or quotes
+    count: int  # hits of that search
+    label: str  # "Quotes by Donald Trump matching venezuela"
 
 
 @dataclass
@@ -105,6 +137,9 @@ class SearchResult:
     took_ms: float = 0.0
     partial: bool = False  # True when the time limit cut the search short
     generation: int = 0  # index generation the result was computed on
+    total_articles: int = 0  # distinct articles among the ``total`` hits
+    interpretations: list[Interpretation] = field(default_factory=list)
+    suggestion_total: int | None = None  # hits of ``suggestion``
 
     @property
     def page(self) -> int:
@@ -116,7 +151,8 @@ class SearchResult:
 
     @property
     def total_pages(self) -> int:
-        return -(-self.total // self.per_page) if self.per_page else 0
+        n = self.total_articles if self.request.group == "article" else self.total
+        return -(-n // self.per_page) if self.per_page else 0
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

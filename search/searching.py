@@ -40,9 +40,12 @@ from .docvalues import Deadline, Postings, View, cache_for, match_mask
 from .errors import InvalidRequest, QueryError, SearchTimeout, UnknownFacet
 from .facets import FacetCounter, build_filters, date_bounds
 from .highlight import highlight
+from .proximity import RERANK, rerank
 from .query import ParsedQuery, parse_query
 from .requests import (
     DATE_INTERVALS,
+    GROUPS,
+    MATCHES,
     MODES,
     SORTS,
     FacetResult,
@@ -52,8 +55,16 @@ from .requests import (
     SearchResult,
 )
 from .schema import FACETS
-from .scoring import bm25_scores, top_k
-from .suggest import SUGGEST_BELOW, corrected_text
+from .scoring import (
+    ARTICLE_WEIGHT,
+    COORD_POWER,
+    article_scores,
+    bm25_scores,
+    coordination,
+    idf,
+    top_k,
+)
+from .suggest import corrected_text
 
 DOCTYPE_FOR_MODE = {"passages": "passage", "quotes": "quote"}
 
@@ -80,6 +91,14 @@ def validate(request: SearchRequest, settings: dict[str, Any]) -> SearchRequest:
     if r.mode not in MODES:
         raise InvalidRequest(
             f"mode must be one of {', '.join(MODES)}, got {r.mode!r}", field="mode"
+        )
+    if r.match not in MATCHES:
+        raise InvalidRequest(
+            f"match must be one of {', '.join(MATCHES)}, got {r.match!r}", field="match"
+        )
+    if r.group not in GROUPS:
+        raise InvalidRequest(
+            f"group must be one of {', '.join(GROUPS)}, got {r.group!r}", field="group"
         )
     if r.sort not in SORTS:
         raise InvalidRequest(
@@ -185,8 +204,10 @@ class _Prepared:
             max_expansion=settings["max_term_expansion"],
             max_length=settings["max_query_length"],
             deadline=self.deadline,
+            match=request.match,
         )
-        doctype = self.view.doctype_mask(DOCTYPE_FOR_MODE[request.mode])
+        self.doctype = DOCTYPE_FOR_MODE[request.mode]
+        doctype = self.view.doctype_mask(self.doctype)
         self.postings = Postings(self.searcher, self.view)
         if self.parsed.empty:
             self.base = doctype
@@ -200,6 +221,7 @@ class _Prepared:
         )
         self.final = self.filters.combined(self.base)
         self.counter = FacetCounter(self.view, self.searcher, self.base, self.filters)
+        self.reranked: np.ndarray | None = None  # proximity-reranked head (``_ordered``)
 
 
 def _settings(settings: dict[str, Any] | None) -> dict[str, Any]:
@@ -214,26 +236,41 @@ def run_search(
     request = validate(request, settings)
     prep = _Prepared(store, request, settings)
     total = int(prep.final.sum())
-    docnums, scores, partial = _page(prep, total)
+    total_articles = _count_articles(prep)
+    others: list[list[int]] = []
+    partial = False
+    if request.group == "article":
+        docnums, scores, others = _grouped_page(prep, total_articles)
+    else:
+        docnums, scores, partial = _page(prep, total)
     if request.mode == "quotes":
         hits: list[Hit | QuoteHit] = _quote_hits(prep, docnums, scores)
     else:
         hits = _passage_hits(prep, docnums, scores)
+    for hit, more in zip(hits, others, strict=False):
+        hit.more_count = len(more)
+        hit.more_ids = [prep.searcher.stored_fields(d)["id"] for d in more]
     facets = {
         f: prep.counter.facet(f, request.facet_size, request.date_interval) for f in request.facets
     }
     suggestion = None
-    if request.suggest and not prep.parsed.empty and total < SUGGEST_BELOW:
+    if request.suggest and not prep.parsed.empty:
         suggestion = _suggest(prep, total)
+    from .interpret import interpretations
+
+    offered = interpretations(prep) if request.suggest else []
     return SearchResult(
         request=request,
         total=total,
         hits=hits,
         facets=facets,
-        suggestion=suggestion,
+        suggestion=suggestion[0] if suggestion else None,
+        suggestion_total=suggestion[1] if suggestion else None,
+        interpretations=offered,
         took_ms=round((time.perf_counter() - prep.started) * 1000, 2),
         partial=partial,
         generation=_generation(prep.searcher),
+        total_articles=total_articles,
     )
 
 
@@ -265,11 +302,119 @@ def facet_values(
     return prep.counter.search_values(facet, prefix, size, request.date_interval)
 
 
+def _count_articles(prep: _Prepared) -> int:
+    """Distinct articles among the matching documents (exact)."""
+    art = prep.view.article_of[prep.final]
+    if not len(art):
+        return 0
+    seen = np.zeros(int(art.max()) + 2, dtype=bool)
+    seen[art + 1] = True  # -1 (no article) lands on slot 0, not counted
+    return int(np.count_nonzero(seen[1:]))
+
+
 def _generation(searcher: Any) -> int:
     try:
         return int(searcher.ixreader.generation())
     except (AttributeError, TypeError, ValueError):  # empty or composite readers
         return 0
+
+
+def _scores(prep: _Prepared) -> np.ndarray:
+    """Relevance of every document: BM25F; in ``most`` mode plus the article's own
+    score (``scoring.article_scores``, passage mode) and times the coordination factor.
+
+    A plain word with several index forms ("say": "sai" and "said") scores by its
+    best form in each document, so it never counts twice.
+    """
+    parsed = prep.parsed
+    terms = dict(parsed.scoring_terms)
+    fields = ["quote"] if prep.request.mode == "quotes" else ["text", "title"]
+    multi = [w for w in parsed.loose if len(w.terms) > 1 and (w.terms[0] and not w.stop)]
+    for w in multi:
+        for t in w.terms:
+            for f in fields:
+                terms.pop((f, t), None)
+    scores = bm25_scores(prep.view, prep.postings, terms, prep.deadline, prep.doctype)
+    for w in multi:
+        best = None
+        for t in w.terms:
+            one = bm25_scores(
+                prep.view, prep.postings, {(f, t): 1.0 for f in fields}, prep.deadline,
+                prep.doctype,
+            )  # fmt: skip
+            best = one if best is None else np.maximum(best, one)
+        if best is not None:
+            scores += best
+    if parsed.match == "most" and prep.request.mode == "passages" and ARTICLE_WEIGHT:
+        scores += ARTICLE_WEIGHT * article_scores(
+            prep.view, prep.postings, parsed.scoring_terms, prep.deadline, prep.doctype
+        )
+    if parsed.match == "most" and COORD_POWER:
+        words = [[(f, t) for t in w.terms for f in fields] for w in parsed.important]
+        coord = coordination(prep.view, prep.postings, words, prep.deadline, prep.doctype)
+        if coord is not None:
+            scores *= coord**COORD_POWER
+    return scores
+
+
+def _pairs(prep: _Prepared) -> list[tuple[set[str], set[str], float]]:
+    """Consecutive important words of a ``most`` query, with their mean idf."""
+    parsed = prep.parsed
+    if parsed.match != "most":
+        return []
+    words = parsed.important
+    if len(words) < 2:
+        return []
+    fname = "quote" if prep.request.mode == "quotes" else "text"
+    live = prep.view.doctype_mask(prep.doctype)
+    n = float(prep.view.live_count(prep.doctype)) or 1.0
+    schema = prep.searcher.schema
+
+    def weight(w: Any) -> float:
+        df = 0
+        for t in w.terms:
+            ids, _ = prep.postings.get(fname, schema[fname].to_bytes(t))
+            df = max(df, int(np.count_nonzero(live[ids])))
+        return idf(n, df)
+
+    weights = [weight(w) for w in words]
+    return [
+        (set(a.terms), set(b.terms), (wa + wb) / 2)
+        for a, b, wa, wb in zip(words, words[1:], weights, weights[1:], strict=False)
+    ]
+
+
+def _ordered(
+    prep: _Prepared, matched: np.ndarray, k: int, scores: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``k`` matched docnums in the requested order, and all scores (or zeros);
+    ``scores`` reuses the scores of an earlier call."""
+    r = prep.request
+    if r.sort in ("date", "-date"):
+        dates = prep.view.date[matched].astype(np.int64)
+        missing = dates == 0
+        key = np.where(missing, 99999999, dates) if r.sort == "date" else -dates
+        key = np.where(missing, 99999999, key)
+        order = np.lexsort((matched, key))
+        return matched[order[:k]], np.zeros(prep.view.size, dtype=np.float32)
+    if prep.parsed.empty:
+        return matched[:k], np.zeros(prep.view.size, dtype=np.float32)
+    if scores is None:
+        scores = _scores(prep)
+        prep.reranked = None
+    pairs = _pairs(prep)
+    if not pairs:
+        return top_k(matched, scores, k, prep.view.tiebreak), scores
+    # proximity reorders the best RERANK passages of the whole ranking (once per
+    # search), so every page and every caller sees the same order
+    if prep.reranked is None:
+        head = top_k(np.flatnonzero(prep.final), scores, RERANK, prep.view.tiebreak)
+        fname = "quote" if prep.request.mode == "quotes" else "text"
+        prep.reranked = rerank(
+            head, scores, pairs,
+            lambda d: prep.searcher.stored_fields(d).get(fname) or "", prep.view.tiebreak,
+        )  # fmt: skip
+    return top_k(matched, scores, k, prep.view.tiebreak), scores
 
 
 def _page(prep: _Prepared, total: int) -> tuple[list[int], list[float], bool]:
@@ -280,20 +425,43 @@ def _page(prep: _Prepared, total: int) -> tuple[list[int], list[float], bool]:
     if total == 0 or start >= total:
         return [], [], False
     matched = np.flatnonzero(prep.final)
-    if r.sort in ("date", "-date"):
-        dates = prep.view.date[matched].astype(np.int64)
-        missing = dates == 0
-        key = np.where(missing, 99999999, dates) if r.sort == "date" else -dates
-        key = np.where(missing, 99999999, key)
-        order = np.lexsort((matched, key))
-        chosen = matched[order[start:end]]
-        return [int(d) for d in chosen], [0.0] * len(chosen), False
-    if prep.parsed.empty:
-        chosen = matched[start:end]
-        return [int(d) for d in chosen], [0.0] * len(chosen), False
-    scores = bm25_scores(prep.view, prep.postings, prep.parsed.scoring_terms, prep.deadline)
-    chosen = top_k(matched, scores, end)[start:end]
+    chosen, scores = _ordered(prep, matched, end)
+    chosen = chosen[start:end]
     return [int(d) for d in chosen], [float(scores[d]) for d in chosen], False
+
+
+def _grouped_page(
+    prep: _Prepared, total_articles: int
+) -> tuple[list[int], list[float], list[list[int]]]:
+    """group="article": the best hit of each article on the requested page (articles in
+    the order of their best hit), with the article's other hits, best first."""
+    r = prep.request
+    start = (r.page - 1) * r.per_page
+    end = start + r.per_page
+    if total_articles == 0 or start >= total_articles:
+        return [], [], []
+    matched = np.flatnonzero(prep.final)
+    art = prep.view.article_of
+    k = min(len(matched), max(4 * end, 64))
+    scores = None
+    while True:  # widen the ranked prefix until it holds ``end`` distinct articles
+        ordered, scores = _ordered(prep, matched, k, scores)
+        arts = art[ordered]
+        _, first = np.unique(arts, return_index=True)
+        if len(first) >= min(end, total_articles) or k >= len(matched):
+            break
+        k = min(len(matched), k * 4)
+    first.sort()
+    best = ordered[first][start:end]
+    others: list[list[int]] = []
+    m_art = art[matched]
+    for d in best:
+        same = matched[m_art == art[d]]
+        same = same[same != d]
+        if len(same) > 1:
+            same = _ordered(prep, same, len(same), scores)[0]
+        others.append([int(x) for x in same])
+    return [int(d) for d in best], [float(scores[d]) for d in best], others
 
 
 def _passage_hits(prep: _Prepared, docnums: list[int], scores: list[float]) -> list[Hit]:
@@ -364,8 +532,8 @@ def _quote_hits(prep: _Prepared, docnums: list[int], scores: list[float]) -> lis
     return hits
 
 
-def _suggest(prep: _Prepared, total: int) -> str | None:
-    """A corrected query that finds more than the original, if there is one."""
+def _suggest(prep: _Prepared, total: int) -> tuple[str, int] | None:
+    """A corrected query that finds more than the original, and its hit count."""
     fixed = corrected_text(prep.parsed.text, prep.parsed.tokens, prep.searcher, prep.view)
     if not fixed or fixed == prep.parsed.text:
         return None
@@ -378,10 +546,11 @@ def _suggest(prep: _Prepared, total: int) -> str | None:
             max_expansion=prep.settings["max_term_expansion"],
             max_length=prep.settings["max_query_length"] * 2,
             deadline=prep.deadline,
+            match=prep.request.match,
         )
         mask = match_mask(prep.searcher, prep.view, parsed.query, prep.deadline, prep.postings)
     except (QueryError, SearchTimeout):  # the search itself was answered: only drop the hint
         return None
     mask &= prep.view.doctype_mask(DOCTYPE_FOR_MODE[prep.request.mode])
     found = int(prep.filters.combined(mask).sum())
-    return fixed if found > total else None
+    return (fixed, found) if found > total else None

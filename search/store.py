@@ -128,11 +128,18 @@ def passage_documents(article: Article, passages: list[Passage]) -> Iterator[dic
                 "url": article.url,
                 "author": article.author,
                 "path": article.path,
+                "synthetic_title": article.synthetic_title,
                 "passages": len(passages),
             },
             ensure_ascii=False,
         ),
     }
+    # a title made from the text's first line is shown but not indexed: it would
+    # rank the article's opening words on every passage (the passage holding them
+    # matches by its own text anyway)
+    title_field = {"title": article.title}
+    if article.synthetic_title:  # Whoosh stores ``_stored_title`` and indexes ""
+        title_field = {"title": "", "_stored_title": article.title}
     for p in passages:
         entities = {t: [keyword_value(n) for n in p.names(t)] for t in ("person", "org", "place")}
         speakers = [keyword_value(s) for s in p.speakers]
@@ -148,7 +155,7 @@ def passage_documents(article: Article, passages: list[Passage]) -> Iterator[dic
             "start": p.start,
             "end": p.end,
             "text": p.text,
-            "title": article.title,
+            **title_field,
             "url": article.url,
             "author": article.author,
             "data": json.dumps(

@@ -5,12 +5,15 @@ would suggest stems such as "minist palac", DESIGN.md section 5). Only plain
 words and words inside phrases are corrected (not operators, field names,
 wildcards or fuzzy terms); words in facet fields (``speaker:alvarnga``) are
 corrected against that facet's values. The caller runs the corrected query
-and offers it only when it finds more than the original.
+and offers it (one suggestion per query, with its hit count) only when it finds
+more than the original.
 """
 
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from .docvalues import View
@@ -18,22 +21,94 @@ from .query import USER_FIELDS, Token
 from .textnorm import fold
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-SUGGEST_BELOW = 3  # offer a suggestion when a query finds fewer hits than this
 
 
-def _known(searcher: Any, word: str) -> bool:
+RARE = 50  # a known word in at most this many articles may be a misspelling ...
+RATIO = 10  # ... of a word one edit away found in at least RATIO times as many articles
+
+
+def _df(searcher: Any, word: str) -> int:
     try:
-        return searcher.doc_frequency("spell", word) > 0
+        return int(searcher.doc_frequency("spell", word))
     except (KeyError, ValueError):
-        return False
+        return 0
 
 
-def _correct_word(searcher: Any, word: str) -> str | None:
+_LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def edits1(word: str) -> set[str]:
+    """Every string one edit away: a deletion, transposition, substitution or insertion."""
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    out = {a + b[1:] for a, b in splits if b}
+    out |= {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
+    out |= {a + c + b[1:] for a, b in splits if b for c in _LETTERS}
+    out |= {a + c + b for a, b in splits for c in _LETTERS}
+    out.discard(word)
+    return out
+
+
+_SEGMENT_WORDS: OrderedDict[str, frozenset[str]] = OrderedDict()
+_SEGMENT_WORDS_LOCK = threading.Lock()
+_SEGMENTS_KEPT = 256
+
+
+def _vocabulary(searcher: Any) -> list[frozenset[str]]:
+    """The words of the ``spell`` field, one set per segment.
+
+    Segments never change and their ids are unique, so each segment's words are
+    read once per process (a bounded cache): after a commit only new segments
+    are read.
+    """
+    from .docvalues import leaves_of
+
+    out = []
+    for reader, _ in leaves_of(searcher):
+        segid = reader.segment().segment_id()
+        with _SEGMENT_WORDS_LOCK:
+            words = _SEGMENT_WORDS.get(segid)
+            if words is not None:
+                _SEGMENT_WORDS.move_to_end(segid)
+        if words is None:
+            words = frozenset(t.decode("utf-8") for t in reader.lexicon("spell"))
+            with _SEGMENT_WORDS_LOCK:
+                _SEGMENT_WORDS[segid] = words
+                while len(_SEGMENT_WORDS) > _SEGMENTS_KEPT:
+                    _SEGMENT_WORDS.popitem(last=False)
+        out.append(words)
+    return out
+
+
+def _correct_word(searcher: Any, word: str, articles: int | None = None) -> str | None:
+    """A better spelling of one word, frequency-aware.
+
+    The candidates are the words one edit away (a transposition counts as one:
+    "Bundesbnak" -> "Bundesbank") that the index holds, the most frequent first.
+    A word the index lacks gets the best of them, else its closest spelling two
+    edits away. A word the index has, but rarely (in at most ``RARE`` articles),
+    gets one only when it is at least ``RATIO`` times as frequent: "Volker" (2
+    articles) -> "Volcker" (267). Candidates are looked up directly (a few
+    hundred term lookups), not by scanning the vocabulary as Whoosh's corrector
+    does (tens of milliseconds on a large index).
+    """
     folded = fold(word)
-    if len(folded) < 3 or folded.isdigit() or _known(searcher, folded):
+    if len(folded) < 3 or folded.isdigit() or not folded.isalnum():
         return None
-    got = searcher.corrector("spell").suggest(folded, limit=1, maxdist=2, prefix=1)
-    return got[0] if got else None
+    df = _df(searcher, folded)
+    if df > RARE or (df and articles is not None and articles < RATIO * (df + 1)):
+        return None  # common, or no neighbour could be RATIO times as frequent
+    vocab = _vocabulary(searcher)
+    best, best_df = None, 0
+    for cand in sorted(c for c in edits1(folded) if any(c in v for v in vocab)):
+        n = _df(searcher, cand)
+        if n > best_df:
+            best, best_df = cand, n
+    if df == 0:
+        if best is not None:
+            return best
+        got = searcher.corrector("spell").suggest(folded, limit=1, maxdist=2, prefix=1)
+        return got[0] if got else None
+    return best if best is not None and best_df >= RATIO * df else None
 
 
 def _correct_value(view: View, fname: str, value: str) -> str | None:
@@ -67,7 +142,7 @@ def corrected_text(text: str, tokens: list[Token], searcher: Any, view: View) ->
         for m in _WORD.finditer(tok.text):
             word = m.group(0)
             if in_field in (None, "text", "title", "quote"):
-                fix = _correct_word(searcher, word)
+                fix = _correct_word(searcher, word, view.live_count("article"))
             else:
                 fix = _correct_value(view, in_field, word)
             if fix and fix != fold(word):

@@ -300,3 +300,47 @@ def test_fast_result_dict_matches_to_dict(app):
         assert result.request.filters == filters
         assert json.dumps(result_dict(result), sort_keys=True) == json.dumps(
             result.to_dict(), sort_keys=True)
+
+
+# -- match, group, interpretations (issue 15) ----------------------------------------
+
+
+def test_match_group_and_interpretations_are_in_the_openapi_document(client):
+    spec = client.get("/openapi.json").get_json()
+    params = {p["name"]: p for p in spec["paths"]["/v1/search"]["get"]["parameters"]}
+    assert params["match"]["schema"]["enum"] == ["most", "all", "any"]
+    assert params["match"]["schema"]["default"] == "most"
+    assert params["group"]["schema"]["enum"] == ["none", "article"]
+    schemas = spec["components"]["schemas"]
+    response = next(s for n, s in schemas.items() if n.startswith("PassageSearchResponse"))
+    assert {"interpretations", "total_articles", "suggestion_total"} <= set(response["properties"])
+    hit = next(s for n, s in schemas.items() if n.startswith("Hit"))
+    assert {"more_count", "more_ids"} <= set(hit["properties"])
+
+
+def test_match_modes_over_http(client):
+    most = client.get("/v1/search?q=the+torture+of+soldiers").get_json()
+    every = client.get("/v1/search?q=the+torture+of+soldiers&match=all").get_json()
+    anyw = client.get("/v1/search?q=the+torture+of+soldiers&match=any").get_json()
+    assert most["request"]["match"] == "most"
+    assert 0 <= every["total"] <= most["total"] <= anyw["total"] and most["total"] > 0
+    bad = client.get("/v1/search?q=x&match=some")
+    assert bad.status_code == 400 and bad.mimetype == PROBLEM  # as other bad arguments
+
+
+def test_group_article_over_http(client):
+    flat = client.get("/v1/search?q=Venezuela+Colombia&per_page=100").get_json()
+    grouped = client.get("/v1/search?q=Venezuela+Colombia&per_page=100&group=article").get_json()
+    assert grouped["total"] == flat["total"]
+    assert grouped["total_articles"] == len({h["article_id"] for h in flat["hits"]})
+    assert len(grouped["hits"]) == grouped["total_articles"]
+    assert sum(1 + h["more_count"] for h in grouped["hits"]) == flat["total"]
+
+
+def test_interpretations_over_http_offer_a_followable_search(client):
+    body = client.get("/v1/search?q=what+did+Solano+say+about+torture").get_json()
+    quotes = [i for i in body["interpretations"] if i["kind"] == "quotes"]
+    assert quotes and quotes[0]["value"] == "Harry Solano"
+    follow = client.get(relative(quotes[0]["url"])).get_json()
+    assert follow["total"] == quotes[0]["count"] > 0
+    assert {h["speaker"] for h in follow["hits"]} == {"Harry Solano"}

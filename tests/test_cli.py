@@ -260,3 +260,26 @@ def test_human_output_off_a_terminal_is_never_cut(runner, seeded):
     assert r.exit_code == 0
     assert "they will torture you physically and psychologically.”" in r.stdout
     assert f"{SEED_ID}#p19" in r.stdout
+
+
+def test_search_match_group_and_interpretations(runner, index_dir, corpus_dir):
+    assert run(runner, index_dir, "index", str(corpus_dir)).exit_code == 0
+    # a question typed as a sentence finds passages in the default mode ...
+    r = run(runner, index_dir, "search", "soldiers tortured in Venezuela", "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["total"] > 0
+    # ... and nothing with every word required, with a line saying what to try
+    r = run(runner, index_dir, "search", "soldiers tortured in Venezuela", "--match", "all")
+    assert r.exit_code == 1
+    assert "no passage holds every word" in r.stderr and "--match most" in r.stderr
+    r = run(runner, index_dir, "search", "army torture", "--group", "article", "--json")
+    body = json.loads(r.stdout)
+    assert len(body["hits"]) == body["total_articles"] == 1
+    assert body["hits"][0]["more_count"] == body["total"] - 1 > 0
+    r = run(runner, index_dir, "search", "army torture", "--group", "article")
+    assert "more matches in this article" in r.stdout and "in 1 article" in r.stdout
+    r = run(runner, index_dir, "search", "what did Solano say about torture")
+    assert r.exit_code == 0
+    assert "Also: Quotes by Harry Solano" in r.stderr
+    assert "newsquarry quotes torture --speaker 'Harry Solano'" in r.stderr
+    r = run(runner, index_dir, "search", "x", "--match", "some")
+    assert r.exit_code == 2

@@ -27,8 +27,68 @@ def having(passages, *patterns):
     return {p.id for p in passages if all(re.search(pt, fold(p.text)) for pt in patterns)}
 
 
-def test_default_and_between_words(seed_store, seed_passages):
-    assert ids(seed_store, "guard caracas") == having(seed_passages, r"\bguard\b", r"\bcaracas\b")
+def test_match_all_needs_every_word(seed_store, seed_passages):
+    assert ids(seed_store, "guard caracas", match="all") == having(
+        seed_passages, r"\bguard\b", r"\bcaracas\b"
+    )
+    # stop words too
+    assert ids(seed_store, "the guard of caracas", match="all") == having(
+        seed_passages, r"\bguard\b", r"\bcaracas\b", r"\bthe\b", r"\bof\b"
+    )
+
+
+def test_match_most_needs_one_important_word(seed_store, seed_passages):
+    """The default: any word that is not a stop word matches; stop words never decide."""
+    either = having(seed_passages, r"\bguard\b") | having(seed_passages, r"\bcaracas\b")
+    assert ids(seed_store, "guard caracas") == either
+    assert ids(seed_store, "the guard of caracas") == either
+    assert ids(seed_store, "the guard of caracas", match="most") == either
+    # a query of stop words only needs them all
+    assert ids(seed_store, "what did") == having(seed_passages, r"\bwhat\b", r"\bdid\b")
+
+
+def test_match_any_lets_every_word_decide(seed_store, seed_passages):
+    got = ids(seed_store, "guard of caracas", match="any")
+    assert got == having(seed_passages, r"\bguard\b") | having(
+        seed_passages, r"\bcaracas\b"
+    ) | having(seed_passages, r"\bof\b")
+
+
+def test_explicit_syntax_stays_strict_in_every_mode(seed_store, seed_passages):
+    guard = having(seed_passages, r"\bguard\b")
+    caracas = having(seed_passages, r"\bcaracas\b")
+    maduro = having(seed_passages, r"\bmaduro\b")
+    for match in ("most", "any"):
+        assert ids(seed_store, "+guard caracas", match=match) == guard
+        assert ids(seed_store, "guard -caracas", match=match) == guard - caracas
+        assert ids(seed_store, "guard AND caracas", match=match) == guard & caracas
+        # beside a required part, plain words only rank (Lucene's should beside must)
+        assert ids(seed_store, "guard AND caracas maduro", match=match) == guard & caracas
+        assert ids(seed_store, '"national guard" caracas', match=match) == having(
+            seed_passages, r"\bnational guard\b"
+        )
+        # a facet field narrows like a filter: the plain words still decide
+        marked = {p.id for p in seed_passages if "Nicolás Maduro" in p.names("person")}
+        assert ids(seed_store, "person:maduro caracas guard", match=match) == marked & (
+            guard | caracas
+        )
+    # ranked by the plain words: a passage holding them comes first
+    r = run_search(seed_store, SearchRequest(q="+guard caracas"))
+    assert r.hits[0].id in guard & caracas
+    assert maduro
+
+
+def test_more_important_words_rank_first(seed_store, seed_passages):
+    r = run_search(seed_store, SearchRequest(q="guard caracas maduro", per_page=100))
+    held = {
+        p.id: sum(
+            bool(re.search(w, fold(p.text))) for w in (r"\bguard\b", r"\bcaracas\b", r"\bmaduro\b")
+        )
+        for p in seed_passages
+    }
+    counts = [held[h.id] for h in r.hits]
+    assert counts[0] == max(held.values()) >= 2
+    assert counts.index(1) > counts.index(counts[0])  # single-word passages come after
 
 
 def test_explicit_and_or_not(seed_store, seed_passages):

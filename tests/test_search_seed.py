@@ -30,8 +30,13 @@ def test_stemming_tortured_finds_torture(seed_index):
 
 
 def test_title_words_boost_but_do_not_match_alone(seed_index):
-    assert ids(seed_index, "Venezuelan soldiers") == ["p9"]  # both words only in p9's text
-    assert ids(seed_index, "false trip") == []  # only in the title
+    # both words only in p9's text
+    assert ids(seed_index, "Venezuelan soldiers", match="all") == ["p9"]
+    assert ids(seed_index, "Venezuelan soldiers")[0] == "p9"
+    assert ids(seed_index, "false trip", match="all") == []  # together only in the title
+    assert ids(seed_index, "title:false", match="all")  # ... where they are
+    for match in ("all", "most", "any"):  # words only in the title never match
+        assert ids(seed_index, "false risk", match=match) == []
 
 
 def test_phrase_search(seed_index):

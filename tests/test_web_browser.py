@@ -173,6 +173,8 @@ def api_answer(api: str, pg) -> dict:
     mode = dict(parse_qsl(urlsplit(pg.url).query)).get("mode", "passages")
     if "per_page" not in dict(pairs):
         pairs.append(("per_page", "10"))
+    if "group" not in dict(pairs):  # the page groups by article unless told not to
+        pairs.append(("group", "article"))
     pairs += [("facet", f) for f in FACETS] + [("facet_size", "30")]
     path = "/v1/quotes" if mode == "quotes" else "/v1/search"
     r = requests.get(f"{api}{path}?{urlencode(pairs)}", timeout=10)
@@ -272,8 +274,8 @@ def test_search_page_facets_paging_and_history_match_the_api(page, api_url):
     assert other.locator("#status").get_attribute("data-total") == str(final["total"])
     other.close()
 
-    # paging and sort from the first state
-    page.goto(f"{api_url}/?q=Guaid%C3%B3+OR+said")
+    # paging and sort from the first state, one hit per passage (a few articles only)
+    page.goto(f"{api_url}/?q=Guaid%C3%B3+OR+said&group=none")
     wait_loaded(page)
     page.locator("#pager a[rel=next]").click()
     wait_loaded(page)
@@ -281,7 +283,7 @@ def test_search_page_facets_paging_and_history_match_the_api(page, api_url):
     assert_page_matches_api(api_url, page)
     page.select_option("#sort", "-date")
     wait_loaded(page)
-    assert "sort=-date" in page.url and "page=" not in page.url
+    assert "sort=-date" in page.url and "page=" not in page.url and "group=none" in page.url
     dated = [h["date"] for h in assert_page_matches_api(api_url, page)["hits"] if h["date"]]
     assert dated == sorted(dated, reverse=True)
     page.watch.assert_clean()
@@ -513,3 +515,49 @@ def test_the_watch_sees_injected_markup_and_the_csp_blocks_it(page, api_url, hos
     other.wait_for_timeout(300)
     assert watch.dialogs == ["1"]
     other.close()
+
+
+def test_match_group_and_interpretations(page, api_url):
+    """The default page groups by article and ranks a typed question; the match select,
+    the grouping box, "more in this article" and the offered quotes view all work."""
+    page.goto(f"{api_url}/?q=what+did+Solano+say+about+torture")
+    wait_loaded(page)
+    body = assert_page_matches_api(api_url, page)
+    assert body["request"]["group"] == "article" and body["request"]["match"] == "most"
+    status = page.locator("#status").inner_text()
+    assert f"in {body['total_articles']} article" in status
+    first = page.locator("#hits > li").first
+    more = first.locator(".more a")
+    assert more.inner_text() == f"+ {body['hits'][0]['more_count']} more passages in this article"
+    offered = page.locator("#interpretations a", has_text="Quotes by Harry Solano")
+    assert offered.count() == 1
+    shot(page, "search-grouped")
+    offered.click()
+    wait_loaded(page)
+    params = dict(parse_qsl(urlsplit(page.url).query))
+    assert params["mode"] == "quotes" and params["speaker"] == "Harry Solano"
+    quotes = assert_page_matches_api(api_url, page)
+    assert quotes["total"] > 0 and {h["speaker"] for h in quotes["hits"]} == {"Harry Solano"}
+
+    page.goto(f"{api_url}/?q=what+did+Solano+say+about+torture")
+    wait_loaded(page)
+    page.locator("#hits > li .more a").first.click()
+    wait_loaded(page)
+    params = dict(parse_qsl(urlsplit(page.url).query))
+    assert params["group"] == "none" and params["article"] == body["hits"][0]["article_id"]
+    assert not page.locator("#group").is_checked()
+    assert_page_matches_api(api_url, page)
+
+    page.goto(f"{api_url}/?q=torture+of+deserters")
+    wait_loaded(page)
+    most = int(page.locator("#status").get_attribute("data-total"))
+    page.select_option("#match", "all")
+    wait_loaded(page)
+    assert "match=all" in page.url
+    every = assert_page_matches_api(api_url, page)
+    assert every["total"] < most
+    page.locator("#group").uncheck()
+    wait_loaded(page)
+    assert "group=none" in page.url and "match=all" in page.url
+    assert_page_matches_api(api_url, page)
+    page.watch.assert_clean()

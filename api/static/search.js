@@ -21,7 +21,7 @@ const SINGULAR = {
   speaker: "speaker", person: "person", org: "organisation", place: "place",
   source: "source", quote_kind: "kind", article: "article", date: "date",
 };
-const PAGE_KEYS = ["q", "mode", "sort", "page", "per_page", "date_interval", "date_from", "date_to"];
+const PAGE_KEYS = ["q", "mode", "sort", "page", "per_page", "date_interval", "date_from", "date_to", "match", "group"];
 const FACET_SIZE = 30; // values fetched per facet
 const SHOWN = 8; // values shown before "Show more"
 const PER_PAGE = 10;
@@ -56,6 +56,8 @@ function pageParams(state) {
   for (const f of FACETS) for (const v of state.filters[f] || []) p.append(f, v);
   for (const k of ["date_from", "date_to", "date_interval", "per_page"]) if (state[k]) p.set(k, state[k]);
   if (state.sort && state.sort !== "relevance") p.set("sort", state.sort);
+  if (state.match && state.match !== "most") p.set("match", state.match);
+  if (state.group === "none") p.set("group", "none"); // the page groups by article by default
   if (state.page > 1) p.set("page", String(state.page));
   return p;
 }
@@ -64,6 +66,7 @@ function apiParams(state) {
   const p = pageParams(state);
   p.delete("mode");
   if (!p.has("per_page")) p.set("per_page", String(PER_PAGE));
+  if (!p.has("group")) p.set("group", "article");
   for (const f of FACETS) p.append("facet", f);
   p.set("facet_size", String(FACET_SIZE));
   return p;
@@ -213,7 +216,21 @@ function passageHit(state, hit) {
     metaLine(hit, hit.id, false),
     el("p", { class: "text" }, [markedText(hit.text, hit.matches, 420)]),
     chips.childNodes.length ? chips : null,
+    moreLine(state, hit, "passage"),
   ]);
+}
+
+// group=article: "+ 3 more passages in this article", a link to all of them
+function moreLine(state, hit, noun) {
+  if (!hit.more_count) return null;
+  const target = withChange(state, (s) => {
+    s.filters.article = [hit.article_id]; s.group = "none"; s.page = 1;
+  });
+  const n = hit.more_count;
+  return el("p", { class: "more" }, [el("a", {
+    href: stateUrl(target), text: `+ ${n} more ${noun}${n === 1 ? "" : "s"} in this article`,
+    onclick: (ev) => { ev.preventDefault(); go(target); },
+  })]);
 }
 
 function quoteHit(state, hit) {
@@ -229,6 +246,7 @@ function quoteHit(state, hit) {
     el("blockquote", { cite: permalink(hit.passage_id) }, [el("q", {}, [markedText(hit.text, hit.matches, 600)])]),
     who,
     metaLine(hit, hit.passage_id, true),
+    moreLine(state, hit, "quotation"),
   ]);
 }
 
@@ -433,6 +451,8 @@ function renderPager(state, body) {
 function renderChrome(state) {
   $("q").value = state.q;
   $("sort").value = state.sort || "relevance";
+  $("match").value = state.match || "most";
+  $("group").checked = state.group !== "none";
   const base = withChange(state, (s) => { s.page = 1; });
   for (const mode of ["passages", "quotes"]) {
     const a = $(`mode-${mode}`);
@@ -452,25 +472,28 @@ function renderStatus(state, body) {
   const total = body.total;
   const status = $("status");
   const last = lastPage(state, body);
+  const arts = body.total_articles || 0;
+  const inArticles = body.request?.group === "article" ? ` in ${arts.toLocaleString("en")} article${arts === 1 ? "" : "s"}` : "";
   if (!total) {
     status.textContent = `No ${noun}s match`;
   } else if (state.page > last) {
     // a page past the end (an old link, a hand-edited URL): say so and offer the last page
     status.replaceChildren(
-      `${total.toLocaleString("en")} ${noun}${total === 1 ? "" : "s"} · there is no page ${state.page}: `,
+      `${total.toLocaleString("en")} ${noun}${total === 1 ? "" : "s"}${inArticles} · there is no page ${state.page}: `,
       pageLink(state, last, `go to page ${last}, the last`, { id: "last-page" }),
     );
   } else {
-    status.textContent = `${total.toLocaleString("en")} ${noun}${total === 1 ? "" : "s"}${body.total_pages > 1 ? ` · page ${state.page} of ${last}` : ""}`;
+    status.textContent = `${total.toLocaleString("en")} ${noun}${total === 1 ? "" : "s"}${inArticles}${body.total_pages > 1 ? ` · page ${state.page} of ${last}` : ""}`;
   }
   status.dataset.total = String(total);
   const sug = $("suggestion");
   if (body.suggestion && body.suggestion !== state.q) {
     const target = withChange(state, (s) => { s.q = body.suggestion; s.page = 1; });
+    const n = body.suggestion_total;
     sug.replaceChildren("Did you mean ", el("a", {
       href: stateUrl(target),
       onclick: (ev) => { ev.preventDefault(); focusHeading = true; go(target); },
-    }, [bdi(body.suggestion)]), "?");
+    }, [bdi(body.suggestion)]), n == null ? "?" : `? (${n.toLocaleString("en")})`);
     sug.hidden = false;
   } else {
     sug.hidden = true;
@@ -499,14 +522,30 @@ function renderHelp(state, body) {
       for (const [f, v] of filters) tries.push([link(toggled(state, f, v), `Remove ${SINGULAR[f]}: `, bdi(v))]);
     }
   }
-  const words = state.q.trim().split(/\s+/).filter((w) => w && !/^(AND|OR|NOT)$/.test(w));
-  if (words.length > 1 && !/["():]/.test(state.q) && !/\bOR\b/.test(state.q)) {
-    const any = withChange(state, (s) => { s.q = words.join(" OR "); s.page = 1; });
-    tries.push([link(any, `Match any of the words: ${words.join(" OR ")}`)]);
+  // "all" demands every word; the default ("most") needs one word that is not a stop word
+  if (state.q.trim() && state.match === "all") {
+    const most = withChange(state, (s) => { s.match = "most"; s.page = 1; });
+    tries.push([link(most, "Find passages with only some of the words")]);
   }
   const other = state.mode === "quotes" ? "passages" : "quotes";
   tries.push([link(withChange(state, (s) => { s.mode = other; s.page = 1; }), `Search ${other === "quotes" ? "quotations" : "passages"} instead`)]);
   help.append(el("p", { text: "Try:" }), el("ul", {}, tries.map((parts) => el("li", {}, parts))));
+}
+
+// readings of the query the API offers (a name that is a facet value): links, never applied
+function renderInterpretations(state, body) {
+  const list = $("interpretations");
+  const items = (body.interpretations || []).map((it) => {
+    const target = withChange(state, (s) => {
+      s.q = it.q; s.mode = it.mode; s.page = 1; s.filters[it.facet] = [it.value];
+    });
+    return el("li", {}, [el("a", {
+      href: stateUrl(target), text: `${it.label} (${it.count.toLocaleString("en")})`,
+      onclick: (ev) => { ev.preventDefault(); go(target); },
+    })]);
+  });
+  list.replaceChildren(...items);
+  list.hidden = !items.length;
 }
 
 function attr(value) {
@@ -632,6 +671,7 @@ async function load() {
       $("status").textContent = "";
       $("status").dataset.total = "";
       $("suggestion").hidden = true;
+      $("interpretations").hidden = true;
       $("help").hidden = true;
     }
     else {
@@ -649,6 +689,7 @@ async function load() {
   $("error").replaceChildren();
   $("hits").classList.remove("stale");
   renderStatus(state, body);
+  renderInterpretations(state, body);
   renderHits(state, body);
   renderFacets(state, body);
   renderPager(state, body);
@@ -673,6 +714,8 @@ function init() {
     go(withChange(state, (s) => { s.q = $("q").value.trim(); s.page = 1; }));
   });
   $("sort").addEventListener("change", () => go(withChange(readState(), (s) => { s.sort = $("sort").value; s.page = 1; })));
+  $("match").addEventListener("change", () => go(withChange(readState(), (s) => { s.match = $("match").value; s.page = 1; })));
+  $("group").addEventListener("change", () => go(withChange(readState(), (s) => { s.group = $("group").checked ? "" : "none"; s.page = 1; })));
   for (const mode of ["passages", "quotes"]) {
     $(`mode-${mode}`).addEventListener("click", (ev) => {
       if (ev.ctrlKey || ev.metaKey || ev.shiftKey) return;

@@ -41,16 +41,26 @@ blp = Blueprint("documents", __name__, url_prefix="/v1", description="Passages a
 
 WRITE_RESPONSES = {
     "responses": {
-        "401": {"description": "Missing write token", "content": {
-            "application/problem+json": {"schema": ProblemSchema}}},
-        "403": {"description": "Wrong write token, or writes disabled", "content": {
-            "application/problem+json": {"schema": ProblemSchema}}},
-        "413": {"description": "Body larger than the limit, or more articles than max_articles_per_write", "content": {
-            "application/problem+json": {"schema": ProblemSchema}}},
-        "415": {"description": "Body is not JSON", "content": {
-            "application/problem+json": {"schema": ProblemSchema}}},
-        "503": {"description": "Index busy (Retry-After) or unavailable", "content": {
-            "application/problem+json": {"schema": ProblemSchema}}},
+        "401": {
+            "description": "Missing write token",
+            "content": {"application/problem+json": {"schema": ProblemSchema}},
+        },
+        "403": {
+            "description": "Wrong write token, or writes disabled",
+            "content": {"application/problem+json": {"schema": ProblemSchema}},
+        },
+        "413": {
+            "description": "Body larger than the limit, or more articles than max_articles_per_write",
+            "content": {"application/problem+json": {"schema": ProblemSchema}},
+        },
+        "415": {
+            "description": "Body is not JSON",
+            "content": {"application/problem+json": {"schema": ProblemSchema}},
+        },
+        "503": {
+            "description": "Index busy (Retry-After) or unavailable",
+            "content": {"application/problem+json": {"schema": ProblemSchema}},
+        },
     },
     "security": [{"bearerAuth": []}],
 }
@@ -107,8 +117,11 @@ def _validate(item: Any, index: int | None, path_id: str | None = None) -> Artic
     raw_id = item.get("id") if isinstance(item, dict) else None
     ident = str(raw_id) if raw_id is not None else path_id
     if not isinstance(item, dict):
-        return {"index": index, "id": None,
-                "reason": f"expected a JSON object, got {type(item).__name__}"}
+        return {
+            "index": index,
+            "id": None,
+            "reason": f"expected a JSON object, got {type(item).__name__}",
+        }
     try:
         loaded = ArticleIn().load(item)
     except ValidationError as exc:
@@ -117,8 +130,11 @@ def _validate(item: Any, index: int | None, path_id: str | None = None) -> Artic
         return {"index": index, "id": ident, "reason": reason}
     if path_id is not None:
         if loaded.get("id") not in (None, path_id):
-            return {"index": index, "id": ident,
-                    "reason": f"id: the body's id {loaded['id']!r} differs from the URL's"}
+            return {
+                "index": index,
+                "id": ident,
+                "reason": f"id: the body's id {loaded['id']!r} differs from the URL's",
+            }
         loaded["id"] = path_id
     try:
         return article_from_mapping(loaded)
@@ -144,8 +160,13 @@ def _all_failed(failed: list[dict]) -> ApiError:
     for f in failed:
         name = "articles" if f["index"] is None else f"articles.{f['index']}"
         errors.setdefault(name, []).append(f["reason"])
-    return ApiError(422, "no article in the body could be indexed", title="Invalid article",
-                    slug="invalid-article", errors=errors)
+    return ApiError(
+        422,
+        "no article in the body could be indexed",
+        title="Invalid article",
+        slug="invalid-article",
+        errors=errors,
+    )
 
 
 @blp.route("/articles", methods=["POST"])
@@ -165,8 +186,13 @@ def add_articles() -> Response:
     if isinstance(data, dict) and "articles" in data:
         if set(data) != {"articles"}:
             extra = sorted(set(data) - {"articles"})
-            raise ApiError(422, "unknown fields in the body", title="Invalid body",
-                           slug="invalid-body", errors={k: ["Unknown field."] for k in extra})
+            raise ApiError(
+                422,
+                "unknown fields in the body",
+                title="Invalid body",
+                slug="invalid-body",
+                errors={k: ["Unknown field."] for k in extra},
+            )
         items = data["articles"]
     elif isinstance(data, list):
         items = data
@@ -175,16 +201,24 @@ def add_articles() -> Response:
     else:
         items = None
     if not isinstance(items, list) or not items:
-        raise ApiError(422, "the body must hold a non-empty list of articles",
-                       title="Invalid body", slug="invalid-body",
-                       errors={"articles": ["Must be a non-empty list of article objects."]})
+        raise ApiError(
+            422,
+            "the body must hold a non-empty list of articles",
+            title="Invalid body",
+            slug="invalid-body",
+            errors={"articles": ["Must be a non-empty list of article objects."]},
+        )
     limit = int(backend().settings["max_articles_per_write"])
     if len(items) > limit:
         # each article costs NLP time under the write lock: a bounded request stays a
         # request, a bulk import belongs to `newsquarry index`
-        raise ApiError(413, f"at most {limit} articles per request, got {len(items)}",
-                       title="Too many articles", slug="too-many-articles",
-                       errors={"articles": [f"Longer than the limit of {limit}."]})
+        raise ApiError(
+            413,
+            f"at most {limit} articles per request, got {len(items)}",
+            title="Too many articles",
+            slug="too-many-articles",
+            errors={"articles": [f"Longer than the limit of {limit}."]},
+        )
     articles: list[Article] = []
     failed: list[dict] = []
     for i, item in enumerate(items):
@@ -205,17 +239,31 @@ def put_article(article_id: str) -> Response:
     """Add or replace the article with this id (the body's ``id`` may be left out)."""
     require_write_token()
     if clean_id(article_id) != article_id:
-        raise ApiError(422, "article ids use only A-Z a-z 0-9 . _ - (no leading dot)",
-                       title="Invalid article", slug="invalid-article",
-                       errors={"article_id": ["Invalid characters."]})
+        raise ApiError(
+            422,
+            "article ids use only A-Z a-z 0-9 . _ - (no leading dot)",
+            title="Invalid article",
+            slug="invalid-article",
+            errors={"article_id": ["Invalid characters."]},
+        )
     data = _json_body()
     if not isinstance(data, dict):
-        raise ApiError(422, "the body must be one article object", title="Invalid body",
-                       slug="invalid-body", errors={"_schema": ["Must be a JSON object."]})
+        raise ApiError(
+            422,
+            "the body must be one article object",
+            title="Invalid body",
+            slug="invalid-body",
+            errors={"_schema": ["Must be a JSON object."]},
+        )
     outcome = _validate(data, None, path_id=article_id)
     if not isinstance(outcome, Article):
-        raise ApiError(422, outcome["reason"], title="Invalid article", slug="invalid-article",
-                       errors={"article": [outcome["reason"]]})
+        raise ApiError(
+            422,
+            outcome["reason"],
+            title="Invalid article",
+            slug="invalid-article",
+            errors={"article": [outcome["reason"]]},
+        )
     return Response(dumps(_write([outcome], [])), mimetype="application/json")
 
 
@@ -228,6 +276,13 @@ def delete_article(article_id: str) -> Response:
     store = backend().store()
     if not store.delete(article_id):
         raise NotFound(f"no article with id {article_id!r}")
-    body = {"added": [], "replaced": [], "unchanged": [], "deleted": [article_id],
-            "failed": [], "passages": 0, "generation": int(store.generation)}
+    body = {
+        "added": [],
+        "replaced": [],
+        "unchanged": [],
+        "deleted": [article_id],
+        "failed": [],
+        "passages": 0,
+        "generation": int(store.generation),
+    }
     return Response(dumps(body), mimetype="application/json")

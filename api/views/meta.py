@@ -22,8 +22,15 @@ from .search import _finish
 blp = Blueprint("meta", __name__, description="Statistics, health and settings")
 
 LIMITS = (
-    "max_query_length", "max_per_page", "max_page_depth", "max_facets", "max_facet_size",
-    "max_filter_values", "search_time_limit", "max_body_bytes", "lock_timeout",
+    "max_query_length",
+    "max_per_page",
+    "max_page_depth",
+    "max_facets",
+    "max_facet_size",
+    "max_filter_values",
+    "search_time_limit",
+    "max_body_bytes",
+    "lock_timeout",
 )
 SECRET_SETTINGS = {"write_token", "secret"}
 
@@ -89,8 +96,12 @@ def settings_page() -> Response:
             value = bool(value)
         elif s.name == "index":
             value = None
-        body[s.name] = {"value": value, "default": s.default if s.name not in SECRET_SETTINGS
-                        else None, "env": s.env, "help": s.help}
+        body[s.name] = {
+            "value": value,
+            "default": s.default if s.name not in SECRET_SETTINGS else None,
+            "env": s.env,
+            "help": s.help,
+        }
     return _finish(Response(dumps({"settings": body}), mimetype="application/json"), None)
 
 

@@ -40,7 +40,7 @@ from ..formats import (
     negotiate,
     result_dict,
 )
-from ..links import Toggler, link_header
+from ..links import Toggler, link_header, url_with
 from ..schemas import (
     CooccurrenceResponse,
     FacetValuesResponse,
@@ -100,6 +100,8 @@ def to_search_request(args: dict[str, Any], mode: str, settings: dict[str, Any])
         mode=mode,
         suggest=args.get("suggest", True),
         time_limit=float(settings["search_time_limit"]) or None,
+        match=args.get("match", "most"),
+        group=args.get("group", "none"),
     )
 
 
@@ -140,6 +142,10 @@ def result_body(result: SearchResult, settings: dict[str, Any]) -> tuple[dict[st
         "prev": toggle.page(min(page - 1, last)) if page > 1 else None,
     }
     body["links"] = links
+    for it in body.get("interpretations", []):  # the offered search, ready to follow
+        path = "v1/quotes" if it["mode"] == "quotes" else "v1/search"
+        pairs = [("q", it["q"]), (it["facet"], it["value"])]
+        it["url"] = url_with(request.url_root + path, pairs)
     return body, {"first": toggle.page(1), **links}
 
 
@@ -166,8 +172,10 @@ def run_search(args: dict[str, Any], mode: str) -> Response:
     if export:
         if fmt not in ("jsonl", "csv"):
             raise ApiError(
-                400, "export needs format=jsonl or format=csv",
-                title="Invalid parameters", slug="invalid-parameters",
+                400,
+                "export needs format=jsonl or format=csv",
+                title="Invalid parameters",
+                slug="invalid-parameters",
                 errors={"export": ["export needs format=jsonl or format=csv"]},
             )
         return export_response(store, req, fmt, settings)
@@ -321,14 +329,19 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
             return not_modified(etag)
         result = restrict_values(facet_values(store, facet, prefix, req, size, be.settings))
         endpoint = "search.search_quotes" if mode == "quotes" else "search.search_passages"
-        toggle = Toggler(request, url_for(endpoint, _external=True),
-                         drop=("prefix", "size", "mode", "page"))
+        toggle = Toggler(
+            request, url_for(endpoint, _external=True), drop=("prefix", "size", "mode", "page")
+        )
         values = [
-            {**asdict(v), "toggle_url": toggle(facet, v.value, v.selected)}
-            for v in result.values
+            {**asdict(v), "toggle_url": toggle(facet, v.value, v.selected)} for v in result.values
         ]
-        body = {"name": facet, "prefix": prefix, "values": values,
-                "other": result.other, "more": result.more}
+        body = {
+            "name": facet,
+            "prefix": prefix,
+            "values": values,
+            "other": result.other,
+            "more": result.more,
+        }
         resp = Response(dumps(body), mimetype="application/json")
         return _finish(resp, etag)
 

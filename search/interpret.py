@@ -1,0 +1,159 @@
+"""Query understanding: names in the query that are facet values, offered, never applied.
+
+When consecutive words of the query name a person, organisation, place or
+speaker known to the index (its canonical name as folded, or a run of its
+whole words at the end such as a surname: "Trump" for "Donald Trump", "Solano"
+for "Harry Solano"), the result carries an ``Interpretation``: the search with
+that value as a filter and the name taken out of the query, with its hit count.
+A speaker named in a question about what was said ("what did Trump say about
+Venezuela") is offered as the quotes view instead: "Quotes by Donald Trump
+matching Venezuela". The query itself is never rewritten.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from .docvalues import View
+from .errors import QueryError, SearchTimeout
+from .query import STOP_WORDS, loose_tokens
+from .requests import Interpretation
+from .textnorm import fold
+
+FACETS = ("speaker", "person", "org", "place")
+SPEECH_WORDS = frozenset(
+    """say says said saying tell tells told think thinks thought claim claims claimed
+    quote quotes quoted speak speaks spoke comment comments commented talk talks talked
+    mention mentions mentioned state states stated""".split()
+)
+MAX_WORDS = 4  # longest name looked for, in words
+MAX_OFFERED = 3
+_WORD = re.compile(r"\w+")
+
+
+def _names(view: View, facet: str) -> dict[tuple[str, ...], list[int]]:
+    """Folded word sequence -> key ids: the whole value and its trailing runs of words
+    (surnames) for people and speakers, the whole value for organisations and places."""
+    cache = view.__dict__.setdefault("_interpret_names", {})
+    got = cache.get(facet)
+    if got is None:
+        got = {}
+        for gid, key in enumerate(view.keys[facet]):
+            words = tuple(_WORD.findall(key))
+            if not words:
+                continue
+            runs = [words]
+            if facet in ("person", "speaker"):
+                runs += [words[i:] for i in range(1, len(words))]
+            for run in runs:
+                if all(w in STOP_WORDS for w in run):
+                    continue
+                got.setdefault(run, []).append(gid)
+        cache[facet] = got
+    return got
+
+
+def interpretations(prep: Any) -> list[Interpretation]:
+    """The readings of ``prep``'s query (a ``searching._Prepared``), most hits first."""
+    from .docvalues import match_mask
+    from .facets import build_filters
+    from .query import parse_query
+
+    r = prep.request
+    if prep.parsed.empty:
+        return []
+    tokens = prep.parsed.tokens
+    word_ks, _ = loose_tokens(tokens)
+    words = [(k, fold(tokens[k].text)) for k in word_ks]
+    words = [(k, w) for k, w in words if _WORD.fullmatch(w)]
+    offered: list[Interpretation] = []
+    seen: set[tuple[str, int]] = set()
+    text = prep.parsed.text
+    asks_speech = any(w in SPEECH_WORDS for _, w in words)
+    for n in range(min(MAX_WORDS, len(words)), 0, -1):
+        for i in range(len(words) - n + 1):
+            run = words[i : i + n]
+            if any(run[j + 1][0] != run[j][0] + 1 for j in range(n - 1)):
+                continue  # not consecutive in the query
+            seq = tuple(w for _, w in run)
+            for facet in FACETS:
+                if facet == "speaker" and r.mode == "passages" and not asks_speech:
+                    continue
+                if facet != "speaker" and r.mode == "quotes":
+                    continue
+                for gid in _names(prep.view, facet).get(seq, []):
+                    if (facet, gid) in seen or gid >= prep.view.nkeys[facet]:
+                        continue
+                    seen.add((facet, gid))
+                    value = prep.view.display(facet, gid)
+                    if fold(value) in {fold(v) for v in r.filters.get(facet, [])}:
+                        continue
+                    start, end = tokens[run[0][0]].start, tokens[run[-1][0]].end
+                    kind = "quotes" if facet == "speaker" else "filter"
+                    rest = _without(text, start, end, drop_speech=kind == "quotes", tokens=tokens)
+                    mode = "quotes" if kind == "quotes" else r.mode
+                    count = _count(prep, rest, mode, facet, value, parse_query, match_mask,
+                                   build_filters)  # fmt: skip
+                    if not count and kind == "quotes" and rest:  # all that speaker's quotes
+                        rest = ""
+                        count = _count(prep, rest, mode, facet, value, parse_query, match_mask,
+                                       build_filters)  # fmt: skip
+                    if not count:
+                        continue
+                    if kind == "quotes":
+                        label = f"Quotes by {value}" + (f" matching {rest}" if rest else "")
+                    else:
+                        what = {"person": "mentioning", "org": "mentioning", "place": "in"}
+                        label = (
+                            f"Only passages {what[facet]} {value}"
+                            if r.mode == "passages"
+                            else (f"Only quotes mentioning {value}")
+                        )
+                        if rest:
+                            label += f" matching {rest}"
+                    offered.append(
+                        Interpretation(
+                            kind, facet, value, text[start:end], rest, mode, count, label
+                        )  # fmt: skip
+                    )
+    offered.sort(key=lambda it: (it.kind != "quotes", -it.count))
+    return offered[:MAX_OFFERED]
+
+
+def _without(text: str, start: int, end: int, *, drop_speech: bool, tokens: list) -> str:
+    """The query without the name (and, for the quotes view, the question words)."""
+    rest = text[:start] + " " * (end - start) + text[end:]
+    keep = []
+    for w in rest.split():
+        f = fold(w.strip("?.,!"))
+        if f and f not in STOP_WORDS and not (drop_speech and f in SPEECH_WORDS):
+            keep.append(w.strip("?.,!"))
+    return " ".join(keep)
+
+
+def _count(prep: Any, q: str, mode: str, facet: str, value: str, parse_query: Any,
+           match_mask: Any, build_filters: Any) -> int:  # fmt: skip
+    """Hits of the offered search (the request's other filters kept)."""
+    from .searching import DOCTYPE_FOR_MODE
+
+    r = prep.request
+    try:
+        parsed = parse_query(
+            q, searcher=prep.searcher, view=prep.view, mode=mode,
+            max_expansion=prep.settings["max_term_expansion"],
+            max_length=prep.settings["max_query_length"], deadline=prep.deadline,
+            match=r.match,
+        )  # fmt: skip
+        base = prep.view.doctype_mask(DOCTYPE_FOR_MODE[mode])
+        if not parsed.empty:
+            base = base & match_mask(
+                prep.searcher, prep.view, parsed.query, prep.deadline, prep.postings
+            )
+    except (QueryError, SearchTimeout):
+        return 0
+    filters = {**r.filters, facet: [value]}
+    fs = build_filters(prep.view, filters, r.date_from or None, r.date_to or None)
+    return int(np.count_nonzero(fs.combined(base)))
