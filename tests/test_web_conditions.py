@@ -472,7 +472,7 @@ def test_a_page_past_the_end_links_to_the_last_page(page, api_url):
     page.goto(f"{api_url}/?q=council&per_page=1&page=99")
     wait_loaded(page)
     status = page.locator("#status").inner_text()
-    assert status == "3 passages · there is no page 99: go to page 3, the last"
+    assert status == "3 passages in 3 articles · there is no page 99: go to page 3, the last"
     assert page.locator("#hits > li").count() == 0
     assert page.locator("#pager .prev").get_attribute("href").endswith("page=3")
     assert "Next" not in page.locator("#pager").inner_text()
@@ -480,7 +480,7 @@ def test_a_page_past_the_end_links_to_the_last_page(page, api_url):
     wait_loaded(page)
     assert dict(parse_qsl(urlsplit(page.url).query))["page"] == "3"
     assert page.locator("#hits > li").count() == 1
-    assert page.locator("#status").inner_text() == "3 passages · page 3 of 3"
+    assert page.locator("#status").inner_text() == "3 passages in 3 articles · page 3 of 3"
     assert page.evaluate("document.activeElement.id") == "results-heading"
     page.watch.assert_clean()
 
@@ -510,7 +510,7 @@ def test_no_results_offers_ways_forward(page, api_url):
     page.goto(f"{api_url}/?q=tortue")  # a misspelling: did-you-mean, then the other ways
     wait_loaded(page)
     assert page.locator("#status").inner_text() == "No passages match"
-    assert page.locator("#suggestion").inner_text() == "Did you mean torture?"
+    assert page.locator("#suggestion").inner_text() == "Did you mean torture? (4)"
     assert page.locator("#help a").all_inner_texts() == ["Search quotations instead"]
     shot(page, "no-results")
     page.watch.assert_clean()
@@ -539,7 +539,7 @@ def test_keyboard_path_from_the_query_to_the_first_result(page, api_url):
     assert (
         status.get_attribute("role") == "status" and status.get_attribute("aria-live") == "polite"
     )
-    assert status.inner_text() == "4 passages"
+    assert status.inner_text() == "4 passages in 2 articles"
 
     # from the search box, without searching: Search button, then the first result
     page.focus("#q")
@@ -558,7 +558,7 @@ def test_keyboard_path_from_the_query_to_the_first_result(page, api_url):
     wait_loaded(page)
     assert page.evaluate("document.activeElement.id") == "results-heading"
     assert page.locator("#results-heading").inner_text() == "Passages matching “council”"
-    assert status.inner_text() == "3 passages"  # what the live region announces
+    assert status.inner_text() == "3 passages in 3 articles"  # what the live region announces
     page.keyboard.press("Tab")
     assert page.evaluate(FIRST_RESULT)
     # the facets follow the results in tab order
