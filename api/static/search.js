@@ -580,6 +580,67 @@ function renderEmbedCode(state) {
   $("embed-code").hidden = false;
 }
 
+/** Feed links for this search (Atom and JSON Feed): the same query and filters, newest first. */
+function renderFollow(state) {
+  const p = pageParams(withChange(state, (s) => { s.page = 1; }));
+  p.delete("mode");
+  p.delete("group");
+  p.delete("sort");
+  const endpoint = state.mode === "quotes" ? "/v1/quotes" : "/v1/search";
+  for (const fmt of ["atom", "jsonfeed"]) {
+    const q = new URLSearchParams(p);
+    q.set("format", fmt);
+    $(`follow-${fmt}`).href = `${endpoint}?${q}`;
+  }
+  $("follow").hidden = false;
+}
+
+const CO_FACETS = ["speaker", "person", "org", "place"];
+let coInflight = null;
+
+/** With a person, organisation, place or speaker selected: who else appears in its passages. */
+async function renderCooccur(state) {
+  const box = $("cooccur");
+  coInflight?.abort();
+  const chosen = CO_FACETS.flatMap((f) => (state.filters[f] || []).map((v) => [f, v]));
+  if (!chosen.length || state.mode === "quotes") { box.hidden = true; return; }
+  const p = pageParams(withChange(state, (s) => { s.page = 1; }));
+  for (const k of ["mode", "group", "sort", "per_page", "date_interval"]) p.delete(k);
+  for (const f of CO_FACETS) p.append("facet", f);
+  p.set("size", "6");
+  const ctrl = new AbortController();
+  coInflight = ctrl;
+  let body;
+  try {
+    const r = await fetch(`/v1/cooccurrence?${p}`, { signal: ctrl.signal, headers: { Accept: "application/json" } });
+    if (!r.ok) throw new Error(`HTTP ${r.status}`);
+    body = await r.json();
+  } catch (err) {
+    if (ctrl === coInflight) box.hidden = true; // an extra: the results above still stand
+    return;
+  }
+  if (ctrl !== coInflight) return;
+  const rows = [];
+  for (const f of CO_FACETS) {
+    const values = body.facets[f]?.article || [];
+    if (!values.length) continue;
+    const links = values.map((v) => {
+      // passages naming both: the selection stays, the other name joins the query as a field
+      const target = withChange(state, (s) => {
+        s.q = `${s.q ? s.q + " " : ""}${f}:"${v.value.replace(/"/g, "")}"`; s.page = 1;
+      });
+      return el("a", {
+        href: stateUrl(target), title: `${v.count} article${v.count === 1 ? "" : "s"} with both`,
+        onclick: (ev) => { ev.preventDefault(); focusHeading = true; go(target); },
+      }, [bdi(v.value), ` (${v.count})`]);
+    });
+    rows.push(el("dt", { text: LABELS[f] }), el("dd", {}, links));
+  }
+  $("cooccur-subject").replaceChildren(...chosen.flatMap(([, v], i) => (i ? [" or ", bdi(v)] : [bdi(v)])));
+  $("cooccur-list").replaceChildren(rows.length ? el("dl", {}, rows) : el("p", { text: "Nobody else in these articles." }));
+  box.hidden = false;
+}
+
 function clearEmbedCode() {
   $("embed-code").hidden = true;
   $("embed-code").open = false;
@@ -673,6 +734,8 @@ async function load() {
       $("suggestion").hidden = true;
       $("interpretations").hidden = true;
       $("help").hidden = true;
+      $("follow").hidden = true;
+      $("cooccur").hidden = true;
     }
     else {
       $("status").textContent = ""; // the error box says what is shown below and why
@@ -694,6 +757,8 @@ async function load() {
   renderFacets(state, body);
   renderPager(state, body);
   renderEmbedCode(state);
+  renderFollow(state);
+  renderCooccur(state);
   document.body.removeAttribute("aria-busy");
   delete document.body.dataset.failed;
   document.body.dataset.loaded = stateUrl(state);
