@@ -15,6 +15,7 @@ from typing import Any
 
 from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validate, validates_schema
 
+from search.ids import MAX_ID_LENGTH
 from search.models import ENTITY_TYPES, QUOTE_KINDS
 from search.requests import DATE_INTERVALS, SORTS
 from search.schema import FACETS
@@ -404,8 +405,10 @@ class ArticleIn(In):
     """One article to add or replace (the JSON Lines format of ``newsquarry index``)."""
 
     id = fields.String(
-        validate=validate.Length(max=200),
-        metadata={"description": "Stable id; derived from the content when absent"},
+        validate=validate.Length(max=MAX_ID_LENGTH),
+        metadata={"description": "Stable id, kept exactly as given: any Unicode text without "
+                  f"control characters, at most {MAX_ID_LENGTH} characters; derived from "
+                  "the content when absent"},
     )
     title = fields.String(validate=validate.Length(max=2000))
     text = fields.String(required=True, validate=validate.Length(min=1))

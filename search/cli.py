@@ -9,6 +9,7 @@ Errors are one line on stderr; ``--debug`` shows the traceback.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -18,7 +19,7 @@ from typing import Any
 import click
 
 from .config import load_settings
-from .errors import NewsquarryError
+from .errors import NewsquarryError, NotFound
 from .output import (
     PASSAGE_COLUMNS,
     QUOTE_COLUMNS,
@@ -31,6 +32,7 @@ from .output import (
 )
 
 EXIT_NO_RESULTS = 1
+PASSAGE_ID = re.compile(r"#p\d+$")
 EXIT_INTERRUPTED = 130
 
 
@@ -473,26 +475,43 @@ def facets(obj: Context, facet: str, prefix: str, query: str, limit: int, fmt: s
 @cli.command()
 @click.argument("item_id")
 @click.option("--json", "as_json", is_flag=True, help="Print the record as JSON.")
+@click.option(
+    "--article",
+    "force_article",
+    is_flag=True,
+    help="ITEM_ID is an article id even if it looks like a passage id.",
+)
 @click.option("--url", envvar="NEWSQUARRY_URL", help="Ask a running newsquarry API.")
 @click.pass_obj
 @handle_errors
-def show(obj: Context, item_id: str, as_json: bool, url: str | None) -> None:
+def show(obj: Context, item_id: str, as_json: bool, force_article: bool, url: str | None) -> None:
     """Show one passage (ARTICLE#pN) or one article with its passages.
+
+    Ids are matched exactly as given (quote them in the shell).
 
     \b
     Examples:
       newsquarry show '000_e23b3335c9472580#p4'
       newsquarry show 000_e23b3335c9472580 --json
     """
-    is_passage = "#" in item_id
     if url:
         from .remote import RemoteClient
 
-        client = RemoteClient(url)
-        record = client.passage(item_id) if is_passage else client.article(item_id)
+        source: Any = RemoteClient(url)
+        get_passage, get_article = source.passage, source.article
     else:
-        store = obj.store(create=False)
-        record = store.get_passage(item_id) if is_passage else store.get_article(item_id)
+        source = obj.store(create=False)
+        get_passage, get_article = source.get_passage, source.get_article
+    # ids are data (search.ids): an article may itself be called "x#p2", so an id shaped
+    # like a passage id is looked up as a passage first, then as an article
+    is_passage = not force_article and PASSAGE_ID.search(item_id) is not None
+    if is_passage:
+        try:
+            record = get_passage(item_id)
+        except NotFound:
+            is_passage = False
+    if not is_passage:
+        record = get_article(item_id)
     if as_json:
         click.echo(to_json(record))
         return

@@ -30,6 +30,7 @@ from .docvalues import View
 from .errors import InvalidRequest
 from .requests import FacetResult, FacetValue
 from .schema import FACET_FIELDS
+from .store import stored_document
 from .textnorm import fold
 
 _DATE_VALUE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
@@ -94,7 +95,7 @@ def filter_mask(view: View, facet: str, values: list[str]) -> np.ndarray:
     fname = FACET_FIELDS[facet]
     gids = []
     for v in values:
-        key = v.strip() if fname == "article_id" else fold(v)
+        key = v if fname == "article_id" else fold(v)
         gid = view.gid(fname, key)
         if gid is not None:
             gids.append(gid)
@@ -177,7 +178,7 @@ class FacetCounter:
         else:
             top = left = nz
         selected_keys = {
-            (v.strip() if fname == "article_id" else fold(v)): v
+            (v if fname == "article_id" else fold(v)): v
             for v in self.filters.selected.get(facet, [])
         }
         values = [self._value(fname, int(g), int(counts[g]), selected_keys) for g in top]
@@ -204,8 +205,8 @@ class FacetCounter:
         )
 
     def _title(self, article_id: str) -> str | None:
-        doc = self.searcher.document(id=article_id)
-        if not doc or doc.get("doctype") != "article":
+        doc = stored_document(self.searcher, article_id, "article")
+        if not doc:
             return None
         try:
             return json.loads(doc.get("data") or "{}").get("title")
@@ -282,7 +283,7 @@ class FacetCounter:
         rank = self._rank(fname)
         hits.sort(key=lambda g: (-int(counts[g]), int(rank[g])))
         selected_keys = {
-            (v.strip() if fname == "article_id" else fold(v)): v
+            (v if fname == "article_id" else fold(v)): v
             for v in self.filters.selected.get(facet, [])
         }
         values = [self._value(fname, g, int(counts[g]), selected_keys) for g in hits[:size]]

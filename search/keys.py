@@ -116,6 +116,10 @@ def _earlier(a: str | None, b: str | None) -> str | None:
     return min((_bound(x, True) for x in (a, b) if x), default=None)
 
 
+def _exact(value: str) -> str:
+    return value
+
+
 def apply_scope(request: SearchRequest, scope: Scope) -> SearchRequest:
     """The request restricted to the key's scope; refuses values outside it."""
     filters = {k: list(v) for k, v in request.filters.items()}
@@ -124,8 +128,9 @@ def apply_scope(request: SearchRequest, scope: Scope) -> SearchRequest:
         if not asked:
             filters[name] = list(allowed)
             continue
-        allowed_keys = {fold(v) for v in allowed}
-        outside = [v for v in asked if fold(v) not in allowed_keys]
+        key = _exact if name == "article" else fold  # article ids are exact
+        allowed_keys = {key(v) for v in allowed}
+        outside = [v for v in asked if key(v) not in allowed_keys]
         if outside:
             raise KeyRefused(
                 f"this key only allows {name} = {', '.join(allowed)}; "

@@ -10,6 +10,9 @@ Formats (by extension):
   optional ``date``, ``url``, ``source``, ``author``. Read line by line (streamed).
 - ``.html``/``.htm``: main text, title and date extracted by trafilatura.
 
+Ids are kept exactly as given (``search.ids``: refused when invalid, never
+rewritten); a file without one gets ``derived_id`` of its relative path.
+
 ``read_paths`` walks folders recursively and yields ``Article`` or
 ``ReadFailure`` items, so one bad file never stops the others.
 """
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import ReadError
+from .ids import derived_id, id_problem
 from .models import Article
 
 TEXT_EXTS = {".txt"}
@@ -43,7 +47,6 @@ MAX_ARTICLE_CHARS = 1_000_000
 # a JSON Lines line longer than this is refused without being read into memory
 # (room for MAX_ARTICLE_CHARS escaped as \uXXXX, plus metadata)
 MAX_LINE_BYTES = 6 * MAX_ARTICLE_CHARS + 1024 * 1024
-_ID_OK = re.compile(r"[^A-Za-z0-9._-]+")
 _FRONT_LINE = re.compile(r"^({})\s*:\s*(.*)$".format("|".join(FRONT_KEYS)), re.IGNORECASE)
 
 
@@ -64,12 +67,6 @@ class Skipped:
 
     path: str
     reason: str
-
-
-def clean_id(raw: str) -> str:
-    """An article id safe in URLs and file names: [A-Za-z0-9._-], no leading dot."""
-    cleaned = _ID_OK.sub("-", raw.strip()).strip("-.")
-    return cleaned[:200]
 
 
 def normalise_date(value: object, where: str = "date") -> str | None:
@@ -108,8 +105,14 @@ def article_from_mapping(data: object, fallback_id: str | None = None) -> Articl
             raise ValueError(f"'{key}' must be a string")
     title = str(data.get("title") or "").strip()
     raw_id = data.get("id")
-    art_id = clean_id(str(raw_id)) if raw_id not in (None, "") else ""
-    if not art_id:
+    if isinstance(raw_id, bool):
+        raise ValueError("'id' must be a string")
+    art_id = "" if raw_id is None else str(raw_id)
+    if art_id:  # ids are data: refused when invalid, never rewritten (see search.ids)
+        problem = id_problem(art_id)
+        if problem:
+            raise ValueError(f"'id' {problem}")
+    else:
         if fallback_id:
             art_id = fallback_id
         else:
@@ -303,7 +306,7 @@ def read_file(path: Path, root: Path | None = None) -> Iterator[Article | ReadFa
         yield from read_jsonl(path)
         return
     rel = path.relative_to(root) if root else Path(path.name)
-    default_id = clean_id(str(rel.with_suffix("")).replace(os.sep, "-")) or "article"
+    default_id = derived_id(str(rel.with_suffix("")).replace(os.sep, "-")) or "article"
     try:
         text = _read_text_file(path, MAX_HTML_BYTES if ext in HTML_EXTS else MAX_FILE_BYTES)
         parse = (

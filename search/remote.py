@@ -21,6 +21,7 @@ from .errors import (
     NotFound,
     QueryError,
 )
+from .ids import url_segment
 from .requests import SearchRequest
 
 API_PREFIX = "/v1"
@@ -125,10 +126,10 @@ class RemoteClient:
         return _drop_api_fields(body)
 
     def passage(self, passage_id: str) -> dict[str, Any]:
-        return self._get(f"/passages/{urllib.parse.quote(passage_id, safe='')}")
+        return self._get(f"/passages/{url_segment(passage_id)}")
 
     def article(self, article_id: str) -> dict[str, Any]:
-        return self._get(f"/articles/{urllib.parse.quote(article_id, safe='')}")
+        return self._get(f"/articles/{url_segment(article_id)}")
 
     def stats(self) -> dict[str, Any]:
         return self._get("/stats")

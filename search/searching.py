@@ -53,6 +53,7 @@ from .requests import (
 )
 from .schema import FACETS
 from .scoring import bm25_scores, top_k
+from .store import stored_document
 from .suggest import SUGGEST_BELOW, corrected_text
 
 DOCTYPE_FOR_MODE = {"passages": "passage", "quotes": "quote"}
@@ -337,7 +338,7 @@ def _quote_hits(prep: _Prepared, docnums: list[int], scores: list[float]) -> lis
         data = json.loads(d.get("data") or "{}")
         pid = d.get("passage_id", "")
         if pid not in titles:
-            p = prep.searcher.document(id=pid)
+            p = stored_document(prep.searcher, pid, "passage")
             titles[pid] = p.get("title") if p else None
         text = d.get("quote", "")
         snippet, matches = highlight(text, terms) if prep.request.highlight else (None, [])

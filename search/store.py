@@ -35,6 +35,7 @@ from whoosh.query import Term
 
 from . import whoosh_fixes  # noqa: F401  (applies the fixes)
 from .errors import IndexBusy, IndexUnavailable, NotFound
+from .ids import shorten
 from .merging import merge_tiered
 from .models import Article, Passage
 from .schema import SCHEMA_VERSION, build_schema, keyword_value, spelling_words
@@ -172,6 +173,20 @@ def passage_documents(article: Article, passages: list[Passage]) -> Iterator[dic
             yield qdoc
 
 
+def stored_document(searcher: Any, doc_id: str, doctype: str) -> dict[str, Any] | None:
+    """The stored fields of the live document of ``doctype`` with this id, or None.
+
+    Ids are unique per doctype only: an article may be called ``x#p1`` while
+    article ``x`` has a passage ``x#p1`` (ids are data, see ``search.ids``),
+    so every lookup by id names the doctype it wants.
+    """
+    for docnum in searcher.docs_for_query(Term("id", doc_id)):
+        doc = searcher.stored_fields(docnum)
+        if doc.get("doctype") == doctype:
+            return doc
+    return None
+
+
 class WriteSession:
     """Puts and deletes inside one commit; use ``WhooshStore.writer()``."""
 
@@ -183,7 +198,7 @@ class WriteSession:
         self.report = WriteReport()
 
     def _exists(self, article_id: str) -> bool:
-        return self._searcher.document_number(id=article_id) is not None
+        return stored_document(self._searcher, article_id, "article") is not None
 
     def put(self, article: Article, passages: list[Passage]) -> str:
         """Add or replace one article (all its passages go); returns "added" or "replaced"."""
@@ -399,7 +414,7 @@ class WhooshStore:
             pass
 
     def _lock_holder(self) -> str:
-        """" (held by pid N since T: command)" from the lock file, or "" if unknown."""
+        """ " (held by pid N since T: command)" from the lock file, or "" if unknown."""
         try:
             with open(self.path / f"{INDEX_NAME}_WRITELOCK", encoding="utf-8") as fh:
                 note = fh.read(300).strip()
@@ -463,33 +478,35 @@ class WhooshStore:
         """The generation of the newest commit (changes on every commit)."""
         return self.ix.latest_generation()
 
-    def _stored(self, doc_id: str) -> dict[str, Any] | None:
-        return self.searcher().document(id=doc_id)
+    def _stored(self, doc_id: str, doctype: str) -> dict[str, Any] | None:
+        return stored_document(self.searcher(), doc_id, doctype)
 
     def content_hash(self, article_id: str) -> str | None:
-        doc = self._stored(article_id)
-        return doc.get("content_hash") if doc and doc.get("doctype") == "article" else None
+        doc = self._stored(article_id, "article")
+        return doc.get("content_hash") if doc else None
 
     def get_article(self, article_id: str) -> dict[str, Any]:
         """An article with its text, metadata and passages (in order)."""
-        doc = self._stored(article_id)
-        if not doc or doc.get("doctype") != "article":
-            raise NotFound(f"no article with id {article_id!r}")
+        doc = self._stored(article_id, "article")
+        if not doc:
+            raise NotFound(f"no article with id {shorten(article_id)!r}")
         data = json.loads(doc["data"])
         s = self.searcher()
         # the article's own postings only (a handful of documents), filtered here:
         # Whoosh's intersection with doctype:passage walked every passage of the index
         docs = [s.stored_fields(n) for n in s.docs_for_query(Term("article_id", article_id))]
-        docs = sorted((d for d in docs if d.get("doctype") == "passage"), key=lambda d: d["position"])
+        docs = sorted(
+            (d for d in docs if d.get("doctype") == "passage"), key=lambda d: d["position"]
+        )
         passages = [self._passage_record(d, data) for d in docs]
         return {"id": article_id, **data, "passages": passages}
 
     def get_passage(self, passage_id: str) -> dict[str, Any]:
         """One passage with its entities, quotes and its article's metadata."""
-        doc = self._stored(passage_id)
-        if not doc or doc.get("doctype") != "passage":
-            raise NotFound(f"no passage with id {passage_id!r}")
-        art = self._stored(doc["article_id"])
+        doc = self._stored(passage_id, "passage")
+        if not doc:
+            raise NotFound(f"no passage with id {shorten(passage_id)!r}")
+        art = self._stored(doc["article_id"], "article")
         meta = json.loads(art["data"]) if art else {}
         return self._passage_record(doc, meta)
 

@@ -17,9 +17,10 @@ from flask import Response, request
 from marshmallow import ValidationError
 
 from search.errors import NotFound
+from search.ids import id_problem, shorten
 from search.indexer import index_articles
 from search.models import Article
-from search.readers import article_from_mapping, clean_id
+from search.readers import article_from_mapping
 
 from ..arguments import ApiBlueprint as Blueprint
 from ..auth import require_write_token
@@ -67,7 +68,7 @@ def _read(loader: Any) -> Response:
     return _finish(Response(dumps(loader(store)), mimetype="application/json"), etag)
 
 
-@blp.route("/passages/<string:passage_id>", methods=["GET"])
+@blp.route("/passages/<id:passage_id>", methods=["GET"])
 @blp.response(200, PassageSchema)
 def get_passage(passage_id: str) -> Response:
     """One passage with its entities, quotations and article metadata.
@@ -77,7 +78,7 @@ def get_passage(passage_id: str) -> Response:
     return _read(lambda store: store.get_passage(passage_id))
 
 
-@blp.route("/articles/<string:article_id>", methods=["GET"])
+@blp.route("/articles/<id:article_id>", methods=["GET"])
 @blp.response(200, ArticleSchema)
 def get_article(article_id: str) -> Response:
     """One article with its text, metadata and passages in order."""
@@ -195,7 +196,7 @@ def add_articles() -> Response:
     return Response(dumps(_write(articles, failed)), mimetype="application/json")
 
 
-@blp.route("/articles/<string:article_id>", methods=["PUT"])
+@blp.route("/articles/<id:article_id>", methods=["PUT"])
 @blp.doc(
     requestBody={"required": True, "content": {"application/json": {"schema": ArticleIn}}},
     **WRITE_RESPONSES,
@@ -204,10 +205,10 @@ def add_articles() -> Response:
 def put_article(article_id: str) -> Response:
     """Add or replace the article with this id (the body's ``id`` may be left out)."""
     require_write_token()
-    if clean_id(article_id) != article_id:
-        raise ApiError(422, "article ids use only A-Z a-z 0-9 . _ - (no leading dot)",
-                       title="Invalid article", slug="invalid-article",
-                       errors={"article_id": ["Invalid characters."]})
+    problem = id_problem(article_id)
+    if problem:  # ids are data: refused when invalid, never rewritten (search.ids)
+        raise ApiError(422, f"article id: {problem}", title="Invalid article",
+                       slug="invalid-article", errors={"article_id": [problem]})
     data = _json_body()
     if not isinstance(data, dict):
         raise ApiError(422, "the body must be one article object", title="Invalid body",
@@ -219,7 +220,7 @@ def put_article(article_id: str) -> Response:
     return Response(dumps(_write([outcome], [])), mimetype="application/json")
 
 
-@blp.route("/articles/<string:article_id>", methods=["DELETE"])
+@blp.route("/articles/<id:article_id>", methods=["DELETE"])
 @blp.doc(**WRITE_RESPONSES)
 @blp.response(200, WriteReportSchema)
 def delete_article(article_id: str) -> Response:
@@ -227,7 +228,7 @@ def delete_article(article_id: str) -> Response:
     require_write_token()
     store = backend().store()
     if not store.delete(article_id):
-        raise NotFound(f"no article with id {article_id!r}")
+        raise NotFound(f"no article with id {shorten(article_id)!r}")
     body = {"added": [], "replaced": [], "unchanged": [], "deleted": [article_id],
             "failed": [], "passages": 0, "generation": int(store.generation)}
     return Response(dumps(body), mimetype="application/json")
