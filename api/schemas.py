@@ -206,13 +206,17 @@ class EntitySchema(Out):
 
 class QuoteSchema(Out):
     text = fields.String()
-    start = fields.Integer()
+    start = fields.Integer(metadata={"description": "Offset of the quote in its passage"})
     end = fields.Integer()
+    article_start = fields.Integer(metadata={"description": "Offset of the quote in the article"})
+    article_end = fields.Integer()
     kind = fields.String(metadata={"enum": list(QUOTE_KINDS)})
     speaker = fields.String(allow_none=True)
     speaker_mention = fields.String(allow_none=True)
     speaker_start = fields.Integer(allow_none=True)
     speaker_end = fields.Integer(allow_none=True)
+    article_speaker_start = fields.Integer(allow_none=True)
+    article_speaker_end = fields.Integer(allow_none=True)
     cue = fields.String(allow_none=True)
 
 
@@ -256,6 +260,10 @@ class QuoteHitSchema(Out):
     cue = fields.String(allow_none=True)
     start = fields.Integer(metadata={"description": "Offset of the quote in its passage"})
     end = fields.Integer()
+    article_start = fields.Integer(
+        allow_none=True, metadata={"description": "Offset of the quote in the article"}
+    )
+    article_end = fields.Integer(allow_none=True)
     title = fields.String(allow_none=True)
     source = fields.String(allow_none=True)
     date = fields.String(allow_none=True)

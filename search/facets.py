@@ -107,6 +107,34 @@ def filter_mask(view: View, facet: str, values: list[str]) -> np.ndarray:
 NAME_FACETS = ("person", "speaker", "org", "place")
 
 
+def display_form(view: View, fname: str, value: str | None) -> str | None:
+    """The index-wide display form of a value (``View.display``), or the value if unknown.
+
+    Hits and documents show names in this form, the one the facets show, so a
+    name taken from a hit finds that hit as a filter, and one value is spelt
+    one way everywhere ("OPEC" in every passage, not "Opec" in some).
+    """
+    if not value:
+        return value
+    gid = view.gid(fname, fold(value))
+    return value if gid is None else view.display(fname, gid)
+
+
+def canonical_record(view: View, record: dict[str, Any]) -> dict[str, Any]:
+    """A passage record (``store.get_passage``) with its names in display form (in place)."""
+    for e in record.get("entities") or []:
+        if e.get("type") in ("person", "org", "place"):
+            e["name"] = display_form(view, e["type"], e.get("name"))
+    for q in record.get("quotes") or []:
+        q["speaker"] = display_form(view, "speaker", q.get("speaker"))
+    record["speakers"] = list(
+        dict.fromkeys(q["speaker"] for q in record.get("quotes") or [] if q.get("speaker"))
+    )
+    if record.get("source"):
+        record["source"] = display_form(view, "source", record["source"])
+    return record
+
+
 def partial_name_gids(view: View, fname: str, key: str) -> list[int]:
     """Values of which ``key`` is a run of whole words: "alvarenga" -> "raul daniel alvarenga".
 

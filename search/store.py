@@ -37,8 +37,8 @@ from . import whoosh_fixes  # noqa: F401  (applies the fixes)
 from .errors import IndexBusy, IndexUnavailable, NotFound
 from .ids import shorten
 from .merging import merge_tiered
-from .models import Article, Passage
-from .schema import SCHEMA_VERSION, build_schema, keyword_value, spelling_words
+from .models import Article, Passage, quote_record
+from .schema import SCHEMA_VERSION, build_schema, spelling_words
 
 DEFAULT_LOCK_TIMEOUT = 30.0
 # Postings a commit keeps in memory before Whoosh spills sorted runs to disk. A
@@ -91,10 +91,24 @@ class Store(Protocol):
     def get_passage(self, passage_id: str) -> dict[str, Any]: ...
 
 
+def facet_terms(values: Iterable[str | None]) -> list[str]:
+    """Facet values as indexed: each one a term, verbatim, empty ones left out.
+
+    A list given to a KEYWORD field is indexed item by item without its
+    analyzer, so commas, quotes, brackets and any Unicode survive and a value
+    shown in a hit is a value that can be filtered on (``facets``). (Before
+    schema 2's values were comma-joined, commas inside a value were lost:
+    an index written then keeps those values until its articles are re-indexed.)
+    """
+    return [v for v in dict.fromkeys(values) if v and v.strip()]
+
+
 def passage_documents(article: Article, passages: list[Passage]) -> Iterator[dict[str, Any]]:
     """The Whoosh documents for one article: the article, its passages, its quotes."""
     common = {"article_id": article.id}
-    meta = {"source": keyword_value(article.source) if article.source else None}
+    source = facet_terms([article.source])
+    # the stored value stays the string as given (hits and old readers expect a string)
+    meta: dict[str, Any] = {"source": source or None, "_stored_source": article.source}
     if article.date:
         meta["date"] = article.date
     yield {
@@ -104,8 +118,7 @@ def passage_documents(article: Article, passages: list[Passage]) -> Iterator[dic
         "content_hash": article.content_hash,
         # the article's words, once, for spelling suggestions and wildcard expansion
         "spell": spelling_words(f"{article.title}\n{article.text}"),
-        "date": article.date,
-        "source": meta["source"],
+        **meta,
         "data": json.dumps(
             {
                 "title": article.title,
@@ -121,13 +134,13 @@ def passage_documents(article: Article, passages: list[Passage]) -> Iterator[dic
         ),
     }
     for p in passages:
-        entities = {t: [keyword_value(n) for n in p.names(t)] for t in ("person", "org", "place")}
-        speakers = [keyword_value(s) for s in p.speakers]
+        entities = {t: facet_terms(p.names(t)) for t in ("person", "org", "place")}
+        speakers = facet_terms(p.speakers)
         kinds = sorted({q.kind for q in p.quotes})
-        facet_fields = {k: ",".join(v) for k, v in entities.items() if v}
+        facet_fields = {k: v for k, v in entities.items() if v}
         doc = {
             **common,
-            **{k: v for k, v in meta.items() if v},
+            **meta,
             **facet_fields,
             "id": p.id,
             "doctype": "passage",
@@ -141,7 +154,7 @@ def passage_documents(article: Article, passages: list[Passage]) -> Iterator[dic
             "data": json.dumps(
                 {
                     "entities": [e.__dict__ for e in p.entities],
-                    "quotes": [q.__dict__ for q in p.quotes],
+                    "quotes": [quote_record(dict(q.__dict__), p.start) for q in p.quotes],
                 },
                 ensure_ascii=False,
             ),
@@ -149,14 +162,16 @@ def passage_documents(article: Article, passages: list[Passage]) -> Iterator[dic
         if p.quotes:
             doc["quote"] = "\n".join(q.text for q in p.quotes)
         if speakers:
-            doc["speaker"] = ",".join(speakers)
+            doc["speaker"] = speakers
+            doc["_stored_speaker"] = ",".join(speakers)
         if kinds:
-            doc["quote_kind"] = ",".join(kinds)
+            doc["quote_kind"] = kinds
+            doc["_stored_quote_kind"] = ",".join(kinds)
         yield doc
         for n, q in enumerate(p.quotes, start=1):
             qdoc = {
                 **common,
-                **{k: v for k, v in meta.items() if v},
+                **meta,
                 **facet_fields,
                 "id": f"{p.id}#q{n}",
                 "doctype": "quote",
@@ -165,11 +180,13 @@ def passage_documents(article: Article, passages: list[Passage]) -> Iterator[dic
                 "start": q.start,
                 "end": q.end,
                 "quote": q.text,
-                "quote_kind": q.kind,
-                "data": json.dumps(q.__dict__, ensure_ascii=False),
+                "quote_kind": [q.kind],
+                "_stored_quote_kind": q.kind,
+                "data": json.dumps(quote_record(dict(q.__dict__), p.start), ensure_ascii=False),
             }
-            if q.speaker:
-                qdoc["speaker"] = keyword_value(q.speaker)
+            if q.speaker and q.speaker.strip():
+                qdoc["speaker"] = [q.speaker]
+                qdoc["_stored_speaker"] = q.speaker
             yield qdoc
 
 
@@ -498,8 +515,17 @@ class WhooshStore:
         docs = sorted(
             (d for d in docs if d.get("doctype") == "passage"), key=lambda d: d["position"]
         )
-        passages = [self._passage_record(d, data) for d in docs]
+        canon = self._canonical()
+        passages = [canon(self._passage_record(d, data)) for d in docs]
         return {"id": article_id, **data, "passages": passages}
+
+    def _canonical(self) -> Any:
+        """Puts a passage record's names in their index-wide display form (as hits show them)."""
+        from .docvalues import cache_for
+        from .facets import canonical_record
+
+        view = cache_for(self).view(self.searcher())
+        return lambda record: canonical_record(view, record)
 
     def get_passage(self, passage_id: str) -> dict[str, Any]:
         """One passage with its entities, quotes and its article's metadata."""
@@ -508,12 +534,12 @@ class WhooshStore:
             raise NotFound(f"no passage with id {shorten(passage_id)!r}")
         art = self._stored(doc["article_id"], "article")
         meta = json.loads(art["data"]) if art else {}
-        return self._passage_record(doc, meta)
+        return self._canonical()(self._passage_record(doc, meta))
 
     @staticmethod
     def _passage_record(doc: dict[str, Any], article: dict[str, Any]) -> dict[str, Any]:
         data = json.loads(doc.get("data") or "{}")
-        quotes = data.get("quotes", [])
+        quotes = [quote_record(q, doc["start"]) for q in data.get("quotes", [])]
         speakers = list(dict.fromkeys(q["speaker"] for q in quotes if q.get("speaker")))
         return {
             "id": doc["id"],
