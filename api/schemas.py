@@ -67,6 +67,37 @@ class ProblemSchema(Out):
 
 
 # ------------------------------------------------------------- search inputs
+# YYYY, YYYY-MM or YYYY-MM-DD with a month 01-12 and a day 01-31 (the calendar check,
+# 2019-02-30, is ``DateValue``'s): documented so clients generate only plausible dates
+DATE_PATTERN = r"^[0-9]{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12][0-9]|3[01]))?)?$"
+MAX_FILTER_VALUE = 1000  # characters; ids (search.ids) and names are shorter
+
+
+class DateValue(validate.Validator):
+    """A date parameter checked by the library's own rule (``facets.date_bounds``).
+
+    So ``date_from``, ``date_to`` and ``date`` refuse the same values (month 13,
+    February 30) with the same problem (400 ``invalid-parameters``) and name
+    the parameter as sent.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __call__(self, value: str) -> str:
+        from search.errors import InvalidRequest
+        from search.facets import date_bounds
+
+        try:
+            date_bounds(value, what=self.name)
+        except InvalidRequest:
+            raise ValidationError(
+                f"{value[:40]!r} is not a date: use YYYY, YYYY-MM or YYYY-MM-DD "
+                "with a real month and day"
+            ) from None
+        return value
+
+
 def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
     """The query parameters of a search, with the configured limits."""
     max_q = int(settings["max_query_length"])
@@ -77,7 +108,12 @@ def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
     max_filters = int(settings["max_filter_values"])
     filter_fields = {
         name: fields.List(
-            fields.String(validate=validate.Length(min=1, max=200)),
+            fields.String(
+                validate=DateValue("date")
+                if name == "date"
+                else validate.Length(min=1, max=MAX_FILTER_VALUE),
+                metadata={"pattern": DATE_PATTERN} if name == "date" else {},
+            ),
             load_default=list,
             validate=validate.Length(max=max_filters),
             metadata={"description": FILTER_DOC.get(name, name)},
@@ -95,12 +131,13 @@ def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
             },
         )
         date_from = fields.String(
-            validate=validate.Regexp(r"^\d{4}(-\d{2}(-\d{2})?)?$"),
-            metadata={"description": "Inclusive lower date bound (YYYY, YYYY-MM or YYYY-MM-DD)"},
+            validate=DateValue("date_from"),
+            metadata={"description": "Inclusive lower date bound (YYYY, YYYY-MM or YYYY-MM-DD)",
+                      "pattern": DATE_PATTERN},
         )
         date_to = fields.String(
-            validate=validate.Regexp(r"^\d{4}(-\d{2}(-\d{2})?)?$"),
-            metadata={"description": "Inclusive upper date bound"},
+            validate=DateValue("date_to"),
+            metadata={"description": "Inclusive upper date bound", "pattern": DATE_PATTERN},
         )
         facet = fields.List(
             fields.String(validate=validate.OneOf(FACETS)),
@@ -368,7 +405,12 @@ class PassageSchema(Out):
 class ArticleSchema(Out):
     id = fields.String(required=True)
     title = fields.String(allow_none=True)
-    text = fields.String()
+    text = fields.String(
+        allow_none=True, metadata={"description": "The full text; null when read with a key"}
+    )
+    scoped = fields.Boolean(
+        metadata={"description": "True when read with a scoped key: in-scope passages only"}
+    )
     source = fields.String(allow_none=True)
     date = fields.String(allow_none=True)
     url = fields.String(allow_none=True)

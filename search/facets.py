@@ -19,6 +19,7 @@ Whoosh's ``groupedby``. Semantics (DESIGN.md section 3):
 
 from __future__ import annotations
 
+import calendar
 import json
 import re
 from dataclasses import dataclass, field
@@ -37,16 +38,25 @@ _DATE_VALUE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
 
 
 def date_bounds(value: str, *, end: bool = False, what: str = "date") -> tuple[int, int]:
-    """ "2019" / "2019-02" / "2019-02-15" -> inclusive (lo, hi) YYYYMMDD ints."""
+    """ "2019" / "2019-02" / "2019-02-15" -> inclusive (lo, hi) YYYYMMDD ints.
+
+    Strict: a day must exist in its month ("2019-02-30" is refused, like "2019-13").
+    """
     m = _DATE_VALUE.match(value.strip())
     if not m:
         raise InvalidRequest(
             f"{what}: {value!r} is not a date; use YYYY, YYYY-MM or YYYY-MM-DD", field=what
         )
     y, mo, d = m.group(1), m.group(2), m.group(3)
-    if mo and not 1 <= int(mo) <= 12 or d and not 1 <= int(d) <= 31:
-        raise InvalidRequest(f"{what}: {value!r} is not a valid date", field=what)
     y_ = int(y)
+    if (
+        y_ < 1
+        or mo
+        and not 1 <= int(mo) <= 12
+        or d
+        and not 1 <= int(d) <= calendar.monthrange(y_, int(mo))[1]
+    ):
+        raise InvalidRequest(f"{what}: {value!r} is not a valid date", field=what)
     if d:
         v = y_ * 10000 + int(mo) * 100 + int(d)
         return v, v

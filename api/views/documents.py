@@ -36,6 +36,7 @@ from ..schemas import (
     ProblemSchema,
     WriteReportSchema,
 )
+from ..scoping import scoped_article, scoped_record
 from .search import _finish
 
 blp = Blueprint("documents", __name__, url_prefix="/v1", description="Passages and articles")
@@ -75,14 +76,18 @@ def get_passage(passage_id: str) -> Response:
 
     Passage ids hold a ``#``: send it as ``%23`` (``/v1/passages/abc%23p2``).
     """
-    return _read(lambda store: store.get_passage(passage_id))
+    return _read(lambda store: scoped_record(store.get_passage(passage_id)))
 
 
 @blp.route("/articles/<id:article_id>", methods=["GET"])
 @blp.response(200, ArticleSchema)
 def get_article(article_id: str) -> Response:
-    """One article with its text, metadata and passages in order."""
-    return _read(lambda store: store.get_article(article_id))
+    """One article with its text, metadata and passages in order.
+
+    Read with a scoped key: only the passages inside the key's scope, and
+    ``text`` null (``scoped`` true); 403 when no passage is inside it.
+    """
+    return _read(lambda store: scoped_article(store.get_article(article_id)))
 
 
 # ------------------------------------------------------------------ writes

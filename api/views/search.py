@@ -38,7 +38,7 @@ from ..schemas import (
     facet_values_args_schema,
     search_args_schema,
 )
-from ..scoping import restrict_facets, restrict_values
+from ..scoping import current_scope, restrict_facets, restrict_values, scoped_record
 
 log = logging.getLogger("api.search")
 
@@ -90,20 +90,25 @@ def search_library(store: Any, req: SearchRequest, settings: dict[str, Any]) -> 
 
 
 def apply_read_key(req: SearchRequest, given: str | None) -> SearchRequest:
-    """Restrict the request to a scoped read key's filters (``?key=`` or X-Newsquarry-Key)."""
-    key = given or request.headers.get("X-Newsquarry-Key")
-    if not key:
-        return req
-    from search.keys import apply_scope, verify_key
+    """Restrict the request to a scoped read key's filters (``?key=`` or X-Newsquarry-Key).
 
-    scope = verify_key(str(backend().settings.get("secret") or ""), key)
-    return apply_scope(req, scope)
+    The parameters were validated by the argument schema, as without a key (a bad
+    date is the same 400 with or without one), and ``apply_scope`` checks the
+    request's dates again before combining them with the key's; then the
+    verified scope (``api.scoping``) is applied.
+    """
+    from search.keys import apply_scope
+
+    scope = current_scope()
+    return req if scope is None else apply_scope(req, scope)
 
 
 def result_body(result: SearchResult, settings: dict[str, Any]) -> tuple[dict[str, Any], dict]:
     """The JSON body of a search result and its page links."""
     body = result_dict(result)
     restrict_facets(body.get("facets", {}))  # api.scoping: no values outside a key's scope
+    for hit in body.get("hits", []):
+        scoped_record(hit)  # nor quotations outside it
     toggle = Toggler(request, request.base_url)  # percent-encoded: header values are ASCII
     for name, facet in body.get("facets", {}).items():
         for v in facet.get("values", []):
@@ -197,7 +202,7 @@ def export_response(store: Any, req: SearchRequest, fmt: str, settings: dict[str
         result = first
         while True:
             for hit in result.hits:
-                yield dict(vars(hit))
+                yield scoped_record(dict(vars(hit)))
             if result.partial or len(result.hits) < per_page:
                 return
             if (req.page + 1) * per_page > depth or req.page * per_page >= result.total:
