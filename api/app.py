@@ -33,6 +33,9 @@ from .views import search as search_views
 
 API_VERSION = "1"
 MAX_QUERY_STRING = 256 * 1024  # bytes; far above what the parameter limits allow
+# one header field, as gunicorn's default limit; gunicorn_conf lets up to 64 KiB through so
+# that this answer is problem+json, not gunicorn's HTML page
+MAX_HEADER_BYTES = 8190
 _REQUEST_ID_OK = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 log = logging.getLogger("api.access")
 
@@ -158,6 +161,12 @@ def _install_request_id(app: Flask) -> None:
             raise errors.ApiError(
                 414, f"the query string is longer than {MAX_QUERY_STRING} bytes"
             )
+        for name, value in request.headers.items():
+            if len(name) + len(value) > MAX_HEADER_BYTES:
+                raise errors.ApiError(
+                    431, f"the {name[:40]} header is longer than {MAX_HEADER_BYTES} bytes",
+                    title="Request Header Fields Too Large",
+                )
 
     @app.after_request
     def _finish(resp: Response) -> Response:

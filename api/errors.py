@@ -20,9 +20,11 @@ from urllib.parse import quote
 from flask import Flask, Response, g, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
-from search.errors import IndexBusy, NewsquarryError, QueryError
+from search.errors import IndexBusy, IndexUnavailable, NewsquarryError, QueryError
+from search.ids import shorten
 
 PROBLEM_MIMETYPE = "application/problem+json"
+MAX_ECHO = 200  # characters of a request path echoed in an error (a 100,000-character id is not)
 TYPE_PREFIX = "urn:newsquarry:problem:"
 log = logging.getLogger("api.errors")
 
@@ -115,7 +117,7 @@ def problem_response(
         "title": title,
         "status": status,
         "detail": detail,
-        "instance": quote(request.path) if request else None,
+        "instance": quote(request.path)[:MAX_ECHO] if request else None,
         "request_id": getattr(g, "request_id", None),
     }
     if errors:
@@ -143,11 +145,24 @@ def from_library_error(exc: NewsquarryError) -> Response:
     if details:
         extra["details"] = details
     headers = {}
+    message = exc.message
     if exc.status == 503:
         headers["Retry-After"] = "5" if isinstance(exc, IndexBusy) else "10"
+        message = public_message(exc)
+        if message != exc.message:  # the full story (path, lock holder) is for the log
+            log.warning("%s (request id %s)", exc.message, getattr(g, "request_id", "-"))
     return problem_response(
-        exc.status, exc.title, exc.message, errors=errors, headers=headers, extra=extra
+        exc.status, exc.title, message, errors=errors, headers=headers, extra=extra
     )
+
+
+def public_message(exc: NewsquarryError) -> str:
+    """What a client is told of a 503: never the index path, the lock holder's pid or command."""
+    if isinstance(exc, IndexBusy):
+        return "another writer is using the index; try again in a few seconds (Retry-After)"
+    if isinstance(exc, IndexUnavailable):
+        return "the index cannot be opened; the server log says why"
+    return exc.message
 
 
 def _json_safe(value: Any) -> bool:
@@ -190,9 +205,9 @@ def from_http_exception(exc: HTTPException) -> Response:
 
 def _detail_for(status: int, exc: HTTPException) -> str:
     if status == 404:
-        return f"no resource at {request.path}"
+        return f"no resource at {shorten(request.path)}"
     if status == 405:
-        return f"method {request.method} is not allowed on {request.path}"
+        return f"method {request.method} is not allowed on {shorten(request.path)}"
     if status == 413:
         limit = request.max_content_length
         return f"the request body is larger than the limit of {limit} bytes"

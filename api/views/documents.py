@@ -64,9 +64,15 @@ def _read(loader: Any) -> Response:
     key = request_key(request, "json")
     generation = int(store.generation)
     etag = make_etag(generation, key)
+    body = None
+    if request.if_none_match.star_tag:
+        # "*" matches only a representation that exists (RFC 9110 13.1.2): a missing
+        # document is its 404, so look it up first
+        body = loader(store)
     if etag_matches(request, etag):
         return not_modified(etag)
-    return _finish(Response(dumps(loader(store)), mimetype="application/json"), etag)
+    body = loader(store) if body is None else body
+    return _finish(Response(dumps(body), mimetype="application/json"), etag)
 
 
 @blp.route("/passages/<id:passage_id>", methods=["GET"])
@@ -97,6 +103,7 @@ def _json_body() -> Any:
             415,
             "the request body must be JSON (Content-Type: application/json)",
         )
+    _check_chunked_size()
     try:
         data = request.get_json(silent=True)
     except RecursionError:  # not a ValueError, so `silent` lets it through: it was a 500
@@ -106,6 +113,22 @@ def _json_body() -> Any:
     if data is None:
         raise ApiError(400, "the request body is not valid JSON", title="Invalid JSON")
     return data
+
+
+def _check_chunked_size() -> None:
+    """413 for a chunked body (no Content-Length) longer than ``max_body_bytes``.
+
+    Flask refuses a declared Content-Length over the limit, but reads a chunked
+    body only up to the limit and stops there, silently: the JSON then looked
+    cut ("not valid JSON", 400). Bytes left in the input after the limit mean
+    the body was too large.
+    """
+    limit = request.max_content_length
+    if request.content_length is not None or limit is None:
+        return
+    data = request.get_data(cache=True)
+    if len(data) >= limit and request.environ["wsgi.input"].read(1):
+        raise ApiError(413, f"the request body is larger than the limit of {limit} bytes")
 
 
 def _validate(item: Any, index: int | None, path_id: str | None = None) -> Article | dict:

@@ -30,7 +30,7 @@ from ..backend import backend
 from ..caching import CACHE_CONTROL, CachedBody, etag_matches, make_etag, not_modified, request_key
 from ..errors import ApiError
 from ..formats import MIMETYPES, csv_lines, dumps, jsonl_lines, negotiate, result_dict
-from ..links import Toggler, link_header
+from ..links import Toggler, link_header, public_url, request_path
 from ..schemas import (
     FacetValuesResponse,
     PassageSearchResponse,
@@ -109,7 +109,8 @@ def result_body(result: SearchResult, settings: dict[str, Any]) -> tuple[dict[st
     restrict_facets(body.get("facets", {}))  # api.scoping: no values outside a key's scope
     for hit in body.get("hits", []):
         scoped_record(hit)  # nor quotations outside it
-    toggle = Toggler(request, request.base_url)  # percent-encoded: header values are ASCII
+    # relative unless base_url is set (never the Host header); percent-encoded: headers are ASCII
+    toggle = Toggler(request, public_url(request_path(request)))
     for name, facet in body.get("facets", {}).items():
         for v in facet.get("values", []):
             v["toggle_url"] = toggle(name, v["value"], bool(v["selected"]))
@@ -283,7 +284,7 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
             return not_modified(etag)
         result = restrict_values(facet_values(store, facet, prefix, req, size, be.settings))
         endpoint = "search.search_quotes" if mode == "quotes" else "search.search_passages"
-        toggle = Toggler(request, url_for(endpoint, _external=True),
+        toggle = Toggler(request, public_url(url_for(endpoint)),
                          drop=("prefix", "size", "mode", "page"))
         values = [
             {**asdict(v), "toggle_url": toggle(facet, v.value, v.selected)}
