@@ -44,6 +44,8 @@ MAX_HTML_BYTES = 5 * 1024 * 1024
 # spaCy refuses longer texts (nlp.max_length), and analysing one this long already
 # takes about two minutes and 3 GB; longer articles are refused with a clear reason
 MAX_ARTICLE_CHARS = 1_000_000
+# a source is a facet value, and facet values are filter parameters (at most 1000 characters)
+MAX_NAME_CHARS = 1000
 # a JSON Lines line longer than this is refused without being read into memory
 # (room for MAX_ARTICLE_CHARS escaped as \uXXXX, plus metadata)
 MAX_LINE_BYTES = 6 * MAX_ARTICLE_CHARS + 1024 * 1024
@@ -103,6 +105,9 @@ def article_from_mapping(data: object, fallback_id: str | None = None) -> Articl
     for key in ("title", "source", "url", "author", "id"):
         if data.get(key) is not None and not isinstance(data[key], (str, int)):
             raise ValueError(f"'{key}' must be a string")
+    source = data.get("source")
+    if isinstance(source, str) and len(source) > MAX_NAME_CHARS:
+        raise ValueError(f"'source' longer than {MAX_NAME_CHARS} characters")
     title = str(data.get("title") or "").strip()
     raw_id = data.get("id")
     if isinstance(raw_id, bool):
@@ -129,10 +134,11 @@ def article_from_mapping(data: object, fallback_id: str | None = None) -> Articl
 
 
 def _opt_str(value: object) -> str | None:
+    """An optional metadata string, kept exactly as given (None when absent or blank)."""
     if value is None:
         return None
-    s = str(value).strip()
-    return s or None
+    s = str(value)
+    return s if s.strip() else None
 
 
 def _first_line(text: str, limit: int = 120) -> str:
