@@ -26,7 +26,7 @@ from search.config import load_settings
 from . import errors, scoping
 from .backend import Backend
 from .concurrency import gate_reads
-from .routing import IdConverter, id_param_schema
+from .routing import FacetConverter, IdConverter, facet_param_schema, id_param_schema
 from .schemas import ProblemSchema
 from .views import documents, meta, pages
 from .views import search as search_views
@@ -111,9 +111,11 @@ def create_app(
     app.extensions["newsquarry"] = Backend(settings, store=store, enricher=enricher)
 
     app.url_map.converters["id"] = IdConverter  # ids whole, "/" included (api.routing)
+    app.url_map.converters["facet"] = FacetConverter
     app.url_map.merge_slashes = False  # "a//b" is an id, not "a/b"
     api = ProblemApi(app)
     api.register_converter(IdConverter, id_param_schema)
+    api.register_converter(FacetConverter, facet_param_schema)
     api.register_blueprint(search_views.make_blueprint(settings))
     api.register_blueprint(documents.blp)
     api.register_blueprint(meta.blp)

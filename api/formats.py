@@ -89,6 +89,14 @@ def jsonl_lines(hits: Iterable[dict[str, Any]]) -> Iterator[bytes]:
         yield dumps(hit) + b"\n"
 
 
+def json_array(hits: Iterable[dict[str, Any]]) -> Iterator[bytes]:
+    """Hits as one JSON array, a hit at a time (``export`` with ``format=json``)."""
+    yield b"["
+    for n, hit in enumerate(hits):
+        yield (b",\n" if n else b"\n") + dumps(hit)
+    yield b"\n]\n"
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return ""

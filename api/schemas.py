@@ -17,8 +17,11 @@ from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validat
 
 from search.ids import MAX_ID_LENGTH
 from search.models import ENTITY_TYPES, QUOTE_KINDS
+from search.readers import MAX_ARTICLE_CHARS
 from search.requests import DATE_INTERVALS, SORTS
 from search.schema import FACETS
+
+from .routing import ID_PATTERN
 
 FILTER_DOC = {
     "person": "People mentioned (canonical names). Repeat to select several: values are ORed.",
@@ -67,10 +70,35 @@ class ProblemSchema(Out):
 
 
 # ------------------------------------------------------------- search inputs
-# YYYY, YYYY-MM or YYYY-MM-DD with a month 01-12 and a day 01-31 (the calendar check,
-# 2019-02-30, is ``DateValue``'s): documented so clients generate only plausible dates
-DATE_PATTERN = r"^[0-9]{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12][0-9]|3[01]))?)?$"
+# YYYY, YYYY-MM or YYYY-MM-DD, exactly the dates ``DateValue`` accepts (years 0001-9999,
+# real months and days, 29 February in leap years only), so that the OpenAPI document
+# describes the parameter precisely: a generated date that matches is a date we accept
+_YEAR = "(000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})"
+_LEAP = "([0-9]{2}(0[48]|[2468][048]|[13579][26])|(0[48]|[2468][048]|[13579][26])00)"
+_MONTH_DAY = (
+    "((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)"
+    "|02-(0[1-9]|1[0-9]|2[0-8]))"
+)
+DATE_PATTERN = (
+    f"^({_YEAR}|{_YEAR}-(0[1-9]|1[0-2])|{_YEAR}-{_MONTH_DAY}|{_LEAP}-02-29)$"
+)
 MAX_FILTER_VALUE = 1000  # characters; ids (search.ids) and names are shorter
+# an article's date: a real calendar date, then nothing or a time ("T..." / " ...")
+ARTICLE_DATE_PATTERN = f"^({_YEAR}-{_MONTH_DAY}|{_LEAP}-02-29)([T ][\\s\\S]*)?$"
+# an id in a body: empty (derived from the content) or valid by search.ids' rules
+BODY_ID_PATTERN = f"^({ID_PATTERN[1:-1]})?$"
+
+
+class IdValue(validate.Validator):
+    """An article id in a body: empty (derived) or valid by ``search.ids`` (with its reason)."""
+
+    def __call__(self, value: str) -> str:
+        from search.ids import id_problem
+
+        problem = id_problem(value) if value else None
+        if problem:
+            raise ValidationError(problem)
+        return value
 
 
 class DateValue(validate.Validator):
@@ -186,8 +214,8 @@ def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
         export = fields.Boolean(
             load_default=False,
             metadata={
-                "description": "With format=jsonl or csv: stream every hit up to the page "
-                "depth limit, page after page, instead of one page"
+                "description": "Stream every hit up to the page depth limit, page after "
+                "page, instead of one page (a JSON array, JSON Lines or CSV, by format)"
             },
         )
 
@@ -455,15 +483,28 @@ class ArticleIn(In):
     """One article to add or replace (the JSON Lines format of ``newsquarry index``)."""
 
     id = fields.String(
-        validate=validate.Length(max=MAX_ID_LENGTH),
+        validate=IdValue(),
         metadata={"description": "Stable id, kept exactly as given: any Unicode text without "
                   f"control characters, at most {MAX_ID_LENGTH} characters; derived from "
-                  "the content when absent"},
+                  "the content when absent or empty", "pattern": BODY_ID_PATTERN,
+                  "maxLength": MAX_ID_LENGTH},
     )
     title = fields.String(validate=validate.Length(max=2000))
-    text = fields.String(required=True, validate=validate.Length(min=1))
-    source = fields.String(allow_none=True)
-    date = fields.String(allow_none=True, metadata={"description": "ISO 8601 date"})
+    text = fields.String(
+        required=True,
+        validate=[validate.Length(min=1, max=MAX_ARTICLE_CHARS), validate.Regexp(r"[\s\S]*\S")],
+        metadata={"pattern": r"\S", "description": "Paragraphs separated by blank lines"},
+    )
+    source = fields.String(allow_none=True, validate=validate.Length(max=MAX_FILTER_VALUE))
+    date = fields.String(
+        allow_none=True,
+        validate=validate.Regexp(
+            ARTICLE_DATE_PATTERN,
+            error="not an ISO 8601 date: use YYYY-MM-DD, optionally followed by a time",
+        ),
+        metadata={"description": "ISO 8601 date (YYYY-MM-DD), optionally followed by a time "
+                  "(2019-02-23T10:00:00Z)", "pattern": ARTICLE_DATE_PATTERN},
+    )
     url = fields.String(allow_none=True)
     author = fields.String(allow_none=True)
 

@@ -30,6 +30,7 @@ from ..errors import ApiError, flatten_messages
 from ..formats import dumps
 from ..schemas import (
     ArticleIn,
+    ArticleInNoId,
     ArticleSchema,
     ArticlesIn,
     PassageSchema,
@@ -39,6 +40,7 @@ from ..schemas import (
 from ..scoping import scoped_article, scoped_record
 from .search import _finish
 
+MAX_ARTICLES_DOCUMENTED = 1000  # ArticlesIn's maxItems (a lower max_articles_per_write: 413)
 blp = Blueprint("documents", __name__, url_prefix="/v1", description="Passages and articles")
 
 WRITE_RESPONSES = {
@@ -75,7 +77,7 @@ def _read(loader: Any) -> Response:
     return _finish(Response(dumps(body), mimetype="application/json"), etag)
 
 
-@blp.route("/passages/<id:passage_id>", methods=["GET"])
+@blp.route("/passages/<id(extra=24):passage_id>", methods=["GET"])
 @blp.response(200, PassageSchema)
 def get_passage(passage_id: str) -> Response:
     """One passage with its entities, quotations and article metadata.
@@ -208,6 +210,11 @@ def add_articles() -> Response:
                        title="Invalid body", slug="invalid-body",
                        errors={"articles": ["Must be a non-empty list of article objects."]})
     limit = int(backend().settings["max_articles_per_write"])
+    if len(items) > MAX_ARTICLES_DOCUMENTED:  # beyond the documented maxItems: invalid body
+        raise ApiError(422, f"at most {MAX_ARTICLES_DOCUMENTED} articles per request, got "
+                       f"{len(items)}", title="Invalid body", slug="invalid-body",
+                       errors={"articles": [f"Longer than maximum length "
+                                            f"{MAX_ARTICLES_DOCUMENTED}."]})  # fmt: skip
     if len(items) > limit:
         # each article costs NLP time under the write lock: a bounded request stays a
         # request, a bulk import belongs to `newsquarry index`
@@ -226,7 +233,8 @@ def add_articles() -> Response:
 
 @blp.route("/articles/<id:article_id>", methods=["PUT"])
 @blp.doc(
-    requestBody={"required": True, "content": {"application/json": {"schema": ArticleIn}}},
+    # the id is the URL's (a body id, if sent, must be the same: it is not documented)
+    requestBody={"required": True, "content": {"application/json": {"schema": ArticleInNoId}}},
     **WRITE_RESPONSES,
 )
 @blp.response(200, WriteReportSchema)

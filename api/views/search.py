@@ -29,7 +29,15 @@ from ..arguments import ApiBlueprint as Blueprint
 from ..backend import backend
 from ..caching import CACHE_CONTROL, CachedBody, etag_matches, make_etag, not_modified, request_key
 from ..errors import ApiError
-from ..formats import MIMETYPES, csv_lines, dumps, jsonl_lines, negotiate, result_dict
+from ..formats import (
+    MIMETYPES,
+    csv_lines,
+    dumps,
+    json_array,
+    jsonl_lines,
+    negotiate,
+    result_dict,
+)
 from ..links import Toggler, link_header, public_url, request_path
 from ..schemas import (
     FacetValuesResponse,
@@ -147,12 +155,6 @@ def run_search(args: dict[str, Any], mode: str) -> Response:
     req = apply_read_key(to_search_request(args, mode, settings), args.pop("key", None))
     store = be.store()
     if export:
-        if fmt == "json":
-            raise ApiError(
-                400, "export needs format=jsonl or format=csv",
-                title="Invalid parameters", slug="invalid-parameters",
-                errors={"export": ["export needs format=jsonl or format=csv"]},
-            )
         return export_response(store, req, fmt, settings)
 
     key = request_key(request, fmt)
@@ -215,7 +217,12 @@ def export_response(store: Any, req: SearchRequest, fmt: str, settings: dict[str
                 log.warning("export %s stopped at page %d: %s", request_id, req.page, exc)
                 return
 
-    lines = jsonl_lines(hits()) if fmt == "jsonl" else csv_lines(hits(), req.mode)
+    if fmt == "jsonl":
+        lines = jsonl_lines(hits())
+    elif fmt == "csv":
+        lines = csv_lines(hits(), req.mode)
+    else:  # json: one array of every hit, streamed
+        lines = json_array(hits())
     resp = Response(stream_with_context(lines), mimetype=MIMETYPES[fmt])
     resp.headers["X-Total-Count"] = str(first.total)
     resp.headers["Cache-Control"] = "no-store"
@@ -256,7 +263,7 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
         """Search quotations: "what did X say about Y" (speaker=X&q=Y)."""
         return run_search(args, "quotes")
 
-    @blp.route("/facets/<string:facet>", methods=["GET"])
+    @blp.route("/facets/<facet:facet>", methods=["GET"])
     @blp.arguments(facet_args, location="query", error_status_code=400, unknown=RAISE)
     @blp.response(200, FacetValuesResponse)
     def facet_value_search(args: dict[str, Any], facet: str) -> Response:
