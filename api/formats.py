@@ -89,12 +89,13 @@ def jsonl_lines(hits: Iterable[dict[str, Any]]) -> Iterator[bytes]:
         yield dumps(hit) + b"\n"
 
 
-def json_array(hits: Iterable[dict[str, Any]]) -> Iterator[bytes]:
-    """Hits as one JSON array, a hit at a time (``export`` with ``format=json``)."""
-    yield b"["
+def json_export(total: int, hits: Iterable[dict[str, Any]]) -> Iterator[bytes]:
+    """``{"total": N, "hits": [...]}``, a hit at a time (``export`` with ``format=json``):
+    the shape of a search answer, so the same schema describes both."""
+    yield b'{"total": ' + str(int(total)).encode() + b', "hits": ['
     for n, hit in enumerate(hits):
         yield (b",\n" if n else b"\n") + dumps(hit)
-    yield b"\n]\n"
+    yield b"\n]}\n"
 
 
 def _cell(value: Any) -> str:

@@ -219,9 +219,11 @@ def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
             },
         )
 
+        _ignores_paging = False
+
         @validates_schema
         def _limits(self, data: dict[str, Any], **kw: Any) -> None:
-            if data.get("page", 1) * data.get("per_page", 10) > depth:
+            if not self._ignores_paging and data.get("page", 1) * data.get("per_page", 10) > depth:
                 raise ValidationError(
                     f"page * per_page must be at most {depth} (the page depth limit)", "page"
                 )
@@ -253,10 +255,12 @@ def facet_values_args_schema(settings: dict[str, Any]) -> type[Schema]:
             metadata={"description": "Count passages or quotations"},
         )
 
-    # The search's own parameters are accepted (paging and display ones are ignored), so a
-    # search URL's query string can be reused as the context; these make no sense here:
+    # The search's own parameters are accepted (paging and display ones are ignored, so
+    # the page depth limit does not apply), so a search URL's query string can be reused
+    # as the context; these make no sense here:
     for name in ("facet", "facet_size", "format", "export"):
         FacetValuesArgs._declared_fields.pop(name, None)
+    FacetValuesArgs._ignores_paging = True
     return FacetValuesArgs
 
 

@@ -33,7 +33,7 @@ from ..formats import (
     MIMETYPES,
     csv_lines,
     dumps,
-    json_array,
+    json_export,
     jsonl_lines,
     negotiate,
     result_dict,
@@ -221,8 +221,8 @@ def export_response(store: Any, req: SearchRequest, fmt: str, settings: dict[str
         lines = jsonl_lines(hits())
     elif fmt == "csv":
         lines = csv_lines(hits(), req.mode)
-    else:  # json: one array of every hit, streamed
-        lines = json_array(hits())
+    else:  # json: {"total", "hits"} with every hit, streamed
+        lines = json_export(first.total, hits())
     resp = Response(stream_with_context(lines), mimetype=MIMETYPES[fmt])
     resp.headers["X-Total-Count"] = str(first.total)
     resp.headers["Cache-Control"] = "no-store"
