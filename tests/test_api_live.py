@@ -304,6 +304,21 @@ def test_health_answers_fast_while_both_workers_run_slow_searches(tmp_path_facto
 
         rng = random.Random(3)
         fuzzy = " ".join("".join(rng.choices("abcdefghij", k=4)) + "~2" for _ in range(90))
+
+        def health_times(n: int = 4) -> dict[str, list[float]]:
+            took: dict[str, list[float]] = {}
+            for path_ in ("/v1/health", "/health/live", "/health/ready", "/openapi.json"):
+                for _ in range(n):
+                    started = time.monotonic()
+                    resp = requests.get(server.url + path_, timeout=10)
+                    took.setdefault(path_, []).append(time.monotonic() - started)
+                    assert resp.status_code == 200
+            return took
+
+        # the same requests with no search running: what this (shared, loaded) machine
+        # takes anyway; the bound is 100 ms, or three times that when the machine is slower
+        idle = health_times()
+        bound = {p: max(0.1, 3 * sorted(t)[len(t) // 2]) for p, t in idle.items()}
         with concurrent.futures.ThreadPoolExecutor(6) as pool:
             # six searches on six connections: the kernel spreads them over both workers
             # (all six on one worker has a chance of 1 in 32: the test then checks one)
@@ -311,18 +326,13 @@ def test_health_answers_fast_while_both_workers_run_slow_searches(tmp_path_facto
                     for _ in range(6)]  # fmt: skip
             time.sleep(1.0)  # the searches are running (each stops at its 4 s limit)
             assert not any(f.done() for f in slow)
-            took = {}
-            for path_ in ("/v1/health", "/health/live", "/health/ready", "/openapi.json"):
-                for _ in range(4):
-                    started = time.monotonic()
-                    resp = requests.get(server.url + path_, timeout=10)
-                    took.setdefault(path_, []).append(time.monotonic() - started)
-                    assert resp.status_code == 200
+            took = health_times()
+            assert not all(f.done() for f in slow)  # still searching while we measured
             statuses = [f.result().status_code for f in slow]
         assert 503 in statuses  # the searches did hit the time limit
-        for path_, times in took.items():
-            assert sorted(times)[len(times) // 2] < 0.1, (path_, times)  # median within 100 ms
-            assert max(times) < 0.5, (path_, times)
+        for path_, times in took.items():  # never waiting for a search (4 s)
+            assert sorted(times)[len(times) // 2] < bound[path_], (path_, times, idle[path_])
+            assert max(times) < 1.0, (path_, times)
     finally:
         logs = server.stop()
     assert "Traceback" not in logs
