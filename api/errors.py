@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Mapping
 from http import HTTPStatus
 from typing import Any
@@ -159,7 +160,10 @@ def from_library_error(exc: NewsquarryError) -> Response:
 def public_message(exc: NewsquarryError) -> str:
     """What a client is told of a 503: never the index path, the lock holder's pid or command."""
     if isinstance(exc, IndexBusy):
-        return "another writer is using the index; try again in a few seconds (Retry-After)"
+        waited = re.search(r"gave up after waiting [0-9.]+ s", exc.message)
+        return "another writer is using the index; {}try again in a few seconds".format(
+            f"{waited.group(0)}; " if waited else ""
+        )
     if isinstance(exc, IndexUnavailable):
         return "the index cannot be opened; the server log says why"
     return exc.message
