@@ -12,8 +12,8 @@ Three kinds of answer are accepted although a check flags them, because
 OpenAPI 3.0 cannot express the rule that decides them (``allowed``):
 
 - a 400 naming a limit over several parameters together (``page * per_page``
-  past the page depth, more filter values than allowed in all): each
-  parameter alone is valid, the combination is not;
+  past the page depth, more filter values than allowed in all, ``date_from``
+  after ``date_to``): each parameter alone is valid, the combination is not;
 - a 400 ``Invalid query`` (with its position): ``q`` is a string in the
   schema, its query language a grammar no pattern describes;
 - a 200 to ``POST /v1/articles`` whose ``failed`` lists the invalid articles:
@@ -42,7 +42,11 @@ from schemathesis.core.failures import FailureGroup
 load_all_checks()
 ALL_CHECKS = list(CHECKS.get_all())  # what `schemathesis run --checks all` runs
 SECRET = "schemathesis-secret-0123456789"
-CROSS_PARAMETER_LIMITS = ("the page depth limit", "filter values in all")
+CROSS_PARAMETER_LIMITS = (
+    "the page depth limit",
+    "filter values in all",
+    "date_from is after date_to",
+)
 
 
 @pytest.fixture(scope="module")
@@ -115,12 +119,13 @@ def test_every_operation_conforms_300_examples(case, live_server):
 def run_cli(live_server, tmp_path, *, phases: str, examples: int, timeout: float) -> str:
     """``schemathesis run`` against the live server; returns its report (fails on any failure).
 
-    ``--checks all`` but ``positive_data_acceptance``: that check alone needs the
-    allowances of ``allowed`` (which the command line cannot make); the
-    parametrized tests above run it with them, on every operation.
+    ``--checks all`` but ``positive_data_acceptance`` and ``negative_data_rejection``:
+    those two need the allowances of ``allowed`` (which the command line cannot
+    make); the parametrized and stateful tests above run them with the allowances.
     """
     cmd = [sys.executable, "-m", "schemathesis.cli", "run", live_server.url + "/openapi.json",
-           "--checks", "all", "--exclude-checks", "positive_data_acceptance",
+           "--checks", "all",
+           "--exclude-checks", "positive_data_acceptance,negative_data_rejection",
            "--phases", phases, "--max-examples", str(examples), "--workers", "1",
            "--header", f"Authorization: Bearer {TOKEN}", "--no-color",
            "--suppress-health-check", "all", "--seed", "1"]  # fmt: skip
