@@ -487,7 +487,8 @@ def facets(obj: Context, facet: str, prefix: str, query: str, limit: int, fmt: s
 def show(obj: Context, item_id: str, as_json: bool, force_article: bool, url: str | None) -> None:
     """Show one passage (ARTICLE#pN) or one article with its passages.
 
-    Ids are matched exactly as given (quote them in the shell).
+    Ids are matched exactly as given (quote them in the shell; put `--` before an id
+    that starts with "-").
 
     \b
     Examples:

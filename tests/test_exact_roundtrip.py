@@ -131,7 +131,9 @@ def _check(path, drawn):
             web = client.get(f"/v1/articles/{url_segment(ident)}")  # API
             assert web.status_code == 200, (ident, web.get_data(as_text=True))
             assert (web.get_json()["id"], web.get_json()["title"]) == (ident, f"Title {n}")
-            out = runner.invoke(cli, ["--index", str(path), "show", "--article", ident, "--json"])
+            out = runner.invoke(
+                cli, ["--index", str(path), "show", "--article", "--json", "--", ident]
+            )
             assert out.exit_code == 0, out.output  # CLI
             assert json.loads(out.stdout)["id"] == ident
             assert json.loads(out.stdout)["passages"][0]["article_id"] == ident
