@@ -21,8 +21,8 @@ from urllib.parse import quote
 from flask import Flask, Response, g, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
-from search.errors import IndexBusy, IndexUnavailable, NewsquarryError, QueryError
-from search.ids import shorten
+from newsquarry.search.errors import IndexBusy, IndexUnavailable, NewsquarryError, QueryError
+from newsquarry.search.ids import shorten
 
 PROBLEM_MIMETYPE = "application/problem+json"
 MAX_ECHO = 200  # characters of a request path echoed in an error (a 100,000-character id is not)

@@ -15,11 +15,11 @@ from typing import Any
 
 from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validate, validates_schema
 
-from search.ids import MAX_ID_LENGTH
-from search.models import ENTITY_TYPES, QUOTE_KINDS
-from search.readers import MAX_ARTICLE_CHARS
-from search.requests import DATE_INTERVALS, SORTS
-from search.schema import FACETS
+from newsquarry.search.ids import MAX_ID_LENGTH
+from newsquarry.search.models import ENTITY_TYPES, QUOTE_KINDS
+from newsquarry.search.readers import MAX_ARTICLE_CHARS
+from newsquarry.search.requests import DATE_INTERVALS, SORTS
+from newsquarry.search.schema import FACETS
 
 from .routing import ID_PATTERN
 
@@ -93,7 +93,7 @@ class IdValue(validate.Validator):
     """An article id in a body: empty (derived) or valid by ``search.ids`` (with its reason)."""
 
     def __call__(self, value: str) -> str:
-        from search.ids import id_problem
+        from newsquarry.search.ids import id_problem
 
         problem = id_problem(value) if value else None
         if problem:
@@ -113,8 +113,8 @@ class DateValue(validate.Validator):
         self.name = name
 
     def __call__(self, value: str) -> str:
-        from search.errors import InvalidRequest
-        from search.facets import date_bounds
+        from newsquarry.search.errors import InvalidRequest
+        from newsquarry.search.facets import date_bounds
 
         try:
             date_bounds(value, what=self.name)

@@ -17,7 +17,7 @@ from api_support import TOKEN, TagEnricher, build_index
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from api import create_app
+from newsquarry.api import create_app
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 BOUND = 10.0  # generous: a loaded CI machine must not make this flaky
@@ -199,7 +199,7 @@ def test_a_configured_base_url_makes_absolute_links(tmp_path):
 
 
 def test_a_busy_index_503_names_no_path_pid_or_command(client):
-    from search.store import WhooshStore
+    from newsquarry.search.store import WhooshStore
 
     holder = WhooshStore(client.root / "ix")
     with holder.writer():  # another writer holds the lock past the app's 1 s timeout

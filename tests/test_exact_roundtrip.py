@@ -22,13 +22,13 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from api import create_app
-from search.cli import cli
-from search.ids import url_segment
-from search.models import Entity, Quote
-from search.requests import SearchRequest
-from search.searching import run_search
-from search.store import WhooshStore
+from newsquarry.api import create_app
+from newsquarry.search.cli import cli
+from newsquarry.search.ids import url_segment
+from newsquarry.search.models import Entity, Quote
+from newsquarry.search.requests import SearchRequest
+from newsquarry.search.searching import run_search
+from newsquarry.search.store import WhooshStore
 
 TOKEN = "s3cret-token-for-tests"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

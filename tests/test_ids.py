@@ -14,13 +14,13 @@ import pytest
 from api_support import TOKEN, TagEnricher
 from click.testing import CliRunner
 
-from api import create_app
-from search.cli import cli
-from search.errors import InvalidArticle
-from search.ids import MAX_ID_LENGTH, check_id, derived_id, id_problem, url_segment
-from search.indexer import index_articles
-from search.readers import article_from_mapping, read_paths
-from search.store import WhooshStore
+from newsquarry.api import create_app
+from newsquarry.search.cli import cli
+from newsquarry.search.errors import InvalidArticle
+from newsquarry.search.ids import MAX_ID_LENGTH, check_id, derived_id, id_problem, url_segment
+from newsquarry.search.indexer import index_articles
+from newsquarry.search.readers import article_from_mapping, read_paths
+from newsquarry.search.store import WhooshStore
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 HOSTILE_IDS = [
