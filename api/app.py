@@ -27,12 +27,16 @@ from newsquarry.search.keys import check_secret
 from . import errors, scoping
 from .backend import Backend
 from .concurrency import gate_reads
+from .routing import FacetConverter, IdConverter, facet_param_schema, id_param_schema
 from .schemas import ProblemSchema
 from .views import documents, meta, pages
 from .views import search as search_views
 
 API_VERSION = "1"
 MAX_QUERY_STRING = 256 * 1024  # bytes; far above what the parameter limits allow
+# one header field, as gunicorn's default limit; gunicorn_conf lets up to 64 KiB through so
+# that this answer is problem+json, not gunicorn's HTML page
+MAX_HEADER_BYTES = 8190
 _REQUEST_ID_OK = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 log = logging.getLogger("api.access")
 
@@ -112,7 +116,12 @@ def create_app(
     app.config.update(settings.pop("_flask"))
     app.extensions["newsquarry"] = Backend(settings, store=store, enricher=enricher)
 
+    app.url_map.converters["id"] = IdConverter  # ids whole, "/" included (api.routing)
+    app.url_map.converters["facet"] = FacetConverter
+    app.url_map.merge_slashes = False  # "a//b" is an id, not "a/b"
     api = ProblemApi(app)
+    api.register_converter(IdConverter, id_param_schema)
+    api.register_converter(FacetConverter, facet_param_schema)
     api.register_blueprint(search_views.make_blueprint(settings))
     api.register_blueprint(documents.blp)
     api.register_blueprint(meta.blp)
@@ -162,7 +171,15 @@ def _install_request_id(app: Flask) -> None:
         g.request_id = given if _REQUEST_ID_OK.match(given) else _new_request_id()
         g.started = time.perf_counter()
         if len(request.query_string) > MAX_QUERY_STRING:
-            raise errors.ApiError(414, f"the query string is longer than {MAX_QUERY_STRING} bytes")
+            raise errors.ApiError(
+                414, f"the query string is longer than {MAX_QUERY_STRING} bytes"
+            )
+        for name, value in request.headers.items():
+            if len(name) + len(value) > MAX_HEADER_BYTES:
+                raise errors.ApiError(
+                    431, f"the {name[:40]} header is longer than {MAX_HEADER_BYTES} bytes",
+                    title="Request Header Fields Too Large",
+                )
 
     @app.after_request
     def _finish(resp: Response) -> Response:

@@ -8,6 +8,7 @@ opened (a new attempt at most every ``RETRY_SECONDS``).
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from typing import Any
@@ -18,6 +19,8 @@ from newsquarry.search.errors import IndexUnavailable
 from newsquarry.search.store import WhooshStore
 
 from .caching import ResponseCache
+
+log = logging.getLogger("api.backend")
 
 RETRY_SECONDS = 1.0
 
@@ -73,9 +76,11 @@ class Backend:
                 verify()  # damage found here makes the worker not ready until repaired
             return True, None, int(store.generation)
         except IndexUnavailable as exc:
-            return False, exc.message, None
+            log.warning("not ready: %s", exc.message)  # the path is for the log, not clients
+            return False, "the index cannot be opened; the server log says why", None
         except Exception as exc:  # noqa: BLE001 - a broken index must not break health checks
-            return False, f"cannot read the index: {exc}", None
+            log.warning("not ready: cannot read the index: %s", exc)
+            return False, "the index cannot be read; the server log says why", None
 
     # -- writes -----------------------------------------------------------
     def enricher(self) -> Any:

@@ -7,8 +7,9 @@ other searches' data from the core's caches, so every request costs more CPU
 than it would alone. ``ReadGate`` lets ``read_concurrency`` read requests
 (GET, HEAD) run the app at a time; the other threads still read requests
 from slow clients, send finished responses and run writes (which wait on the
-index lock, not on this gate). Health checks skip the gate, so a long search
-never makes a worker look dead. Measured in docs/benchmarks.md ("HTTP API").
+index lock, not on this gate). Health checks (``/health/*``, ``/v1/health``)
+and the API description (``/openapi.json``, ``/docs``) skip the gate, so a long
+search never makes a worker look dead. Measured in docs/benchmarks.md ("HTTP API").
 """
 
 from __future__ import annotations
@@ -20,7 +21,10 @@ from typing import Any
 from flask import Flask
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+# cheap answers that must never wait behind a long search: health checks (a load
+# balancer would take the worker out), the API description and its docs page
 UNGATED_PREFIXES = ("/health/",)
+UNGATED_PATHS = frozenset({"/v1/health", "/openapi.json", "/docs"})
 
 
 class ReadGate:
@@ -38,9 +42,12 @@ class ReadGate:
         self._slots = threading.BoundedSemaphore(limit)
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
-        if environ.get("REQUEST_METHOD") not in ("GET", "HEAD") or environ.get(
-            "PATH_INFO", ""
-        ).startswith(UNGATED_PREFIXES):
+        path = environ.get("PATH_INFO", "")
+        if (
+            environ.get("REQUEST_METHOD") not in ("GET", "HEAD")
+            or path in UNGATED_PATHS
+            or path.startswith(UNGATED_PREFIXES)
+        ):
             return self.app(environ, start_response)
         with self._slots:
             return self.app(environ, start_response)

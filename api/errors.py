@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import json
 import logging
+import re
 from collections.abc import Mapping
 from http import HTTPStatus
 from typing import Any
@@ -25,11 +26,14 @@ from newsquarry.search.errors import (
     READ_DAMAGE,
     IndexBusy,
     IndexDamaged,
+    IndexUnavailable,
     NewsquarryError,
     QueryError,
 )
+from newsquarry.search.ids import shorten
 
 PROBLEM_MIMETYPE = "application/problem+json"
+MAX_ECHO = 200  # characters of a request path echoed in an error (a 100,000-character id is not)
 TYPE_PREFIX = "urn:newsquarry:problem:"
 log = logging.getLogger("api.errors")
 
@@ -129,7 +133,7 @@ def problem_response(
         "title": title,
         "status": status,
         "detail": detail,
-        "instance": quote(request.path) if request else None,
+        "instance": quote(request.path)[:MAX_ECHO] if request else None,
         "request_id": getattr(g, "request_id", None),
     }
     if errors:
@@ -160,13 +164,32 @@ def from_library_error(exc: NewsquarryError) -> Response:
     if details:
         extra["details"] = details
     headers = {}
+    message = exc.message
     if exc.status == 503:
         headers["Retry-After"] = "5" if isinstance(exc, IndexBusy) else "10"
-    if exc.status == 503:
-        log.warning("%s: %s", exc.title, exc.message)
+        message = public_message(exc)
+        # the full story (path, lock holder, damaged files) is for the log
+        log.warning("%s: %s (request id %s)", exc.title, exc.message, getattr(g, "request_id", "-"))
     return problem_response(
         exc.status, exc.title, message, errors=errors, headers=headers, extra=extra
     )
+
+
+def public_message(exc: NewsquarryError) -> str:
+    """What a client is told of a 503: never the index path, the lock holder's pid or command."""
+    if isinstance(exc, IndexBusy):
+        waited = re.search(r"gave up after waiting [0-9.]+ s", exc.message)
+        return "another writer is using the index; {}try again in a few seconds".format(
+            f"{waited.group(0)}; " if waited else ""
+        )
+    if isinstance(exc, IndexDamaged):
+        return (
+            "the index is damaged: `newsquarry check` on the server names the files and "
+            "`newsquarry repair` rebuilds them; the server log says more"
+        )
+    if isinstance(exc, IndexUnavailable):
+        return "the index cannot be opened; the server log says why"
+    return exc.message
 
 
 def _json_safe(value: Any) -> bool:
@@ -209,9 +232,9 @@ def from_http_exception(exc: HTTPException) -> Response:
 
 def _detail_for(status: int, exc: HTTPException) -> str:
     if status == 404:
-        return f"no resource at {request.path}"
+        return f"no resource at {shorten(request.path)}"
     if status == 405:
-        return f"method {request.method} is not allowed on {request.path}"
+        return f"method {request.method} is not allowed on {shorten(request.path)}"
     if status == 413:
         limit = request.max_content_length
         return f"the request body is larger than the limit of {limit} bytes"

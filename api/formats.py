@@ -8,6 +8,7 @@ same bytes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from flask import Request
@@ -143,3 +144,12 @@ def negotiate(req: Request, given: str | None) -> str:
         list(MIMETYPES.values()), default="application/json"
     )
     return {v: k for k, v in MIMETYPES.items()}.get(best or "", "json")
+
+
+def json_export(total: int, hits: Iterable[dict[str, Any]]) -> Iterator[bytes]:
+    """``{"total": N, "hits": [...]}``, a hit at a time (``export`` with ``format=json``):
+    the shape of a search answer, so the same schema describes both."""
+    yield b'{"total": ' + str(int(total)).encode() + b', "hits": ['
+    for n, hit in enumerate(hits):
+        yield (b",\n" if n else b"\n") + dumps(hit)
+    yield b"\n]}\n"

@@ -91,3 +91,6 @@ access_log_format = '%(h)s "%(r)s" %(s)s %(B)s %(M)sms rid=%({x-request-id}o)s "
 # filter values of up to 200 characters, and gunicorn's 414 page is HTML, not problem+json.
 # The app answers request lines over 256 KiB with a 414 problem itself.
 limit_request_line = 0
+# gunicorn answers a header field over 8190 bytes with an HTML 431 page; up to 64 KiB it
+# passes it on and the app answers 431 problem+json itself (``api.app``: MAX_HEADER_BYTES)
+limit_request_field_size = 65536

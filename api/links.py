@@ -1,18 +1,38 @@
 """URLs the API hands out: facet toggles and previous/next pages.
 
 Built from the request's own query string, so a client follows them without
-knowing the parameter names (Datasette's ``toggle_url``).
+knowing the parameter names (Datasette's ``toggle_url``). Relative unless the
+``base_url`` setting gives the public origin (``public_url``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import lru_cache
-from urllib.parse import quote_plus, urlencode
+from urllib.parse import quote, quote_plus, urlencode
 
 from flask import Request
 
 from newsquarry.search.textnorm import fold
+
+
+def public_url(path: str) -> str:
+    """``path`` (already percent-encoded, from the app root) as the API hands it out.
+
+    With the ``base_url`` setting, an absolute URL on that origin; without it, the
+    path itself (a relative reference): the client's ``Host`` header is never copied
+    into links, so a forged Host cannot poison cached answers or make ``http:///``
+    links.
+    """
+    from .backend import backend
+
+    base = str(backend().settings.get("base_url") or "").rstrip("/")
+    return f"{base}{path}" if base else path
+
+
+def request_path(req: Request) -> str:
+    """This request's path from the app root (script root included), percent-encoded."""
+    return quote(req.script_root + req.path)
 
 
 def _pairs(req: Request, drop: Iterable[str] = ()) -> list[tuple[str, str]]:

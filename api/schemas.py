@@ -15,9 +15,13 @@ from typing import Any
 
 from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validate, validates_schema
 
+from newsquarry.search.ids import MAX_ID_LENGTH
 from newsquarry.search.models import ENTITY_TYPES, QUOTE_KINDS
+from newsquarry.search.readers import MAX_ARTICLE_CHARS
 from newsquarry.search.requests import DATE_INTERVALS, GROUPS, MATCHES, SORTS
 from newsquarry.search.schema import FACETS
+
+from .routing import ID_PATTERN
 
 FILTER_DOC = {
     "person": "People mentioned (canonical names). Repeat to select several: values are ORed.",
@@ -66,6 +70,62 @@ class ProblemSchema(Out):
 
 
 # ------------------------------------------------------------- search inputs
+# YYYY, YYYY-MM or YYYY-MM-DD, exactly the dates ``DateValue`` accepts (years 0001-9999,
+# real months and days, 29 February in leap years only), so that the OpenAPI document
+# describes the parameter precisely: a generated date that matches is a date we accept
+_YEAR = "(000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})"
+_LEAP = "([0-9]{2}(0[48]|[2468][048]|[13579][26])|(0[48]|[2468][048]|[13579][26])00)"
+_MONTH_DAY = (
+    "((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)"
+    "|02-(0[1-9]|1[0-9]|2[0-8]))"
+)
+DATE_PATTERN = (
+    f"^({_YEAR}|{_YEAR}-(0[1-9]|1[0-2])|{_YEAR}-{_MONTH_DAY}|{_LEAP}-02-29)$"
+)
+MAX_FILTER_VALUE = 1000  # characters; ids (search.ids) and names are shorter
+# an article's date: a real calendar date, then nothing or a time ("T..." / " ...")
+ARTICLE_DATE_PATTERN = f"^({_YEAR}-{_MONTH_DAY}|{_LEAP}-02-29)([T ][\\s\\S]*)?$"
+# an id in a body: empty (derived from the content) or valid by search.ids' rules
+BODY_ID_PATTERN = f"^({ID_PATTERN[1:-1]})?$"
+
+
+class IdValue(validate.Validator):
+    """An article id in a body: empty (derived) or valid by ``search.ids`` (with its reason)."""
+
+    def __call__(self, value: str) -> str:
+        from newsquarry.search.ids import id_problem
+
+        problem = id_problem(value) if value else None
+        if problem:
+            raise ValidationError(problem)
+        return value
+
+
+class DateValue(validate.Validator):
+    """A date parameter checked by the library's own rule (``facets.date_bounds``).
+
+    So ``date_from``, ``date_to`` and ``date`` refuse the same values (month 13,
+    February 30) with the same problem (400 ``invalid-parameters``) and name
+    the parameter as sent.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __call__(self, value: str) -> str:
+        from newsquarry.search.errors import InvalidRequest
+        from newsquarry.search.facets import date_bounds
+
+        try:
+            date_bounds(value, what=self.name)
+        except InvalidRequest:
+            raise ValidationError(
+                f"{value[:40]!r} is not a date: use YYYY, YYYY-MM or YYYY-MM-DD "
+                "with a real month and day"
+            ) from None
+        return value
+
+
 def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
     """The query parameters of a search, with the configured limits."""
     max_q = int(settings["max_query_length"])
@@ -76,7 +136,12 @@ def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
     max_filters = int(settings["max_filter_values"])
     filter_fields = {
         name: fields.List(
-            fields.String(validate=validate.Length(min=1, max=200)),
+            fields.String(
+                validate=DateValue("date")
+                if name == "date"
+                else validate.Length(min=1, max=MAX_FILTER_VALUE),
+                metadata={"pattern": DATE_PATTERN} if name == "date" else {},
+            ),
             load_default=list,
             validate=validate.Length(max=max_filters),
             metadata={"description": FILTER_DOC.get(name, name)},
@@ -94,12 +159,13 @@ def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
             },
         )
         date_from = fields.String(
-            validate=validate.Regexp(r"^\d{4}(-\d{2}(-\d{2})?)?$"),
-            metadata={"description": "Inclusive lower date bound (YYYY, YYYY-MM or YYYY-MM-DD)"},
+            validate=DateValue("date_from"),
+            metadata={"description": "Inclusive lower date bound (YYYY, YYYY-MM or YYYY-MM-DD)",
+                      "pattern": DATE_PATTERN},
         )
         date_to = fields.String(
-            validate=validate.Regexp(r"^\d{4}(-\d{2}(-\d{2})?)?$"),
-            metadata={"description": "Inclusive upper date bound"},
+            validate=DateValue("date_to"),
+            metadata={"description": "Inclusive upper date bound", "pattern": DATE_PATTERN},
         )
         facet = fields.List(
             fields.String(validate=validate.OneOf(FACETS)),
@@ -169,14 +235,16 @@ def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
         export = fields.Boolean(
             load_default=False,
             metadata={
-                "description": "With format=jsonl or csv: stream every hit up to the page "
-                "depth limit, page after page, instead of one page"
+                "description": "Stream every hit up to the page depth limit, page after "
+                "page, instead of one page (a JSON array, JSON Lines or CSV, by format)"
             },
         )
 
+        _ignores_paging = False
+
         @validates_schema
         def _limits(self, data: dict[str, Any], **kw: Any) -> None:
-            if data.get("page", 1) * data.get("per_page", 10) > depth:
+            if not self._ignores_paging and data.get("page", 1) * data.get("per_page", 10) > depth:
                 raise ValidationError(
                     f"page * per_page must be at most {depth} (the page depth limit)", "page"
                 )
@@ -208,10 +276,12 @@ def facet_values_args_schema(settings: dict[str, Any]) -> type[Schema]:
             metadata={"description": "Count passages or quotations"},
         )
 
-    # The search's own parameters are accepted (paging and display ones are ignored), so a
-    # search URL's query string can be reused as the context; these make no sense here:
+    # The search's own parameters are accepted (paging and display ones are ignored, so
+    # the page depth limit does not apply), so a search URL's query string can be reused
+    # as the context; these make no sense here:
     for name in ("facet", "facet_size", "format", "export"):
         FacetValuesArgs._declared_fields.pop(name, None)
+    FacetValuesArgs._ignores_paging = True
     return FacetValuesArgs
 
 
@@ -255,13 +325,17 @@ class EntitySchema(Out):
 
 class QuoteSchema(Out):
     text = fields.String()
-    start = fields.Integer()
+    start = fields.Integer(metadata={"description": "Offset of the quote in its passage"})
     end = fields.Integer()
+    article_start = fields.Integer(metadata={"description": "Offset of the quote in the article"})
+    article_end = fields.Integer()
     kind = fields.String(metadata={"enum": list(QUOTE_KINDS)})
     speaker = fields.String(allow_none=True)
     speaker_mention = fields.String(allow_none=True)
     speaker_start = fields.Integer(allow_none=True)
     speaker_end = fields.Integer(allow_none=True)
+    article_speaker_start = fields.Integer(allow_none=True)
+    article_speaker_end = fields.Integer(allow_none=True)
     cue = fields.String(allow_none=True)
 
 
@@ -321,6 +395,10 @@ class QuoteHitSchema(Out):
     cue = fields.String(allow_none=True)
     start = fields.Integer(metadata={"description": "Offset of the quote in its passage"})
     end = fields.Integer()
+    article_start = fields.Integer(
+        allow_none=True, metadata={"description": "Offset of the quote in the article"}
+    )
+    article_end = fields.Integer(allow_none=True)
     title = fields.String(allow_none=True)
     source = fields.String(allow_none=True)
     date = fields.String(allow_none=True)
@@ -492,7 +570,12 @@ class PassageSchema(Out):
 class ArticleSchema(Out):
     id = fields.String(required=True)
     title = fields.String(allow_none=True)
-    text = fields.String()
+    text = fields.String(
+        allow_none=True, metadata={"description": "The full text; null when read with a key"}
+    )
+    scoped = fields.Boolean(
+        metadata={"description": "True when read with a scoped key: in-scope passages only"}
+    )
     source = fields.String(allow_none=True)
     date = fields.String(allow_none=True)
     url = fields.String(allow_none=True)
@@ -537,13 +620,28 @@ class ArticleIn(In):
     """One article to add or replace (the JSON Lines format of ``newsquarry index``)."""
 
     id = fields.String(
-        validate=validate.Length(max=200),
-        metadata={"description": "Stable id; derived from the content when absent"},
+        validate=IdValue(),
+        metadata={"description": "Stable id, kept exactly as given: any Unicode text without "
+                  f"control characters, at most {MAX_ID_LENGTH} characters; derived from "
+                  "the content when absent or empty", "pattern": BODY_ID_PATTERN,
+                  "maxLength": MAX_ID_LENGTH},
     )
     title = fields.String(validate=validate.Length(max=2000))
-    text = fields.String(required=True, validate=validate.Length(min=1))
-    source = fields.String(allow_none=True)
-    date = fields.String(allow_none=True, metadata={"description": "ISO 8601 date"})
+    text = fields.String(
+        required=True,
+        validate=[validate.Length(min=1, max=MAX_ARTICLE_CHARS), validate.Regexp(r"[\s\S]*\S")],
+        metadata={"pattern": r"\S", "description": "Paragraphs separated by blank lines"},
+    )
+    source = fields.String(allow_none=True, validate=validate.Length(max=MAX_FILTER_VALUE))
+    date = fields.String(
+        allow_none=True,
+        validate=validate.Regexp(
+            ARTICLE_DATE_PATTERN,
+            error="not an ISO 8601 date: use YYYY-MM-DD, optionally followed by a time",
+        ),
+        metadata={"description": "ISO 8601 date (YYYY-MM-DD), optionally followed by a time "
+                  "(2019-02-23T10:00:00Z)", "pattern": ARTICLE_DATE_PATTERN},
+    )
     url = fields.String(allow_none=True)
     author = fields.String(allow_none=True)
 

@@ -12,7 +12,12 @@ expired key is a 403 problem (``Invalid key``) whatever the endpoint.
   (``restrict_facets``, ``restrict_values``): multi-select counting leaves a
   facet's own filter out, so it would otherwise list what the key hides.
 - Passages and articles: readable only when they fall inside the scope (for
-  an article, when at least one of its passages does); otherwise 403.
+  an article, when at least one of its passages does); otherwise 403. An
+  article read with a key lists only its passages inside the scope, without
+  its full ``text`` (``scoped_article``).
+- Quotations: every passage record a key returns (hits, passages, article
+  passages, exports) keeps only the quotations inside the key's speaker and
+  quote kind scope (``scoped_record``).
 
 Responses that depend on a key say so (``Vary: X-Newsquarry-Key``), and the
 response cache keys on the header too (``api.caching.request_key``).
@@ -134,6 +139,47 @@ def passage_in_scope(p: dict[str, Any], scope: Scope) -> bool:
         if scope.date_to and _bound(date, False) > _bound(scope.date_to, True):
             return False
     return True
+
+
+def _quote_in_scope(q: dict[str, Any], scope: Scope) -> bool:
+    """Whether a quotation record passes the key's quote-level filters (speaker, kind)."""
+    speakers = scope.filters.get("speaker")
+    if speakers is not None and fold(q.get("speaker") or "") not in {fold(v) for v in speakers}:
+        return False
+    kinds = scope.filters.get("quote_kind")
+    return kinds is None or q.get("kind") in kinds
+
+
+def scoped_record(record: dict[str, Any]) -> dict[str, Any]:
+    """A passage record or passage hit as this request's key may see it (changed in place).
+
+    Quotations outside the key's speaker or quote kind scope are removed (so a
+    speaker-scoped key never returns another speaker's quote records), and
+    ``speakers`` follows. Without a key, the record is unchanged.
+    """
+    scope = current_scope()
+    if scope is None or not ({"speaker", "quote_kind"} & set(scope.filters)):
+        return record
+    if "quotes" in record:
+        record["quotes"] = [q for q in record["quotes"] or [] if _quote_in_scope(q, scope)]
+        record["speakers"] = list(
+            dict.fromkeys(q["speaker"] for q in record["quotes"] if q.get("speaker"))
+        )
+    return record
+
+
+def scoped_article(article: dict[str, Any]) -> dict[str, Any]:
+    """An article as this request's key may see it: in-scope passages only, no full text.
+
+    Without a key, unchanged. With one, ``passages`` keeps the passages inside
+    the scope (each as ``scoped_record``), ``text`` is null (the full text
+    would show the passages left out) and ``scoped`` is true.
+    """
+    scope = current_scope()
+    if scope is None:
+        return article
+    passages = [scoped_record(p) for p in article.get("passages", []) if passage_in_scope(p, scope)]
+    return {**article, "text": None, "passages": passages, "scoped": True}
 
 
 def _outside() -> KeyRefused:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import shlex
 import sys
 import time
@@ -28,7 +29,7 @@ from typing import Any
 import click
 
 from .config import SETTINGS_BY_NAME, default_index_dir, load_settings
-from .errors import READ_DAMAGE, NewsquarryError, NoIndex
+from .errors import READ_DAMAGE, NewsquarryError, NoIndex, NotFound
 from .output import (
     jsonl_lines,
     make_console,
@@ -43,6 +44,7 @@ from .output import (
 EXIT_NO_RESULTS = 1
 EXIT_DAMAGED = 5
 EXIT_NO_SPACE = 7
+PASSAGE_ID = re.compile(r"#p\d+$")
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a tool killed by a closed pipe exits
 
@@ -818,28 +820,46 @@ def facets(obj: Context, facet: str, prefix: str, query: str, limit: int, fmt: s
 @click.argument("item_id")
 @click.option("--json", "as_json", is_flag=True, help="Print the record as JSON.")
 @click.option(
+    "--article",
+    "force_article",
+    is_flag=True,
+    help="ITEM_ID is an article id even if it looks like a passage id.",
+)
+@click.option(
     "--url", default=group_url, help="Ask a running newsquarry API [env: NEWSQUARRY_URL]."
 )
 @click.pass_obj
 @handle_errors
-def show(obj: Context, item_id: str, as_json: bool, url: str | None) -> None:
+def show(obj: Context, item_id: str, as_json: bool, force_article: bool, url: str | None) -> None:
     """Show one passage (ARTICLE#pN) or one article with its passages.
+
+    Ids are matched exactly as given (quote them in the shell; put `--` before an id
+    that starts with "-").
 
     \b
     Examples:
       newsquarry show '000_e23b3335c9472580#p4'
       newsquarry show 000_e23b3335c9472580 --json
     """
-    is_passage = "#" in item_id
     if url:
         from .remote import RemoteClient
 
-        client = RemoteClient(url)
-        record = client.passage(item_id) if is_passage else client.article(item_id)
+        source: Any = RemoteClient(url)
+        get_passage, get_article = source.passage, source.article
     else:
         ensure_index(obj)
-        store = obj.store()
-        record = store.get_passage(item_id) if is_passage else store.get_article(item_id)
+        source = obj.store()
+        get_passage, get_article = source.get_passage, source.get_article
+    # ids are data (search.ids): an article may itself be called "x#p2", so an id shaped
+    # like a passage id is looked up as a passage first, then as an article
+    is_passage = not force_article and PASSAGE_ID.search(item_id) is not None
+    if is_passage:
+        try:
+            record = get_passage(item_id)
+        except NotFound:
+            is_passage = False
+    if not is_passage:
+        record = get_article(item_id)
     if as_json:
         click.echo(to_json(record))
         return

@@ -54,6 +54,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "cors_origins", "*", "Origins allowed to read the API from a browser (comma-separated)."
     ),
+    Setting(
+        "base_url",
+        None,
+        "Public origin of the API (https://news.example.org) for absolute links; unset: API "
+        "links are relative (the Host header is never copied into them).",
+    ),
     Setting("commit_every", 2000, "Articles per commit while indexing."),
     Setting(
         "max_articles_per_write",

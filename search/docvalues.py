@@ -271,6 +271,7 @@ class View:
         self._stats: dict[tuple, Any] = {}
         self._article_of: np.ndarray | None = None
         self._tiebreak: np.ndarray | None = None
+        self._displays: dict[tuple[str, int], str] = {}
 
     # -- statistics (content only, never segment history) ---------------------
     def live_count(self, doctype: str) -> int:
@@ -414,13 +415,22 @@ class View:
         return gid if gid is not None and gid < self.nkeys[fieldname] else None
 
     def display(self, fieldname: str, gid: int) -> str:
-        """The most common written form of a key (ties: more accented, then smaller)."""
+        """The most common written form of a key (ties: more accented, then smaller).
+
+        One form per key for the whole view (memoised: hits ask for the same names).
+        """
+        got = self._displays.get((fieldname, gid))
+        if got is not None:
+            return got
         total: Counter = Counter()
         for c in self.cols:
             total.update(c.forms[fieldname].get(gid, {}))
         if not total:
-            return self.keys[fieldname][gid]
-        return min(total, key=lambda f: (-total[f], -sum(ord(ch) > 127 for ch in f), f))
+            got = self.keys[fieldname][gid]
+        else:
+            got = min(total, key=lambda f: (-total[f], -sum(ord(ch) > 127 for ch in f), f))
+        self._displays[(fieldname, gid)] = got
+        return got
 
     def raw_terms(self, fieldname: str) -> dict[int, list[str]]:
         """Key id -> the raw indexed terms (written forms) present in this view."""

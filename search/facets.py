@@ -19,6 +19,7 @@ Whoosh's ``groupedby``. Semantics (DESIGN.md section 3):
 
 from __future__ import annotations
 
+import calendar
 import json
 import re
 from dataclasses import dataclass, field
@@ -30,22 +31,32 @@ from .docvalues import View
 from .errors import InvalidRequest
 from .requests import FacetResult, FacetValue
 from .schema import FACET_FIELDS
+from .store import stored_document
 from .textnorm import fold
 
 _DATE_VALUE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
 
 
 def date_bounds(value: str, *, end: bool = False, what: str = "date") -> tuple[int, int]:
-    """ "2019" / "2019-02" / "2019-02-15" -> inclusive (lo, hi) YYYYMMDD ints."""
+    """ "2019" / "2019-02" / "2019-02-15" -> inclusive (lo, hi) YYYYMMDD ints.
+
+    Strict: a day must exist in its month ("2019-02-30" is refused, like "2019-13").
+    """
     m = _DATE_VALUE.match(value.strip())
     if not m:
         raise InvalidRequest(
             f"{what}: {value!r} is not a date; use YYYY, YYYY-MM or YYYY-MM-DD", field=what
         )
     y, mo, d = m.group(1), m.group(2), m.group(3)
-    if mo and not 1 <= int(mo) <= 12 or d and not 1 <= int(d) <= 31:
-        raise InvalidRequest(f"{what}: {value!r} is not a valid date", field=what)
     y_ = int(y)
+    if (
+        y_ < 1
+        or mo
+        and not 1 <= int(mo) <= 12
+        or d
+        and not 1 <= int(d) <= calendar.monthrange(y_, int(mo))[1]
+    ):
+        raise InvalidRequest(f"{what}: {value!r} is not a valid date", field=what)
     if d:
         v = y_ * 10000 + int(mo) * 100 + int(d)
         return v, v
@@ -94,7 +105,7 @@ def filter_mask(view: View, facet: str, values: list[str]) -> np.ndarray:
     fname = FACET_FIELDS[facet]
     gids = []
     for v in values:
-        key = v.strip() if fname == "article_id" else fold(v)
+        key = v if fname == "article_id" else fold(v)
         gid = view.gid(fname, key)
         if gid is not None:
             gids.append(gid)
@@ -104,6 +115,34 @@ def filter_mask(view: View, facet: str, values: list[str]) -> np.ndarray:
 
 
 NAME_FACETS = ("person", "speaker", "org", "place")
+
+
+def display_form(view: View, fname: str, value: str | None) -> str | None:
+    """The index-wide display form of a value (``View.display``), or the value if unknown.
+
+    Hits and documents show names in this form, the one the facets show, so a
+    name taken from a hit finds that hit as a filter, and one value is spelt
+    one way everywhere ("OPEC" in every passage, not "Opec" in some).
+    """
+    if not value:
+        return value
+    gid = view.gid(fname, fold(value))
+    return value if gid is None else view.display(fname, gid)
+
+
+def canonical_record(view: View, record: dict[str, Any]) -> dict[str, Any]:
+    """A passage record (``store.get_passage``) with its names in display form (in place)."""
+    for e in record.get("entities") or []:
+        if e.get("type") in ("person", "org", "place"):
+            e["name"] = display_form(view, e["type"], e.get("name"))
+    for q in record.get("quotes") or []:
+        q["speaker"] = display_form(view, "speaker", q.get("speaker"))
+    record["speakers"] = list(
+        dict.fromkeys(q["speaker"] for q in record.get("quotes") or [] if q.get("speaker"))
+    )
+    if record.get("source"):
+        record["source"] = display_form(view, "source", record["source"])
+    return record
 
 
 def partial_name_gids(view: View, fname: str, key: str) -> list[int]:
@@ -177,7 +216,7 @@ class FacetCounter:
         else:
             top = left = nz
         selected_keys = {
-            (v.strip() if fname == "article_id" else fold(v)): v
+            (v if fname == "article_id" else fold(v)): v
             for v in self.filters.selected.get(facet, [])
         }
         values = [self._value(fname, int(g), int(counts[g]), selected_keys) for g in top]
@@ -204,8 +243,8 @@ class FacetCounter:
         )
 
     def _title(self, article_id: str) -> str | None:
-        doc = self.searcher.document(id=article_id)
-        if not doc or doc.get("doctype") != "article":
+        doc = stored_document(self.searcher, article_id, "article")
+        if not doc:
             return None
         try:
             return json.loads(doc.get("data") or "{}").get("title")
@@ -282,7 +321,7 @@ class FacetCounter:
         rank = self._rank(fname)
         hits.sort(key=lambda g: (-int(counts[g]), int(rank[g])))
         selected_keys = {
-            (v.strip() if fname == "article_id" else fold(v)): v
+            (v if fname == "article_id" else fold(v)): v
             for v in self.filters.selected.get(facet, [])
         }
         values = [self._value(fname, g, int(counts[g]), selected_keys) for g in hits[:size]]

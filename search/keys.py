@@ -17,6 +17,7 @@ import calendar
 import hashlib
 import hmac
 import json
+import re
 import time
 from dataclasses import dataclass, field, replace
 
@@ -26,6 +27,8 @@ from .schema import FACETS
 from .textnorm import fold
 
 PREFIX = "nqk_"
+MAX_KEY_LENGTH = 4000  # characters (the API refuses longer ``key`` parameters too)
+_KEY_SHAPE = re.compile(r"^nqk_[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$")
 
 
 class KeyRefused(NewsquarryError):
@@ -85,6 +88,9 @@ def make_key(secret: str, scope: Scope) -> str:
     for name in scope.filters:
         if name not in FACETS or name == "date":
             raise KeyRefused(f"a key cannot filter on {name!r}", field=name)
+    for name, value in (("date_from", scope.date_from), ("date_to", scope.date_to)):
+        if value:
+            _check_date(value, name)
     body = {"v": 1, "f": scope.filters}
     if scope.date_from:
         body["df"] = scope.date_from
@@ -100,20 +106,50 @@ def verify_key(secret: str, key: str, now: float | None = None) -> Scope:
     """The scope of a valid key; KeyRefused for a malformed, tampered or expired one."""
     if not secret:
         raise KeyRefused("scoped keys are not enabled on this server")
-    if not key.startswith(PREFIX) or key.count(".") != 1:
+    # keys travel in URLs and headers: anything but base64url text is malformed, before
+    # any decoding or signing (a non-ASCII key once crashed the signature check)
+    if (
+        not isinstance(key, str)
+        or len(key) > MAX_KEY_LENGTH
+        or not key.startswith(PREFIX)
+        or not _KEY_SHAPE.match(key)
+    ):
         raise KeyRefused("malformed key")
     payload, signature = key[len(PREFIX) :].split(".")
     if not hmac.compare_digest(_sign(secret, payload), signature):
         raise KeyRefused("invalid key signature (the key was altered or made for another server)")
     try:
         body = json.loads(_unb64(payload))
+        if not isinstance(body, dict) or not isinstance(body.get("f", {}), dict):
+            raise TypeError
         filters = {str(k): [str(v) for v in vs] for k, vs in body.get("f", {}).items()}
-    except (ValueError, AttributeError, TypeError):
+        exp = body.get("exp")
+        if exp is not None and (isinstance(exp, bool) or not isinstance(exp, (int, float))):
+            raise TypeError
+        dates = {}
+        for name, short in (("date_from", "df"), ("date_to", "dt")):
+            value = body.get(short)
+            if value is not None:
+                if not isinstance(value, str):
+                    raise TypeError
+                _check_date(value, name)
+            dates[name] = value
+    except (ValueError, AttributeError, TypeError, KeyRefused):
         raise KeyRefused("malformed key") from None
-    exp = body.get("exp")
     if exp is not None and (time.time() if now is None else now) >= exp:
         raise KeyRefused("the key has expired")
-    return Scope(filters=filters, date_from=body.get("df"), date_to=body.get("dt"), expires=exp)
+    return Scope(filters=filters, expires=exp, **dates)
+
+
+def _check_date(value: str, name: str) -> None:
+    """A key's date bound: YYYY, YYYY-MM or YYYY-MM-DD, a real date (KeyRefused if not)."""
+    from .errors import InvalidRequest
+    from .facets import date_bounds
+
+    try:
+        date_bounds(value, what=name)
+    except InvalidRequest as exc:
+        raise KeyRefused(exc.message, field=name) from None
 
 
 def _bound(date: str, upper: bool) -> str:
@@ -137,16 +173,31 @@ def _earlier(a: str | None, b: str | None) -> str | None:
     return min((_bound(x, True) for x in (a, b) if x), default=None)
 
 
+def _exact(value: str) -> str:
+    return value
+
+
 def apply_scope(request: SearchRequest, scope: Scope) -> SearchRequest:
-    """The request restricted to the key's scope; refuses values outside it."""
+    """The request restricted to the key's scope; refuses values outside it.
+
+    The request's own dates are checked first (``InvalidRequest``, as without
+    a key): callers validate the whole request before applying a scope.
+    """
+    for name in ("date_from", "date_to"):
+        value = getattr(request, name)
+        if value:
+            from .facets import date_bounds
+
+            date_bounds(str(value), what=name)
     filters = {k: list(v) for k, v in request.filters.items()}
     for name, allowed in scope.filters.items():
         asked = filters.get(name)
         if not asked:
             filters[name] = list(allowed)
             continue
-        allowed_keys = {fold(v) for v in allowed}
-        outside = [v for v in asked if fold(v) not in allowed_keys]
+        key = _exact if name == "article" else fold  # article ids are exact
+        allowed_keys = {key(v) for v in allowed}
+        outside = [v for v in asked if key(v) not in allowed_keys]
         if outside:
             raise KeyRefused(
                 f"this key only allows {name} = {', '.join(allowed)}; "

@@ -2,7 +2,9 @@
 
 Offsets: ``Passage.start``/``end`` index into ``Article.text`` (so
 ``article.text[p.start:p.end] == p.text``). ``Entity`` and ``Quote`` offsets
-index into the text of the passage that holds them.
+index into the text of the passage that holds them; a quote as returned also
+carries ``article_start``/``article_end`` (and ``article_speaker_start``/
+``article_speaker_end``) into the article text (``quote_record``).
 """
 
 from __future__ import annotations
@@ -105,3 +107,19 @@ class Passage:
         d = asdict(self)
         d["speakers"] = self.speakers
         return d
+
+
+def quote_record(quote: dict[str, Any], passage_start: int) -> dict[str, Any]:
+    """A quotation record with its offsets in the article added (``article_*``).
+
+    Records stored before these fields existed get them here, from the offset
+    of their passage, so every quote can be located in the article text
+    without a second request.
+    """
+    if quote.get("start") is not None and quote.get("end") is not None:
+        quote.setdefault("article_start", passage_start + int(quote["start"]))
+        quote.setdefault("article_end", passage_start + int(quote["end"]))
+    if quote.get("speaker_start") is not None and quote.get("speaker_end") is not None:
+        quote.setdefault("article_speaker_start", passage_start + int(quote["speaker_start"]))
+        quote.setdefault("article_speaker_end", passage_start + int(quote["speaker_end"]))
+    return quote

@@ -320,6 +320,12 @@ def _check_operators(tokens: list[Token]) -> None:
                 f"operator {tok.text} at position {tok.start} has nothing after it",
                 position=tok.start,
             )
+        if tok.text == "NOT" and nxt.kind == "op" and nxt.text == "NOT":
+            raise QueryError(  # Whoosh's parser fails on it with an IndexError
+                f"NOT NOT at position {tok.start}: a double negation; drop both, or write "
+                "NOT (NOT ...)",
+                position=tok.start,
+            )
         if tok.text in BINARY_OPS and (prev is None or prev.kind in ("lparen", "field", "op")):
             raise QueryError(
                 f"operator {tok.text} at position {tok.start} has nothing before it",

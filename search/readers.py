@@ -10,6 +10,9 @@ Formats (by extension):
   optional ``date``, ``url``, ``source``, ``author``. Read line by line (streamed).
 - ``.html``/``.htm``: main text, title and date extracted by trafilatura.
 
+Ids are kept exactly as given (``search.ids``: refused when invalid, never
+rewritten); a file without one gets ``derived_id`` of its relative path.
+
 ``read_paths`` walks folders recursively and yields ``Article`` or
 ``ReadFailure`` items, so one bad file never stops the others.
 """
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import ReadError
+from .ids import derived_id, id_problem
 from .models import Article
 
 TEXT_EXTS = {".txt"}
@@ -40,10 +44,11 @@ MAX_HTML_BYTES = 5 * 1024 * 1024
 # spaCy refuses longer texts (nlp.max_length), and analysing one this long already
 # takes about two minutes and 3 GB; longer articles are refused with a clear reason
 MAX_ARTICLE_CHARS = 1_000_000
+# a source is a facet value, and facet values are filter parameters (at most 1000 characters)
+MAX_NAME_CHARS = 1000
 # a JSON Lines line longer than this is refused without being read into memory
 # (room for MAX_ARTICLE_CHARS escaped as \uXXXX, plus metadata)
 MAX_LINE_BYTES = 6 * MAX_ARTICLE_CHARS + 1024 * 1024
-_ID_OK = re.compile(r"[^A-Za-z0-9._-]+")
 _FRONT_LINE = re.compile(r"^({})\s*:\s*(.*)$".format("|".join(FRONT_KEYS)), re.IGNORECASE)
 
 
@@ -64,12 +69,6 @@ class Skipped:
 
     path: str
     reason: str
-
-
-def clean_id(raw: str) -> str:
-    """An article id safe in URLs and file names: [A-Za-z0-9._-], no leading dot."""
-    cleaned = _ID_OK.sub("-", raw.strip()).strip("-.")
-    return cleaned[:200]
 
 
 def normalise_date(value: object, where: str = "date") -> str | None:
@@ -110,10 +109,19 @@ def article_from_mapping(data: object, fallback_id: str | None = None) -> Articl
     for key in ("title", "source", "url", "author", "id"):
         if data.get(key) is not None and not isinstance(data[key], (str, int)):
             raise ValueError(f"'{key}' must be a string")
+    source = data.get("source")
+    if isinstance(source, str) and len(source) > MAX_NAME_CHARS:
+        raise ValueError(f"'source' longer than {MAX_NAME_CHARS} characters")
     title = str(data.get("title") or "").strip()
     raw_id = data.get("id")
-    art_id = clean_id(str(raw_id)) if raw_id not in (None, "") else ""
-    if not art_id:
+    if isinstance(raw_id, bool):
+        raise ValueError("'id' must be a string")
+    art_id = "" if raw_id is None else str(raw_id)
+    if art_id:  # ids are data: refused when invalid, never rewritten (see search.ids)
+        problem = id_problem(art_id)
+        if problem:
+            raise ValueError(f"'id' {problem}")
+    else:
         if fallback_id:
             art_id = fallback_id
         else:
@@ -131,10 +139,11 @@ def article_from_mapping(data: object, fallback_id: str | None = None) -> Articl
 
 
 def _opt_str(value: object) -> str | None:
+    """An optional metadata string, kept exactly as given (None when absent or blank)."""
     if value is None:
         return None
-    s = str(value).strip()
-    return s or None
+    s = str(value)
+    return s if s.strip() else None
 
 
 def _first_line(text: str, limit: int = 120) -> str:
@@ -308,7 +317,7 @@ def read_file(path: Path, root: Path | None = None) -> Iterator[Article | ReadFa
         yield from read_jsonl(path)
         return
     rel = path.relative_to(root) if root else Path(path.name)
-    default_id = clean_id(str(rel.with_suffix("")).replace(os.sep, "-")) or "article"
+    default_id = derived_id(str(rel.with_suffix("")).replace(os.sep, "-")) or "article"
     try:
         text = _read_text_file(path, MAX_HTML_BYTES if ext in HTML_EXTS else MAX_FILE_BYTES)
         parse = (

@@ -25,6 +25,7 @@ from .errors import (
     QueryError,
     UnknownFacet,
 )
+from .ids import url_segment
 from .requests import SearchRequest
 from .schema import FACETS
 
@@ -242,12 +243,11 @@ class RemoteClient:
         return self._get("/cooccurrence", params)
 
     def passage(self, passage_id: str) -> dict[str, Any]:
-        path = f"/passages/{urllib.parse.quote(passage_id, safe='')}"
-        return self._get(path, found=False, keys=("id", "text"))
+        return self._get(f"/passages/{url_segment(passage_id)}", found=False, keys=("id", "text"))
 
     def article(self, article_id: str) -> dict[str, Any]:
-        path = f"/articles/{urllib.parse.quote(article_id, safe='')}"
-        return self._get(path, found=False, keys=("id", "passages"))
+        return self._get(f"/articles/{url_segment(article_id)}", found=False,
+                         keys=("id", "passages"))  # fmt: skip
 
     def stats(self) -> dict[str, Any]:
         return self._get("/stats", keys=("articles", "passages"))

@@ -99,6 +99,8 @@ class QuoteHit:
     cue: str | None = None
     start: int = 0  # offsets into the passage text
     end: int = 0
+    article_start: int | None = None  # offsets into the article text
+    article_end: int | None = None
     title: str | None = None
     source: str | None = None
     date: str | None = None

@@ -11,7 +11,9 @@
 
 Facet fields (``person``, ``org``, ``place``, ``speaker``, ``source``,
 ``quote_kind``) are KEYWORD fields holding the values *as written*
-(canonical display forms); accent- and case-insensitive matching is done by
+(canonical display forms), each value one term given as a list item, so no
+character is a separator (``store.facet_terms``); accent- and
+case-insensitive matching is done by
 folding the field's lexicon (see ``facets``), so the most common written
 form of a folded key can be shown without a side table.
 """
@@ -86,11 +88,6 @@ def spelling_words(text: str) -> str:
             word = word[:-2]
         words.add(word.lower().translate(accent_map))
     return " ".join(words)
-
-
-def keyword_value(value: str) -> str:
-    """A facet value as indexed in a comma-separated KEYWORD field."""
-    return " ".join(value.replace(",", " ").split())
 
 
 def build_schema() -> Schema:

@@ -38,8 +38,9 @@ import numpy as np
 from .config import load_settings
 from .docvalues import Deadline, Postings, View, cache_for, match_mask
 from .errors import InvalidRequest, QueryError, SearchTimeout, UnknownFacet
-from .facets import FacetCounter, build_filters, date_bounds
+from .facets import FacetCounter, build_filters, canonical_record, date_bounds, display_form
 from .highlight import highlight
+from .models import quote_record
 from .proximity import RERANK, rerank
 from .query import ParsedQuery, parse_query
 from .requests import (
@@ -64,6 +65,7 @@ from .scoring import (
     idf,
     top_k,
 )
+from .store import stored_document
 from .suggest import corrected_text
 
 DOCTYPE_FOR_MODE = {"passages": "passage", "quotes": "quote"}
@@ -470,7 +472,15 @@ def _passage_hits(prep: _Prepared, docnums: list[int], scores: list[float]) -> l
     for docnum, score in zip(docnums, scores, strict=True):
         d = prep.searcher.stored_fields(docnum)
         data = json.loads(d.get("data") or "{}")
-        quotes = data.get("quotes", [])
+        # names in their index-wide display form, quotes with article offsets (facets, models)
+        record = canonical_record(
+            prep.view,
+            {
+                "entities": data.get("entities", []),
+                "quotes": [quote_record(q, d.get("start", 0)) for q in data.get("quotes", [])],
+                "source": d.get("source"),
+            },
+        )
         text = d.get("text", "")
         snippet, matches = highlight(text, terms) if prep.request.highlight else (None, [])
         hits.append(
@@ -483,14 +493,14 @@ def _passage_hits(prep: _Prepared, docnums: list[int], scores: list[float]) -> l
                 text=text,
                 title=d.get("title", ""),
                 score=round(score, 4),
-                source=d.get("source"),
+                source=record["source"],
                 date=d.get("date"),
                 url=d.get("url"),
                 snippet=snippet,
                 matches=matches,
-                entities=data.get("entities", []),
-                quotes=quotes,
-                speakers=list(dict.fromkeys(q["speaker"] for q in quotes if q.get("speaker"))),
+                entities=record["entities"],
+                quotes=record["quotes"],
+                speakers=record["speakers"],
             )
         )
     return hits
@@ -500,13 +510,16 @@ def _quote_hits(prep: _Prepared, docnums: list[int], scores: list[float]) -> lis
     hits = []
     terms = prep.parsed.highlight_terms
     titles: dict[str, str | None] = {}
+    starts: dict[str, int] = {}
     for docnum, score in zip(docnums, scores, strict=True):
         d = prep.searcher.stored_fields(docnum)
         data = json.loads(d.get("data") or "{}")
         pid = d.get("passage_id", "")
         if pid not in titles:
-            p = prep.searcher.document(id=pid)
+            p = stored_document(prep.searcher, pid, "passage")
             titles[pid] = p.get("title") if p else None
+            starts[pid] = p.get("start", 0) if p else 0
+        quote_record(data, starts[pid])
         text = d.get("quote", "")
         snippet, matches = highlight(text, terms) if prep.request.highlight else (None, [])
         hits.append(
@@ -517,13 +530,15 @@ def _quote_hits(prep: _Prepared, docnums: list[int], scores: list[float]) -> lis
                 text=text,
                 kind=data.get("kind") or d.get("quote_kind", ""),
                 score=round(score, 4),
-                speaker=data.get("speaker"),
+                speaker=display_form(prep.view, "speaker", data.get("speaker")),
                 speaker_mention=data.get("speaker_mention"),
                 cue=data.get("cue"),
                 start=d.get("start", 0),
                 end=d.get("end", 0),
+                article_start=data.get("article_start"),
+                article_end=data.get("article_end"),
                 title=titles[pid],
-                source=d.get("source"),
+                source=display_form(prep.view, "source", d.get("source")),
                 date=d.get("date"),
                 snippet=snippet,
                 matches=matches,

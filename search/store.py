@@ -48,10 +48,11 @@ from .errors import (
     NotEnoughSpace,
     NotFound,
 )
+from .ids import shorten
 from .locking import WriteLock
 from .merging import free_bytes, merge_tiered, segment_bytes
-from .models import Article, Passage
-from .schema import SCHEMA_VERSION, build_schema, keyword_value, spelling_words
+from .models import Article, Passage, quote_record
+from .schema import SCHEMA_VERSION, build_schema, spelling_words
 
 DEFAULT_LOCK_TIMEOUT = 30.0
 # Postings a commit keeps in memory before Whoosh spills sorted runs to disk. A
@@ -104,10 +105,24 @@ class Store(Protocol):
     def get_passage(self, passage_id: str) -> dict[str, Any]: ...
 
 
+def facet_terms(values: Iterable[str | None]) -> list[str]:
+    """Facet values as indexed: each one a term, verbatim, empty ones left out.
+
+    A list given to a KEYWORD field is indexed item by item without its
+    analyzer, so commas, quotes, brackets and any Unicode survive and a value
+    shown in a hit is a value that can be filtered on (``facets``). (Before
+    schema 2's values were comma-joined, commas inside a value were lost:
+    an index written then keeps those values until its articles are re-indexed.)
+    """
+    return [v for v in dict.fromkeys(values) if v and v.strip()]
+
+
 def passage_documents(article: Article, passages: list[Passage]) -> Iterator[dict[str, Any]]:
     """The Whoosh documents for one article: the article, its passages, its quotes."""
     common = {"article_id": article.id}
-    meta = {"source": keyword_value(article.source) if article.source else None}
+    source = facet_terms([article.source])
+    # the stored value stays the string as given (hits and old readers expect a string)
+    meta: dict[str, Any] = {"source": source or None, "_stored_source": article.source}
     if article.date:
         meta["date"] = article.date
     yield {
@@ -117,8 +132,7 @@ def passage_documents(article: Article, passages: list[Passage]) -> Iterator[dic
         "content_hash": article.content_hash,
         # the article's words, once, for spelling suggestions and wildcard expansion
         "spell": spelling_words(f"{article.title}\n{article.text}"),
-        "date": article.date,
-        "source": meta["source"],
+        **meta,
         "data": json.dumps(
             {
                 "title": article.title,
@@ -141,13 +155,13 @@ def passage_documents(article: Article, passages: list[Passage]) -> Iterator[dic
     if article.synthetic_title:  # Whoosh stores ``_stored_title`` and indexes ""
         title_field = {"title": "", "_stored_title": article.title}
     for p in passages:
-        entities = {t: [keyword_value(n) for n in p.names(t)] for t in ("person", "org", "place")}
-        speakers = [keyword_value(s) for s in p.speakers]
+        entities = {t: facet_terms(p.names(t)) for t in ("person", "org", "place")}
+        speakers = facet_terms(p.speakers)
         kinds = sorted({q.kind for q in p.quotes})
-        facet_fields = {k: ",".join(v) for k, v in entities.items() if v}
+        facet_fields = {k: v for k, v in entities.items() if v}
         doc = {
             **common,
-            **{k: v for k, v in meta.items() if v},
+            **meta,
             **facet_fields,
             "id": p.id,
             "doctype": "passage",
@@ -161,7 +175,7 @@ def passage_documents(article: Article, passages: list[Passage]) -> Iterator[dic
             "data": json.dumps(
                 {
                     "entities": [e.__dict__ for e in p.entities],
-                    "quotes": [q.__dict__ for q in p.quotes],
+                    "quotes": [quote_record(dict(q.__dict__), p.start) for q in p.quotes],
                 },
                 ensure_ascii=False,
             ),
@@ -169,14 +183,16 @@ def passage_documents(article: Article, passages: list[Passage]) -> Iterator[dic
         if p.quotes:
             doc["quote"] = "\n".join(q.text for q in p.quotes)
         if speakers:
-            doc["speaker"] = ",".join(speakers)
+            doc["speaker"] = speakers
+            doc["_stored_speaker"] = ",".join(speakers)
         if kinds:
-            doc["quote_kind"] = ",".join(kinds)
+            doc["quote_kind"] = kinds
+            doc["_stored_quote_kind"] = ",".join(kinds)
         yield doc
         for n, q in enumerate(p.quotes, start=1):
             qdoc = {
                 **common,
-                **{k: v for k, v in meta.items() if v},
+                **meta,
                 **facet_fields,
                 "id": f"{p.id}#q{n}",
                 "doctype": "quote",
@@ -185,12 +201,28 @@ def passage_documents(article: Article, passages: list[Passage]) -> Iterator[dic
                 "start": q.start,
                 "end": q.end,
                 "quote": q.text,
-                "quote_kind": q.kind,
-                "data": json.dumps(q.__dict__, ensure_ascii=False),
+                "quote_kind": [q.kind],
+                "_stored_quote_kind": q.kind,
+                "data": json.dumps(quote_record(dict(q.__dict__), p.start), ensure_ascii=False),
             }
-            if q.speaker:
-                qdoc["speaker"] = keyword_value(q.speaker)
+            if q.speaker and q.speaker.strip():
+                qdoc["speaker"] = [q.speaker]
+                qdoc["_stored_speaker"] = q.speaker
             yield qdoc
+
+
+def stored_document(searcher: Any, doc_id: str, doctype: str) -> dict[str, Any] | None:
+    """The stored fields of the live document of ``doctype`` with this id, or None.
+
+    Ids are unique per doctype only: an article may be called ``x#p1`` while
+    article ``x`` has a passage ``x#p1`` (ids are data, see ``search.ids``),
+    so every lookup by id names the doctype it wants.
+    """
+    for docnum in searcher.docs_for_query(Term("id", doc_id)):
+        doc = searcher.stored_fields(docnum)
+        if doc.get("doctype") == doctype:
+            return doc
+    return None
 
 
 class WriteSession:
@@ -204,7 +236,7 @@ class WriteSession:
         self.report = WriteReport()
 
     def _exists(self, article_id: str) -> bool:
-        return self._searcher.document_number(id=article_id) is not None
+        return stored_document(self._searcher, article_id, "article") is not None
 
     def put(self, article: Article, passages: list[Passage]) -> str:
         """Add or replace one article (all its passages go); returns "added" or "replaced"."""
@@ -642,19 +674,19 @@ class WhooshStore:
         """The generation of the newest commit (changes on every commit)."""
         return self.ix.latest_generation()
 
-    def _stored(self, doc_id: str) -> dict[str, Any] | None:
+    def _stored(self, doc_id: str, doctype: str) -> dict[str, Any] | None:
         with reading(self.path):
-            return self.searcher().document(id=doc_id)
+            return stored_document(self.searcher(), doc_id, doctype)
 
     def content_hash(self, article_id: str) -> str | None:
-        doc = self._stored(article_id)
-        return doc.get("content_hash") if doc and doc.get("doctype") == "article" else None
+        doc = self._stored(article_id, "article")
+        return doc.get("content_hash") if doc else None
 
     def get_article(self, article_id: str) -> dict[str, Any]:
         """An article with its text, metadata and passages (in order)."""
-        doc = self._stored(article_id)
-        if not doc or doc.get("doctype") != "article":
-            raise NotFound(f"no article with id {article_id!r}")
+        doc = self._stored(article_id, "article")
+        if not doc:
+            raise NotFound(f"no article with id {shorten(article_id)!r}")
         data = json.loads(doc["data"])
         s = self.searcher()
         # the article's own postings only (a handful of documents), filtered here:
@@ -664,22 +696,31 @@ class WhooshStore:
         docs = sorted(
             (d for d in docs if d.get("doctype") == "passage"), key=lambda d: d["position"]
         )
-        passages = [self._passage_record(d, data) for d in docs]
+        canon = self._canonical()
+        passages = [canon(self._passage_record(d, data)) for d in docs]
         return {"id": article_id, **data, "passages": passages}
+
+    def _canonical(self) -> Any:
+        """Puts a passage record's names in their index-wide display form (as hits show them)."""
+        from .docvalues import cache_for
+        from .facets import canonical_record
+
+        view = cache_for(self).view(self.searcher())
+        return lambda record: canonical_record(view, record)
 
     def get_passage(self, passage_id: str) -> dict[str, Any]:
         """One passage with its entities, quotes and its article's metadata."""
-        doc = self._stored(passage_id)
-        if not doc or doc.get("doctype") != "passage":
-            raise NotFound(f"no passage with id {passage_id!r}")
-        art = self._stored(doc["article_id"])
+        doc = self._stored(passage_id, "passage")
+        if not doc:
+            raise NotFound(f"no passage with id {shorten(passage_id)!r}")
+        art = self._stored(doc["article_id"], "article")
         meta = json.loads(art["data"]) if art else {}
-        return self._passage_record(doc, meta)
+        return self._canonical()(self._passage_record(doc, meta))
 
     @staticmethod
     def _passage_record(doc: dict[str, Any], article: dict[str, Any]) -> dict[str, Any]:
         data = json.loads(doc.get("data") or "{}")
-        quotes = data.get("quotes", [])
+        quotes = [quote_record(q, doc["start"]) for q in data.get("quotes", [])]
         speakers = list(dict.fromkeys(q["speaker"] for q in quotes if q.get("speaker")))
         return {
             "id": doc["id"],

@@ -166,8 +166,10 @@ def test_single_article_body_and_put(write_client):
     clash = write_client.put("/v1/articles/given", json={"id": "other", "text": "Body."},
                              headers=AUTH)
     assert "differs" in assert_problem(clash, 422)["detail"]
-    bad_id = write_client.put("/v1/articles/bad%20id", json={"text": "x"}, headers=AUTH)
-    assert_problem(bad_id, 422)
+    spaced = write_client.put("/v1/articles/bad%20id", json={"text": "x"}, headers=AUTH)
+    assert spaced.get_json()["added"] == ["bad id"]  # ids are data: kept as given
+    bad_id = write_client.put("/v1/articles/bad%0Aid", json={"text": "x"}, headers=AUTH)
+    assert "control character" in assert_problem(bad_id, 422)["detail"]
 
 
 def test_all_articles_failing_is_422_with_field_errors(write_client):

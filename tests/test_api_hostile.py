@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from urllib.parse import unquote
 
 import pytest
 from api_support import TOKEN, TagEnricher, build_index
@@ -96,6 +97,11 @@ def test_path_traversal_in_ids_touches_no_file(client):
                 "%2e%2e%2f%2e%2e%2fetc%2fpasswd"]:  # fmt: skip
         for method in ("GET", "DELETE"):
             resp = client.open(f"/v1/articles/{raw}", method=method, headers=AUTH)
+            assert "do not touch" not in resp.get_data(as_text=True)
+            if resp.status_code == 200:  # ids are data: an article of that name (made above)
+                assert resp.get_json()[method == "GET" and "id" or "deleted"] in (
+                    unquote(raw), [unquote(raw)]), (raw, method)  # fmt: skip
+                continue
             assert resp.status_code in (301, 308, 404, 405), (raw, method, resp.status_code)
         resp = client.put(f"/v1/articles/{raw}", json={"text": "x"}, headers=AUTH)
         check(resp, time.monotonic())  # a valid id makes an article; nothing else happens
@@ -158,3 +164,68 @@ def test_wrong_content_type_is_415(client):
         **AUTH, "Content-Type": "application/x-www-form-urlencoded"})
     check(resp, time.monotonic())
     assert resp.status_code == 415
+
+
+# ------------------------------------------------------------- the hardening list
+def test_if_none_match_star_on_a_missing_document_is_404(client):
+    star = {"If-None-Match": "*"}
+    for path in ("/v1/articles/no-such-article", "/v1/passages/no-such%23p1"):
+        r = client.get(path, headers=star)
+        assert r.status_code == 404 and r.mimetype == "application/problem+json"
+    assert client.get("/v1/articles/solano-exile", headers=star).status_code == 304
+    assert client.get("/v1/passages/solano-exile%23p1", headers=star).status_code == 304
+
+
+def test_the_host_header_is_never_copied_into_links(client):
+    for host in ("evil.example", "evil.example:8080"):
+        r = client.get("/v1/search?q=oil&facet=person&per_page=2", headers={"Host": host})
+        assert r.status_code == 200, host
+        body = r.get_json()
+        urls = [body["links"]["self"], body["links"]["next"], r.headers["Link"]]
+        urls += [v["toggle_url"] for v in body["facets"]["person"]["values"]]
+        for url in urls:
+            assert "evil" not in url and "http" not in url, url
+        assert body["links"]["next"].startswith("/v1/search?")
+        r = client.get("/v1/facets/person", headers={"Host": host})
+        assert all(v["toggle_url"].startswith("/v1/search?") for v in r.get_json()["values"])
+
+
+def test_a_configured_base_url_makes_absolute_links(tmp_path):
+    build_index(tmp_path / "ix")
+    app = create_app({"index": str(tmp_path / "ix"), "base_url": "https://news.example.org/"})
+    r = app.test_client().get("/v1/search?q=oil&per_page=2", headers={"Host": "evil.example"})
+    assert r.get_json()["links"]["next"].startswith("https://news.example.org/v1/search?")
+    assert "evil" not in r.headers["Link"]
+
+
+def test_a_busy_index_503_names_no_path_pid_or_command(client):
+    from newsquarry.search.store import WhooshStore
+
+    holder = WhooshStore(client.root / "ix")
+    with holder.writer():  # another writer holds the lock past the app's 1 s timeout
+        r = client.put("/v1/articles/busy-one", json={"text": "Busy."}, headers=AUTH)
+    holder.close()
+    assert r.status_code == 503 and r.headers["Retry-After"]
+    detail = r.get_data(as_text=True)
+    assert str(client.root) not in detail and "pid" not in detail and "pytest" not in detail
+    assert "try again" in r.get_json()["detail"]
+
+
+def test_an_oversized_header_is_a_431_problem(client):
+    for name in ("X-Newsquarry-Key", "X-Anything"):
+        r = client.get("/v1/search", headers={name: "k" * 9000})
+        assert r.status_code == 431 and r.mimetype == "application/problem+json"
+        assert r.get_json()["status"] == 431
+
+
+def test_double_negation_is_a_clear_query_error(client):
+    r = client.get("/v1/search", query_string={"q": "NOT NOT oil"})
+    assert r.status_code == 400 and "double negation" in r.get_json()["detail"]
+    assert "list index" not in r.get_json()["detail"]
+
+
+def test_a_long_unknown_path_is_not_echoed_in_full(client):
+    for path in ("/v1/passages/" + "p" * 100_000, "/nothing/" + "n" * 100_000):
+        r = client.get(path)
+        assert r.status_code == 404
+        assert len(r.get_data()) < 2000

@@ -37,8 +37,8 @@ def test_search_over_http(live):
     body = resp.json()
     assert body["total"] == 1
     toggle = body["facets"]["person"]["values"][0]["toggle_url"]
-    assert toggle.startswith(live.url + "/v1/search?")
-    assert requests.get(toggle).json()["request"]["filters"]
+    assert toggle.startswith("/v1/search?")  # relative: no base_url configured
+    assert requests.get(live.url + toggle).json()["request"]["filters"]
 
 
 def test_etag_over_http(live):
@@ -243,6 +243,96 @@ def test_serves_on_a_unix_socket(tmp_path_factory):
             resp = conn.getresponse()
             assert resp.status == 200 and json.loads(resp.read())["total"] > 0
             conn.close()
+    finally:
+        logs = server.stop()
+    assert "Traceback" not in logs
+
+
+def test_chunked_body_over_the_limit_is_413_over_http(live):
+    def chunks():
+        yield b'{"articles": [{"text": "'
+        for _ in range(120):  # 1.2 MB without a Content-Length (the limit here: 20,000 bytes)
+            yield b"x" * 10_000
+        yield b'"}]}'
+
+    resp = requests.post(live.url + "/v1/articles", data=chunks(),
+                         headers={**AUTH, "Content-Type": "application/json"})  # fmt: skip
+    assert resp.status_code == 413
+    assert resp.headers["Content-Type"] == "application/problem+json"
+
+
+def test_a_huge_key_header_is_a_json_error_over_http(live):
+    for size in (9_000, 60_000):
+        resp = requests.get(live.url + "/v1/search", headers={"X-Newsquarry-Key": "k" * size})
+        assert resp.status_code == 431, size
+        assert resp.headers["Content-Type"] == "application/problem+json"
+
+
+def slow_index(path) -> None:
+    """An index with a large vocabulary, where ninety fuzzy terms take seconds to expand."""
+    import random
+
+    from api_support import TagEnricher
+
+    from newsquarry.search.indexer import index_articles
+    from newsquarry.search.readers import article_from_mapping
+    from newsquarry.search.store import WhooshStore
+
+    rng = random.Random(7)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    vocab = ["".join(rng.choices(letters, k=rng.randint(4, 8))) for _ in range(5000)]
+    arts = [
+        article_from_mapping({"id": f"w{i}", "text": "\n\n".join(
+            " ".join(rng.choices(vocab, k=100)) + "." for _ in range(20))})
+        for i in range(6)
+    ]  # fmt: skip
+    store = WhooshStore(path)
+    index_articles(store, arts, enricher=TagEnricher())
+    store.close()
+
+
+def test_health_answers_fast_while_both_workers_run_slow_searches(tmp_path_factory):
+    path = tmp_path_factory.mktemp("slow-index")
+    slow_index(path)
+    # 8 threads a worker: six searches (one running, the others waiting at the read gate)
+    # never take every thread of a worker, so a health check always finds one free
+    server = LiveServer("newsquarry.api.wsgi:app", {"NEWSQUARRY_INDEX": str(path),
+                                         "NEWSQUARRY_SEARCH_TIME_LIMIT": "4"},
+                        workers=2, threads=8)  # fmt: skip
+    try:
+        import random
+
+        rng = random.Random(3)
+        fuzzy = " ".join("".join(rng.choices("abcdefghij", k=4)) + "~2" for _ in range(90))
+
+        def health_times(n: int = 4) -> dict[str, list[float]]:
+            took: dict[str, list[float]] = {}
+            for path_ in ("/v1/health", "/health/live", "/health/ready", "/openapi.json"):
+                for _ in range(n):
+                    started = time.monotonic()
+                    resp = requests.get(server.url + path_, timeout=10)
+                    took.setdefault(path_, []).append(time.monotonic() - started)
+                    assert resp.status_code == 200
+            return took
+
+        # the same requests with no search running: what this (shared, loaded) machine
+        # takes anyway; the bound is 100 ms, or three times that when the machine is slower
+        idle = health_times()
+        bound = {p: max(0.1, 3 * sorted(t)[len(t) // 2]) for p, t in idle.items()}
+        with concurrent.futures.ThreadPoolExecutor(6) as pool:
+            # six searches on six connections: the kernel spreads them over both workers
+            # (all six on one worker has a chance of 1 in 32: the test then checks one)
+            slow = [pool.submit(requests.get, server.url + "/v1/search", params={"q": fuzzy})
+                    for _ in range(6)]  # fmt: skip
+            time.sleep(1.0)  # the searches are running (each stops at its 4 s limit)
+            assert not any(f.done() for f in slow)
+            took = health_times()
+            assert not all(f.done() for f in slow)  # still searching while we measured
+            statuses = [f.result().status_code for f in slow]
+        assert 503 in statuses  # the searches did hit the time limit
+        for path_, times in took.items():  # never waiting for a search (4 s)
+            assert sorted(times)[len(times) // 2] < bound[path_], (path_, times, idle[path_])
+            assert max(times) < 1.0, (path_, times)
     finally:
         logs = server.stop()
     assert "Traceback" not in logs

@@ -206,8 +206,10 @@ def test_export_streams_every_hit(client):
     assert len({json.loads(line)["id"] for line in lines}) == total
     csv_resp = small.test_client().get("/v1/search?q=oil&format=csv&export=1")
     assert len(csv_resp.get_data(as_text=True).splitlines()) == total + 1
-    bad = client.get("/v1/search?q=oil&export=true")
-    assert bad.status_code == 400 and "export" in bad.get_json()["errors"]
+    as_json = small.test_client().get("/v1/search?q=oil&export=true")  # format=json: one object
+    assert as_json.is_streamed and as_json.mimetype == "application/json"
+    assert as_json.get_json()["total"] == total
+    assert [h["id"] for h in as_json.get_json()["hits"]] == [json.loads(x)["id"] for x in lines]
 
 
 def test_search_etag_304_and_response_cache(client):

@@ -77,3 +77,29 @@ def test_cli_key_command(tmp_path):
     assert scope.filters == {"speaker": ["Harry Solano"]} and scope.expires
     r = CliRunner().invoke(cli, ["key", "--expires-in", "soon"], env={"NEWSQUARRY_SECRET": SECRET})
     assert r.exit_code == 2 and "--expires-in" in r.output
+
+
+def test_malformed_keys_and_dates_are_refused_not_crashed():
+    from newsquarry.search.errors import InvalidRequest
+
+    for bad in ("nqk_é.x", "nqk_abc.é", "nqk_abc.", "nqk_" + "a" * 5000 + ".b", "nqk_a b.c"):
+        with pytest.raises(KeyRefused, match="malformed"):
+            verify_key(SECRET, bad)
+    with pytest.raises(KeyRefused, match="not a valid date"):
+        make_key(SECRET, Scope(date_from="2019-13"))
+    with pytest.raises(KeyRefused, match="not a valid date"):
+        make_key(SECRET, Scope(date_to="2019-02-30"))
+    scope = verify_key(SECRET, make_key(SECRET, Scope({"speaker": ["A"]}, date_to="2019")))
+    for name in ("date_from", "date_to"):
+        with pytest.raises(InvalidRequest, match="not a valid date") as exc:
+            apply_scope(SearchRequest(**{name: "1987-13"}), scope)
+        assert exc.value.field == name
+
+
+def test_article_ids_in_a_scope_are_exact():
+    scope = Scope({"article": ["News/A"]})
+    with pytest.raises(KeyRefused):
+        apply_scope(SearchRequest(filters={"article": ["news/a"]}), scope)
+    assert apply_scope(SearchRequest(filters={"article": ["News/A"]}), scope).filters == {
+        "article": ["News/A"]
+    }

@@ -244,3 +244,99 @@ def test_threads_share_the_cache(corpus_store):
         t.join()
     assert not errors
     assert set(map(repr, results)) == {repr((expected.total, as_counts(expected.facets["place"])))}
+
+
+class NameTagger:
+    """Tags the given surface forms (form -> (canonical name, type)) and ``"...", X said``."""
+
+    QUOTE = re.compile(r'"([^"]+)," said ([A-Z]\w+)')
+
+    def __init__(self, names: dict[str, tuple[str, str]]) -> None:
+        self.names = names
+
+    def enrich(self, items):
+        from newsquarry.search.models import Entity, Quote
+
+        for art, passages in items:
+            for p in passages:
+                p.entities = sorted(
+                    (Entity(m.group(0), name, type_, m.start(), m.end())
+                     for form, (name, type_) in self.names.items()
+                     for m in re.finditer(re.escape(form), p.text)),
+                    key=lambda e: e.start,
+                )  # fmt: skip
+                p.quotes = [
+                    Quote(m.group(1), m.start(1), m.end(1), "direct", speaker=m.group(2),
+                          speaker_mention=m.group(2), speaker_start=m.start(2),
+                          speaker_end=m.end(2), cue="said")
+                    for m in self.QUOTE.finditer(p.text)
+                ]  # fmt: skip
+            yield art, passages
+
+
+EXACT_NAMES = {
+    "Margarine, Fats and Oils": ("Margarine, Fats and Oils", "org"),
+    "OPEC": ("OPEC", "org"),
+    "Opec": ("Opec", "org"),
+    '"Big" [Oil] {Co}': ('"Big" [Oil] {Co}', "org"),
+}
+
+
+@pytest.fixture()
+def exact_store(fresh_store):
+    from newsquarry.search.indexer import index_articles
+    from newsquarry.search.readers import article_from_mapping
+
+    texts = [
+        ("r1", "Reuters (Reuters-21578, 1987)",
+         'OPEC met in Vienna.\n\nThe Margarine, Fats and Oils board and "Big" [Oil] {Co} '
+         "watched OPEC.\n\nLater Opec said little.\n\n\"We will cut,\" said Ali, the minister."),
+        ("r2", "Reuters (Reuters-21578, 1987)", "Opec again.\n\nOPEC ministers met OPEC staff."),
+        ("r3", "reuters (reuters-21578, 1987)", "OPEC output rose."),
+    ]  # fmt: skip
+    arts = [article_from_mapping({"id": i, "source": s, "text": t}) for i, s, t in texts]
+    index_articles(fresh_store, arts, enricher=NameTagger(EXACT_NAMES))
+    return fresh_store
+
+
+def test_values_with_commas_quotes_brackets_survive_and_filter(exact_store):
+    res = run_search(exact_store, SearchRequest(facets=["org", "source"], per_page=50))
+    orgs = {v.value: v.count for v in res.facets["org"].values}
+    assert "Margarine, Fats and Oils" in orgs and '"Big" [Oil] {Co}' in orgs
+    sources = [v.value for v in res.facets["source"].values]
+    assert sources == ["Reuters (Reuters-21578, 1987)"]  # one value, its most common form
+    for hit in res.hits:
+        assert hit.source == "Reuters (Reuters-21578, 1987)"  # the facet's form, in every hit
+        for value, facet in [(hit.source, "source")] + [(e["name"], "org") for e in hit.entities]:
+            found = run_search(exact_store, SearchRequest(filters={facet: [value]}, per_page=50))
+            assert hit.id in {h.id for h in found.hits}, (facet, value)
+
+
+def test_one_display_form_per_value_in_facets_hits_and_documents(exact_store):
+    res = run_search(exact_store, SearchRequest(facets=["org"], per_page=50))
+    forms = {v.value for v in res.facets["org"].values if fold(v.value) == "opec"}
+    assert forms == {"OPEC"}  # 5 passages say OPEC, 2 say Opec: one value, shown as OPEC
+    names = {e["name"] for h in res.hits for e in h.entities if fold(e["name"]) == "opec"}
+    assert names == {"OPEC"}
+    assert {e["text"] for h in res.hits for e in h.entities} >= {"Opec"}  # mentions as written
+    doc = exact_store.get_article("r1")
+    names = {e["name"] for p in doc["passages"] for e in p["entities"] if fold(e["name"]) == "opec"}
+    assert names == {"OPEC"}
+    pid = next(p["id"] for p in doc["passages"] if "Opec said" in p["text"])
+    assert {e["name"] for e in exact_store.get_passage(pid)["entities"]} >= {"OPEC"}
+
+
+def test_quotes_carry_their_offsets_in_the_article(exact_store):
+    doc = exact_store.get_article("r1")
+    text = doc["text"]
+    quotes = [q for p in doc["passages"] for q in p["quotes"]]
+    assert quotes, "the tagger found the quote"
+    res = run_search(exact_store, SearchRequest(q="cut"))
+    quotes += [q for h in res.hits for q in h.quotes]
+    quote_hits = run_search(exact_store, SearchRequest(q="cut", mode="quotes")).hits
+    assert quote_hits
+    quotes += [h.__dict__ for h in quote_hits]
+    for q in quotes:
+        assert text[q["article_start"] : q["article_end"]] == q["text"]
+        if "article_speaker_start" in q:
+            assert text[q["article_speaker_start"] : q["article_speaker_end"]] == "Ali"

@@ -217,6 +217,8 @@ def test_date_field_and_ranges(corpus_store):
         ("OR torture", 0, "nothing before"),
         ("torture AND OR maduro", 8, "nothing after"),
         ("NOT", 0, "nothing after"),
+        ("NOT NOT oil", 0, "double negation"),
+        ("torture AND NOT NOT army", 12, "double negation"),
         ("*", 0, "lone '*'"),
         ("date:yesterday", None, "not a date"),
     ],

@@ -346,3 +346,76 @@ def test_oembed_height_follows_the_text_and_long_passages_are_cut(client):
         long["html"].split('src="http://localhost')[1].split('"')[0].replace("&amp;", "&")
     ).get_data(as_text=True)
     assert "Read the whole passage (29,890 characters)" in card
+MALFORMED_KEYS = [
+    "nqk_%C3%A9.x",  # non-ASCII payload (was a UnicodeEncodeError: 500)
+    "nqk_abc.%C3%A9",  # non-ASCII signature (was a TypeError in compare_digest: 500)
+    "nqk_" + "A" * 5000 + ".B",
+    "nqk_.%00",
+    "nqk_a%2Eb.c",
+    "%FF%FE",
+]
+SCOPED_PATHS = ["/v1/search", "/v1/quotes", "/v1/facets/person", f"/v1/passages/{SEED_ID}%23p1",
+                f"/v1/articles/{SEED_ID}"]  # fmt: skip
+
+
+def test_every_malformed_key_is_a_403_problem_on_every_scoped_endpoint(client):
+    for path in SCOPED_PATHS:
+        for bad in MALFORMED_KEYS:
+            r = client.get(f"{path}?key={bad}")
+            assert r.status_code == 403, (path, bad, r.status_code)
+            assert r.mimetype == "application/problem+json"
+            assert r.get_json()["title"] == "Invalid key"
+        # the header too, with bytes no key holds (sent as latin-1 by the client)
+        r = client.get(path, headers={"X-Newsquarry-Key": "nqk_\xe9.\xe9"})
+        assert r.status_code == 403 and r.get_json()["title"] == "Invalid key"
+
+
+def test_the_request_is_validated_before_the_key_scope_is_applied(client):
+    k = key(filters={"speaker": ["Harry Solano"]}, date_from="2019")
+    for params in ({"date_to": "1987-13"}, {"date_from": "2019-02-30"}, {"date": "2019-13"},
+                   {"date_to": "2019-02-29"}):  # fmt: skip
+        name = next(iter(params))
+        for path in ("/v1/search", "/v1/quotes", "/v1/facets/person"):
+            for how in ("header", "param"):
+                q = dict(params, **({"key": k} if how == "param" else {}))
+                h = {"X-Newsquarry-Key": k} if how == "header" else {}
+                status, body = search(client, path=path, headers=h, **q)
+                assert status == 400, (path, params, body)
+                assert body["type"] == "urn:newsquarry:problem:invalid-parameters"
+                assert list(body["errors"]) == [name]
+            status, plain = search(client, path=path, **params)  # same answer without a key
+            assert status == 400 and plain["type"] == body["type"]
+
+
+def test_a_key_scope_means_the_same_on_every_endpoint(client):
+    store = web_index()
+    article = store.get_article(SEED_ID)
+    mine = [p for p in article["passages"] if "Harry Solano" in p["speakers"]]
+    others = [p for p in article["passages"] if "Harry Solano" not in p["speakers"]]
+    assert mine and others
+    k = key(filters={"speaker": ["Harry Solano"]})
+    # the article: only the passages inside the scope, no full text
+    r = client.get(f"/v1/articles/{SEED_ID}", query_string={"key": k})
+    body = r.get_json()
+    assert r.status_code == 200 and body["scoped"] is True and body["text"] is None
+    assert [p["id"] for p in body["passages"]] == [p["id"] for p in mine]
+    # passages: inside 200, outside 403
+    assert client.get(f"/v1/passages/{others[0]['id'].replace('#', '%23')}",
+                      query_string={"key": k}).status_code == 403  # fmt: skip
+    got = client.get(f"/v1/passages/{mine[0]['id'].replace('#', '%23')}", query_string={"key": k})
+    assert got.status_code == 200
+    # quote records: only the key's speaker, in documents and in hits
+    quotes = [q for p in body["passages"] for q in p["quotes"]] + got.get_json()["quotes"]
+    status, res = search(client, key=k, per_page=50)
+    assert status == 200 and res["hits"]
+    quotes += [q for h in res["hits"] for q in h["quotes"]]
+    assert quotes and {q["speaker"] for q in quotes} == {"Harry Solano"}
+    assert all(h["speakers"] == ["Harry Solano"] for h in res["hits"])
+    mixed = [p for p in mine if len(set(p["speakers"])) > 1]
+    if mixed:  # a passage quoting several speakers lost the others' records
+        shown = next(p for p in body["passages"] if p["id"] == mixed[0]["id"])
+        assert len(shown["quotes"]) < len(mixed[0]["quotes"])
+    # without a key nothing is withheld
+    full = client.get(f"/v1/articles/{SEED_ID}").get_json()
+    assert full["text"] and len(full["passages"]) == len(article["passages"])
+    assert "scoped" not in full

@@ -17,9 +17,10 @@ from flask import Response, request
 from marshmallow import ValidationError
 
 from newsquarry.search.errors import NotFound
+from newsquarry.search.ids import id_problem, shorten
 from newsquarry.search.indexer import index_articles
 from newsquarry.search.models import Article
-from newsquarry.search.readers import article_from_mapping, clean_id
+from newsquarry.search.readers import article_from_mapping
 
 from ..arguments import ApiBlueprint as Blueprint
 from ..auth import require_write_token
@@ -29,14 +30,17 @@ from ..errors import ApiError, flatten_messages
 from ..formats import dumps
 from ..schemas import (
     ArticleIn,
+    ArticleInNoId,
     ArticleSchema,
     ArticlesIn,
     PassageSchema,
     ProblemSchema,
     WriteReportSchema,
 )
+from ..scoping import scoped_article, scoped_record
 from .search import _finish
 
+MAX_ARTICLES_DOCUMENTED = 1000  # ArticlesIn's maxItems (a lower max_articles_per_write: 413)
 blp = Blueprint("documents", __name__, url_prefix="/v1", description="Passages and articles")
 
 WRITE_RESPONSES = {
@@ -72,26 +76,36 @@ def _read(loader: Any) -> Response:
     key = request_key(request, "json")
     generation = int(store.generation)
     etag = make_etag(generation, key)
+    body = None
+    if request.if_none_match.star_tag:
+        # "*" matches only a representation that exists (RFC 9110 13.1.2): a missing
+        # document is its 404, so look it up first
+        body = loader(store)
     if etag_matches(request, etag):
         return not_modified(etag)
-    return _finish(Response(dumps(loader(store)), mimetype="application/json"), etag)
+    body = loader(store) if body is None else body
+    return _finish(Response(dumps(body), mimetype="application/json"), etag)
 
 
-@blp.route("/passages/<string:passage_id>", methods=["GET"])
+@blp.route("/passages/<id(extra=24):passage_id>", methods=["GET"])
 @blp.response(200, PassageSchema)
 def get_passage(passage_id: str) -> Response:
     """One passage with its entities, quotations and article metadata.
 
     Passage ids hold a ``#``: send it as ``%23`` (``/v1/passages/abc%23p2``).
     """
-    return _read(lambda store: store.get_passage(passage_id))
+    return _read(lambda store: scoped_record(store.get_passage(passage_id)))
 
 
-@blp.route("/articles/<string:article_id>", methods=["GET"])
+@blp.route("/articles/<id:article_id>", methods=["GET"])
 @blp.response(200, ArticleSchema)
 def get_article(article_id: str) -> Response:
-    """One article with its text, metadata and passages in order."""
-    return _read(lambda store: store.get_article(article_id))
+    """One article with its text, metadata and passages in order.
+
+    Read with a scoped key: only the passages inside the key's scope, and
+    ``text`` null (``scoped`` true); 403 when no passage is inside it.
+    """
+    return _read(lambda store: scoped_article(store.get_article(article_id)))
 
 
 # ------------------------------------------------------------------ writes
@@ -101,6 +115,7 @@ def _json_body() -> Any:
             415,
             "the request body must be JSON (Content-Type: application/json)",
         )
+    _check_chunked_size()
     try:
         data = request.get_json(silent=True)
     except RecursionError:  # not a ValueError, so `silent` lets it through: it was a 500
@@ -110,6 +125,22 @@ def _json_body() -> Any:
     if data is None:
         raise ApiError(400, "the request body is not valid JSON", title="Invalid JSON")
     return data
+
+
+def _check_chunked_size() -> None:
+    """413 for a chunked body (no Content-Length) longer than ``max_body_bytes``.
+
+    Flask refuses a declared Content-Length over the limit, but reads a chunked
+    body only up to the limit and stops there, silently: the JSON then looked
+    cut ("not valid JSON", 400). Bytes left in the input after the limit mean
+    the body was too large.
+    """
+    limit = request.max_content_length
+    if request.content_length is not None or limit is None:
+        return
+    data = request.get_data(cache=True)
+    if len(data) >= limit and request.environ["wsgi.input"].read(1):
+        raise ApiError(413, f"the request body is larger than the limit of {limit} bytes")
 
 
 def _validate(item: Any, index: int | None, path_id: str | None = None) -> Article | dict:
@@ -209,6 +240,11 @@ def add_articles() -> Response:
             errors={"articles": ["Must be a non-empty list of article objects."]},
         )
     limit = int(backend().settings["max_articles_per_write"])
+    if len(items) > MAX_ARTICLES_DOCUMENTED:  # beyond the documented maxItems: invalid body
+        raise ApiError(422, f"at most {MAX_ARTICLES_DOCUMENTED} articles per request, got "
+                       f"{len(items)}", title="Invalid body", slug="invalid-body",
+                       errors={"articles": [f"Longer than maximum length "
+                                            f"{MAX_ARTICLES_DOCUMENTED}."]})  # fmt: skip
     if len(items) > limit:
         # each article costs NLP time under the write lock: a bounded request stays a
         # request, a bulk import belongs to `newsquarry index`
@@ -229,23 +265,20 @@ def add_articles() -> Response:
     return Response(dumps(_write(articles, failed)), mimetype="application/json")
 
 
-@blp.route("/articles/<string:article_id>", methods=["PUT"])
+@blp.route("/articles/<id:article_id>", methods=["PUT"])
 @blp.doc(
-    requestBody={"required": True, "content": {"application/json": {"schema": ArticleIn}}},
+    # the id is the URL's (a body id, if sent, must be the same: it is not documented)
+    requestBody={"required": True, "content": {"application/json": {"schema": ArticleInNoId}}},
     **WRITE_RESPONSES,
 )
 @blp.response(200, WriteReportSchema)
 def put_article(article_id: str) -> Response:
     """Add or replace the article with this id (the body's ``id`` may be left out)."""
     require_write_token()
-    if clean_id(article_id) != article_id:
-        raise ApiError(
-            422,
-            "article ids use only A-Z a-z 0-9 . _ - (no leading dot)",
-            title="Invalid article",
-            slug="invalid-article",
-            errors={"article_id": ["Invalid characters."]},
-        )
+    problem = id_problem(article_id)
+    if problem:  # ids are data: refused when invalid, never rewritten (search.ids)
+        raise ApiError(422, f"article id: {problem}", title="Invalid article",
+                       slug="invalid-article", errors={"article_id": [problem]})
     data = _json_body()
     if not isinstance(data, dict):
         raise ApiError(
@@ -267,7 +300,7 @@ def put_article(article_id: str) -> Response:
     return Response(dumps(_write([outcome], [])), mimetype="application/json")
 
 
-@blp.route("/articles/<string:article_id>", methods=["DELETE"])
+@blp.route("/articles/<id:article_id>", methods=["DELETE"])
 @blp.doc(**WRITE_RESPONSES)
 @blp.response(200, WriteReportSchema)
 def delete_article(article_id: str) -> Response:
@@ -275,14 +308,7 @@ def delete_article(article_id: str) -> Response:
     require_write_token()
     store = backend().store()
     if not store.delete(article_id):
-        raise NotFound(f"no article with id {article_id!r}")
-    body = {
-        "added": [],
-        "replaced": [],
-        "unchanged": [],
-        "deleted": [article_id],
-        "failed": [],
-        "passages": 0,
-        "generation": int(store.generation),
-    }
+        raise NotFound(f"no article with id {shorten(article_id)!r}")
+    body = {"added": [], "replaced": [], "unchanged": [], "deleted": [article_id],
+            "failed": [], "passages": 0, "generation": int(store.generation)}
     return Response(dumps(body), mimetype="application/json")

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import unquote, urlencode, urlsplit
 
 from flask import Blueprint, Response, current_app, render_template, request, url_for
 from markupsafe import Markup
@@ -42,7 +42,7 @@ CSP = (
     "frame-ancestors {ancestors}"
 )
 EMBED_ENDPOINTS = {"pages.embed", "pages.embed_passage"}
-PERMALINK = re.compile(r"^/passages/([A-Za-z0-9_][A-Za-z0-9._-]*)/(\d+)/?$")
+PERMALINK = re.compile(r"^/passages/(.+)/(\d+)/?$")  # the id percent-encoded (api.routing)
 OEMBED_WIDTH = 560  # default width of the oEmbed iframe, in CSS pixels
 MIN_WIDTH = 200
 WIDGET_ATTRS = ("q", "mode", "sort", "per_page", "key", "title")
@@ -146,7 +146,7 @@ def search_page() -> Response:
     return Response(html, mimetype="text/html")
 
 
-@blp.route("/passages/<string:article_id>/<int:n>", methods=["GET"])
+@blp.route("/passages/<id:article_id>/<int:n>", methods=["GET"])
 def passage(article_id: str, n: int) -> Response:
     """A passage's permalink: the passage in its article, its entities and quotations."""
     try:
@@ -176,7 +176,7 @@ def passage(article_id: str, n: int) -> Response:
     return Response(html, mimetype="text/html")
 
 
-@blp.route("/embed/passages/<string:article_id>/<int:n>", methods=["GET"])
+@blp.route("/embed/passages/<id:article_id>/<int:n>", methods=["GET"])
 def embed_passage(article_id: str, n: int) -> Response:
     """The card an oEmbed iframe shows: one passage, its source, a link back. No script."""
     try:
@@ -275,7 +275,7 @@ def oembed() -> Response:
     match = PERMALINK.match(parts.path)
     if parts.scheme not in ("http", "https") or parts.netloc != request.host or not match:
         raise NotFound(f"{url} is not a passage permalink of this server")
-    article_id, n = match.group(1), int(match.group(2))
+    article_id, n = unquote(match.group(1)), int(match.group(2))
     article, p = _load_passage(article_id, n)
     width = OEMBED_WIDTH if maxwidth is None else min(OEMBED_WIDTH, max(1, maxwidth))
     chars, height = cardsize.fit(p["text"], card_caption(article), max(width, MIN_WIDTH), maxheight)

@@ -36,11 +36,12 @@ from ..formats import (
     bound_hit_text,
     csv_lines,
     dumps,
+    json_export,
     jsonl_lines,
     negotiate,
     result_dict,
 )
-from ..links import Toggler, link_header, url_with
+from ..links import Toggler, link_header, public_url, request_path, url_with
 from ..schemas import (
     CooccurrenceResponse,
     FacetValuesResponse,
@@ -50,7 +51,13 @@ from ..schemas import (
     facet_values_args_schema,
     search_args_schema,
 )
-from ..scoping import current_scope, restrict_cooccurrence, restrict_facets, restrict_values
+from ..scoping import (
+    current_scope,
+    restrict_cooccurrence,
+    restrict_facets,
+    restrict_values,
+    scoped_record,
+)
 
 log = logging.getLogger("api.search")
 
@@ -113,14 +120,17 @@ def search_library(store: Any, req: SearchRequest, settings: dict[str, Any]) -> 
 
 
 def apply_read_key(req: SearchRequest, given: str | None) -> SearchRequest:
-    """Restrict the request to a scoped read key's filters (``?key=`` or X-Newsquarry-Key)."""
-    key = given or request.headers.get("X-Newsquarry-Key")
-    if not key:
-        return req
-    from newsquarry.search.keys import apply_scope, verify_key
+    """Restrict the request to a scoped read key's filters (``?key=`` or X-Newsquarry-Key).
 
-    scope = verify_key(str(backend().settings.get("secret") or ""), key)
-    return apply_scope(req, scope)
+    The parameters were validated by the argument schema, as without a key (a bad
+    date is the same 400 with or without one), and ``apply_scope`` checks the
+    request's dates again before combining them with the key's; then the
+    verified scope (``api.scoping``) is applied.
+    """
+    from newsquarry.search.keys import apply_scope
+
+    scope = current_scope()
+    return req if scope is None else apply_scope(req, scope)
 
 
 def result_body(result: SearchResult, settings: dict[str, Any]) -> tuple[dict[str, Any], dict]:
@@ -129,7 +139,10 @@ def result_body(result: SearchResult, settings: dict[str, Any]) -> tuple[dict[st
     for hit in body["hits"]:
         bound_hit_text(hit)  # a page carries previews; the whole passage is one GET away
     restrict_facets(body.get("facets", {}))  # api.scoping: no values outside a key's scope
-    toggle = Toggler(request, request.base_url)  # percent-encoded: header values are ASCII
+    for hit in body.get("hits", []):
+        scoped_record(hit)  # nor quotations outside it
+    # relative unless base_url is set (never the Host header); percent-encoded: headers are ASCII
+    toggle = Toggler(request, public_url(request_path(request)))
     for name, facet in body.get("facets", {}).items():
         for v in facet.get("values", []):
             v["toggle_url"] = toggle(name, v["value"], bool(v["selected"]))
@@ -170,13 +183,13 @@ def run_search(args: dict[str, Any], mode: str) -> Response:
     req = apply_read_key(to_search_request(args, mode, settings), args.pop("key", None))
     store = be.store()
     if export:
-        if fmt not in ("jsonl", "csv"):
+        if fmt in FEED_MIMETYPES:  # a feed is the newest page, never every hit
             raise ApiError(
                 400,
-                "export needs format=jsonl or format=csv",
+                "export needs format=json, jsonl or csv",
                 title="Invalid parameters",
                 slug="invalid-parameters",
-                errors={"export": ["export needs format=jsonl or format=csv"]},
+                errors={"export": ["export needs format=json, jsonl or csv"]},
             )
         return export_response(store, req, fmt, settings)
     if fmt in FEED_MIMETYPES:
@@ -232,7 +245,7 @@ def feed_response(store: Any, req: SearchRequest, fmt: str, settings: dict[str, 
         resp.last_modified = modified
         return resp
     result = search_library(store, req, settings)
-    hits = [dict(vars(h)) for h in result.hits]
+    hits = [scoped_record(dict(vars(h))) for h in result.hits]  # a key's quotes only
     links = [
         url_for("pages.passage", article_id=aid, n=int(n), _external=True)
         for aid, _, n in (str(h.get("passage_id") or h["id"]).rpartition("#p") for h in hits)
@@ -259,7 +272,11 @@ def export_response(store: Any, req: SearchRequest, fmt: str, settings: dict[str
     def stopped(exc: Exception, page: int) -> None:  # the status is sent: X-Total-Count tells
         log.warning("export %s stopped at page %d: %s", request_id, page, exc)
 
-    lines = records(export.hits(on_error=stopped), fmt, req.mode)
+    hits = (scoped_record(hit) for hit in export.hits(on_error=stopped))  # a key's quotes only
+    if fmt == "json":  # {"total", "hits"} with every hit, streamed
+        lines = json_export(export.total, hits)
+    else:
+        lines = records(hits, fmt, req.mode)
     resp = Response(stream_with_context(lines), mimetype=MIMETYPES[fmt])
     resp.headers["X-Total-Count"] = str(export.total)
     resp.headers["Cache-Control"] = "no-store"
@@ -301,7 +318,7 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
         """Search quotations: "what did X say about Y" (speaker=X&q=Y)."""
         return run_search(args, "quotes")
 
-    @blp.route("/facets/<string:facet>", methods=["GET"])
+    @blp.route("/facets/<facet:facet>", methods=["GET"])
     @blp.arguments(facet_args, location="query", error_status_code=400, unknown=RAISE)
     @blp.response(200, FacetValuesResponse)
     def facet_value_search(args: dict[str, Any], facet: str) -> Response:
@@ -329,9 +346,8 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
             return not_modified(etag)
         result = restrict_values(facet_values(store, facet, prefix, req, size, be.settings))
         endpoint = "search.search_quotes" if mode == "quotes" else "search.search_passages"
-        toggle = Toggler(
-            request, url_for(endpoint, _external=True), drop=("prefix", "size", "mode", "page")
-        )
+        toggle = Toggler(request, public_url(url_for(endpoint)),
+                         drop=("prefix", "size", "mode", "page"))  # fmt: skip
         values = [
             {**asdict(v), "toggle_url": toggle(facet, v.value, v.selected)} for v in result.values
         ]

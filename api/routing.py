@@ -1,0 +1,62 @@
+"""Ids in URLs: matched whole, encoded on the way out, never rewritten.
+
+Article ids are any Unicode text (``search.ids``): slashes, ``#``, spaces,
+accents. The ``id`` converter matches the rest of the path including ``/``
+(so ``/v1/articles/news/2024/a`` and ``/v1/articles/news%2F2024%2Fa`` both
+name article ``news/2024/a``) and builds URLs with every character outside
+the path-segment set percent-encoded, ``/`` included, and the dot-only ids
+``.``/``..`` as ``%2E`` so no client or proxy normalises them away.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from werkzeug.routing import BaseConverter
+
+from newsquarry.search.ids import MAX_ID_LENGTH, url_segment
+from newsquarry.search.schema import FACETS
+
+
+class IdConverter(BaseConverter):
+    """``<id:name>``: any non-empty rest of the path, slashes included.
+
+    ``<id(extra=N):name>`` documents ids N characters longer than an article id
+    (a passage id is ``<article id>#p<n>``). Invalid ids still reach the view,
+    which refuses them with the reason (422) or does not find them (404).
+    """
+
+    part_isolating = False
+    regex = r"[\s\S]+"  # "." would not match a newline: such ids get a clear 422
+    weight = 200
+
+    def __init__(self, map: Any, extra: int = 0) -> None:  # noqa: A002 - werkzeug's name
+        super().__init__(map)
+        self.max_length = MAX_ID_LENGTH + int(extra)
+
+    def to_url(self, value: Any) -> str:
+        return url_segment(str(value))
+
+
+# no control characters or line separators, not only whitespace (search.ids)
+_NO_CONTROL = r"[^\x00-\x1f\x7f-\x9f\u2028\u2029]"
+_VISIBLE = r"[^\s\x00-\x1f\x7f-\x9f\u2028\u2029]"
+ID_PATTERN = f"^{_NO_CONTROL}*{_VISIBLE}{_NO_CONTROL}*$"
+
+
+def id_param_schema(converter: Any) -> dict[str, Any]:
+    """The OpenAPI schema of an ``id`` path parameter: the rules of ``search.ids``."""
+    return {"type": "string", "minLength": 1, "maxLength": converter.max_length,
+            "pattern": ID_PATTERN}  # fmt: skip
+
+
+class FacetConverter(BaseConverter):
+    """``<facet:name>``: one path segment, documented as the facet names.
+
+    Any segment reaches the view, which answers an unknown name with a 404
+    listing the facets (a routing 404 would not say which names exist).
+    """
+
+
+def facet_param_schema(converter: Any) -> dict[str, Any]:
+    return {"type": "string", "enum": list(FACETS)}
