@@ -289,6 +289,8 @@ def optimize(store: WhooshStore, timeout: float | None = None) -> dict[str, Any]
     """
     from whoosh.index import LockError
 
+    from .docvalues import persist_on_commit
+
     wait = store.lock_timeout if timeout is None else timeout
     segments = store.ix._segments()
     before = len(segments)
@@ -302,6 +304,7 @@ def optimize(store: WhooshStore, timeout: float | None = None) -> dict[str, Any]
             f"another process is writing to the index at {store.path}; "
             f"gave up after waiting {wait:g} s"
         ) from None
+    persist_on_commit(w)
     try:
         w.commit(optimize=True)
     except BaseException:

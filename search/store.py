@@ -34,6 +34,7 @@ from whoosh.index import EmptyIndexError, LockError
 from whoosh.query import Term
 
 from . import whoosh_fixes  # noqa: F401  (applies the fixes)
+from .docvalues import persist_on_commit
 from .errors import IndexBusy, IndexUnavailable, NotFound
 from .merging import merge_tiered
 from .models import Article, Passage
@@ -360,6 +361,7 @@ class WhooshStore:
                 f"another process is writing to the index at {self.path}; "
                 f"gave up after waiting {wait:g} s{holder}"
             ) from None
+        persist_on_commit(w)  # new and merged segments get their doc-values file
         self._note_lock_holder(w)
         self._remove_stale_files()
         session = WriteSession(self, w)
