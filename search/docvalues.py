@@ -107,7 +107,13 @@ def leaf_postings(matcher: Any) -> tuple[np.ndarray, np.ndarray]:
 def segment_postings(reader: Any, fieldname: str, btext: bytes) -> tuple[np.ndarray, np.ndarray]:
     """Local docnums and weights (term frequency x field boost) of a term in one segment."""
     try:
-        m = reader.postings(fieldname, btext)
+        terms = getattr(reader, "_terms", None)
+        if terms is not None and fieldname in reader.schema:
+            # the raw matcher: ``reader.postings`` wraps it in a FilterMatcher for
+            # deletions, which has already stepped over leading deleted documents
+            m = terms.matcher(fieldname, btext, reader.schema[fieldname].format)
+        else:
+            m = reader.postings(fieldname, btext)
     except (TermNotFound, KeyError):
         return np.zeros(0, np.int64), np.zeros(0, np.float32)
     return leaf_postings(m)
