@@ -182,6 +182,7 @@ class WriteSession:
         self._searcher = writer.searcher()
         self._seen: set[str] = set()
         self.report = WriteReport()
+        self.changed = False  # anything put or deleted: without it, nothing is committed
 
     def _exists(self, article_id: str) -> bool:
         return self._searcher.document_number(id=article_id) is not None
@@ -194,6 +195,7 @@ class WriteSession:
         existed = self._exists(article.id)
         if existed:
             self._writer.delete_by_term("article_id", article.id)
+        self.changed = True
         for doc in passage_documents(article, passages):
             self._writer.add_document(**{k: v for k, v in doc.items() if v is not None})
         self.report.passages += len(passages)
@@ -206,6 +208,7 @@ class WriteSession:
         if not self._exists(article_id):
             return False
         self._writer.delete_by_term("article_id", article_id)
+        self.changed = True
         self.report.deleted.append(article_id)
         return True
 
@@ -351,7 +354,11 @@ class WhooshStore:
     # -- writing ---------------------------------------------------------
     @contextmanager
     def writer(self, timeout: float | None = None) -> Iterator[WriteSession]:
-        """One commit: everything put in the session lands together or not at all."""
+        """One commit: everything put in the session lands together or not at all.
+
+        A session that neither put nor deleted anything commits nothing (the
+        generation stays, and with it every ETag and cache).
+        """
         wait = self.lock_timeout if timeout is None else timeout
         try:
             w = self.ix.writer(timeout=wait, delay=0.05, limitmb=WRITER_MEMORY_MB)
@@ -371,6 +378,10 @@ class WhooshStore:
             w.cancel()
             raise
         else:
+            if not session.changed:
+                # nothing to write: no new generation, so ETags and caches stay valid
+                w.cancel()
+                return
             try:
                 w.commit(mergetype=self.merge_policy)
             except BaseException:

@@ -24,7 +24,7 @@ def test_index_then_reindex_same_folder_changes_nothing(store, corpus_dir, enric
     assert second.added == [] and second.replaced == [] and second.unchanged == [SEED_ID]
     assert store.stats()["passages"] == stats["passages"]
     assert [p["id"] for p in store.get_article(SEED_ID)["passages"]] == ids
-    assert store.generation == generation + 1  # an empty commit, nothing written
+    assert store.generation == generation  # nothing changed: no commit at all
 
 
 def test_ids_identical_across_two_fresh_indexing_runs(tmp_path, corpus_dir, enricher):
