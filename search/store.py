@@ -32,11 +32,12 @@ from whoosh import index
 from whoosh.filedb.filestore import FileStorage
 from whoosh.index import EmptyIndexError, LockError
 from whoosh.query import Term
+from whoosh.writing import NO_MERGE
 
 from . import whoosh_fixes  # noqa: F401  (applies the fixes)
 from .docvalues import persist_on_commit
 from .errors import IndexBusy, IndexUnavailable, NotFound
-from .merging import merge_tiered
+from .merging import Merger, merge_tiered
 from .models import Article, Passage
 from .schema import SCHEMA_VERSION, build_schema, keyword_value, spelling_words
 
@@ -303,10 +304,13 @@ class WhooshStore:
         *,
         create: bool = True,
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        background_merges: bool = True,
     ) -> None:
         self.path = Path(path)
         self.lock_timeout = lock_timeout
         self.merge_policy = merge_tiered()  # see search.merging
+        # merges run in a background thread, not inside the commit that makes them due
+        self.merger = Merger(self) if background_merges else None
         self._local = threading.local()
         try:
             if index.exists_in(self.path, indexname=INDEX_NAME):
@@ -383,13 +387,15 @@ class WhooshStore:
                 w.cancel()
                 return
             try:
-                w.commit(mergetype=self.merge_policy)
+                w.commit(mergetype=NO_MERGE if self.merger else self.merge_policy)
             except BaseException:
                 # e.g. a full disk: the commit did not happen (the old TOC stands), but
                 # Whoosh keeps the lock until the process ends, which in an API worker
                 # would refuse every later write; release it
                 _release(w)
                 raise
+            if self.merger:
+                self.merger.request()
 
     def _note_lock_holder(self, w: Any) -> None:
         """Write who holds the lock into the lock file, for the message of a writer kept out.
@@ -412,7 +418,7 @@ class WhooshStore:
             pass
 
     def _lock_holder(self) -> str:
-        """" (held by pid N since T: command)" from the lock file, or "" if unknown."""
+        """ " (held by pid N since T: command)" from the lock file, or "" if unknown."""
         try:
             with open(self.path / f"{INDEX_NAME}_WRITELOCK", encoding="utf-8") as fh:
                 note = fh.read(300).strip()
@@ -493,7 +499,9 @@ class WhooshStore:
         # the article's own postings only (a handful of documents), filtered here:
         # Whoosh's intersection with doctype:passage walked every passage of the index
         docs = [s.stored_fields(n) for n in s.docs_for_query(Term("article_id", article_id))]
-        docs = sorted((d for d in docs if d.get("doctype") == "passage"), key=lambda d: d["position"])
+        docs = sorted(
+            (d for d in docs if d.get("doctype") == "passage"), key=lambda d: d["position"]
+        )
         passages = [self._passage_record(d, data) for d in docs]
         return {"id": article_id, **data, "passages": passages}
 
@@ -560,7 +568,12 @@ class WhooshStore:
 
         return run_search(self, request)
 
+    def wait_for_merges(self, timeout: float | None = None) -> bool:
+        """Wait until no background merge is running or due (False: ``timeout`` passed)."""
+        return self.merger.wait(timeout) if self.merger else True
+
     def close(self) -> None:
+        self.wait_for_merges(timeout=60)
         s = getattr(self._local, "searcher", None)
         if s is not None:
             s.close()

@@ -120,6 +120,8 @@ def test_saved_doc_values_agree_with_postings(ops):
                 truth.pop(f"a{op[1]}", None)
             else:
                 optimize(store)
+        assert store.wait_for_merges(timeout=60)
+        assert store.merger.errors == []
         check_files_match_postings(store)
         # a new process (a fresh cache) maps the files and sees exactly the live values
         fresh = DocValuesCache(store.path)
@@ -142,7 +144,7 @@ def seg_files(folder) -> set[str]:
 
 
 def test_files_follow_segments_through_merges(tmp_path):
-    store = WhooshStore(tmp_path)
+    store = WhooshStore(tmp_path, background_merges=False)
     for n in range(3):
         with store.writer() as w:
             w.put(*make_article(n, 1, ["Ana Pérez"], [], ["Oslo"]))
