@@ -282,6 +282,7 @@ def index(obj: Context, paths: tuple[str, ...], force: bool, commit_every: int |
         )
         sys.exit(EXIT_INTERRUPTED)
     reporter.close()
+    store.wait_for_merges()  # merges due after the last commits run in the background
     for f in report.failed:
         click.echo(f"failed: {f.get('path') or f.get('id')}: {f['reason']}", err=True)
     for s in reporter.skipped:
