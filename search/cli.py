@@ -48,6 +48,9 @@ class Context:
 
     def store(self, create: bool = True) -> Any:
         if self._store is None:
+            from ._light import install
+
+            install()  # Whoosh without the modules it would import for nothing
             from .store import WhooshStore
 
             self._store = WhooshStore(
@@ -152,10 +155,11 @@ def run_request(obj: Context, request: Any, url: str | None) -> dict[str, Any]:
 
 def ensure_index(obj: Context) -> None:
     """With no index yet, index the bundled corpus so a new user gets an answer at once."""
+    store = obj.store()
     from .store import WhooshStore
 
-    store = obj.store()
-    if store.stats()["articles"] == 0 and isinstance(store, WhooshStore):
+    # a live document count from the segments' metadata: ``stats()`` would walk them all
+    if isinstance(store, WhooshStore) and store.searcher().doc_count() == 0:
         from .corpus import bundled_corpus_path
         from .indexer import index_paths
 

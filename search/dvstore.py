@@ -34,7 +34,6 @@ from __future__ import annotations
 import json
 import mmap
 import os
-import secrets
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +95,7 @@ def write(
     base = _align(_PREFIX + len(raw))
     size = base + pos
     final = folder / file_name(segment_id)
-    tmp = folder / f"{file_name(segment_id)}.{secrets.token_hex(6)}.tmp"
+    tmp = folder / f"{file_name(segment_id)}.{os.urandom(6).hex()}.tmp"
     try:
         with open(tmp, "wb") as fh:
             fh.write(MAGIC + len(raw).to_bytes(8, "little") + size.to_bytes(8, "little"))

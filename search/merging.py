@@ -22,7 +22,6 @@ documents deleted (replaced articles) is rewritten, so deletions do not pile up.
 
 from __future__ import annotations
 
-import logging
 import math
 import os
 import shutil
@@ -32,8 +31,6 @@ from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
-
-logger = logging.getLogger(__name__)
 
 FACTOR = 10  # segments per level before they merge
 FLOOR_DOCS = 1_000  # sizes below this all count as level 0
@@ -277,7 +274,9 @@ class Merger:
                     self.merges += 1
             except Exception as exc:  # noqa: BLE001 - a failed merge loses nothing; say so
                 self.errors.append(f"{type(exc).__name__}: {exc}")
-                logger.warning("segment merge failed (nothing lost): %s", exc)
+                import logging  # only now: a CLI search should not pay for importing it
+
+                logging.getLogger(__name__).warning("segment merge failed (nothing lost): %s", exc)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait until no merge is running or due; False if ``timeout`` passed first."""
