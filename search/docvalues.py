@@ -168,17 +168,13 @@ class KeyRegistry:
             return gid
 
     def ids_for(self, keys: list[str]) -> np.ndarray:
-        """The ids of many keys at once (registering the new ones), as an int32 array."""
-        out = np.empty(len(keys), dtype=np.int32)
+        """The ids of many distinct keys at once (registering new ones), as an int32 array."""
         with self.lock:
             ids, known = self.ids, self.keys
-            for i, key in enumerate(keys):
-                gid = ids.get(key)
-                if gid is None:
-                    gid = ids[key] = len(known)
-                    known.append(key)
-                out[i] = gid
-        return out
+            new = [k for k in keys if k not in ids]
+            ids.update(zip(new, range(len(known), len(known) + len(new)), strict=True))
+            known.extend(new)
+            return np.fromiter(map(ids.__getitem__, keys), dtype=np.int32, count=len(keys))
 
 
 def _json_array(value: Any) -> np.ndarray:
@@ -542,7 +538,7 @@ class View:
         total: Counter = Counter()
         for c in self.cols:
             fc = c.field(fieldname)
-            for i in fc.by_gid().get(gid, ()):
+            for i in np.flatnonzero(fc.term_gid == gid).tolist():
                 total[fc.terms[i]] += int(fc.term_count[i])
         if not total:
             return self.keys[fieldname][gid]
