@@ -111,6 +111,8 @@ def segment_postings(reader: Any, fieldname: str, btext: bytes) -> tuple[np.ndar
         if terms is not None and fieldname in reader.schema:
             # the raw matcher: ``reader.postings`` wraps it in a FilterMatcher for
             # deletions, which has already stepped over leading deleted documents
+            if not isinstance(btext, bytes):
+                btext = reader.schema[fieldname].to_bytes(btext)
             m = terms.matcher(fieldname, btext, reader.schema[fieldname].format)
         else:
             m = reader.postings(fieldname, btext)

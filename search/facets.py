@@ -154,8 +154,20 @@ class FacetCounter:
         return self.filters.combined(self.base, without=facet)
 
     # -- keyword facets ------------------------------------------------------
-    def _rank(self, fname: str) -> np.ndarray:
-        return self.view.rank(fname)
+    def _top(self, fname: str, counts: np.ndarray, nz: np.ndarray, size: int) -> list[int]:
+        """The ``size`` key ids of ``nz`` with most counts, ties in alphabetical key order.
+
+        Only keys that can make the cut (count at least the ``size``-th largest)
+        are sorted, by (count, key) in Python: sorting every key of the index
+        alphabetically cost ~90 ms on each new index state.
+        """
+        c = counts[nz]
+        cand = nz
+        if len(nz) > size:
+            kth = np.partition(c, len(c) - size)[len(c) - size]
+            cand = nz[c >= kth]
+        keys = self.view.keys[fname]
+        return sorted(cand.tolist(), key=lambda g: (-int(counts[g]), keys[g]))[:size]
 
     def counts(self, facet: str) -> dict[str, int] | np.ndarray:
         mask = self.mask_for(facet)
@@ -170,18 +182,13 @@ class FacetCounter:
         fname = FACET_FIELDS[facet]
         counts = self.view.count(fname, self.mask_for(facet))
         nz = np.flatnonzero(counts)
-        if len(nz):
-            order = np.lexsort((self._rank(fname)[nz], -counts[nz]))
-            top = nz[order[:size]]
-            left = nz[order[size:]]
-        else:
-            top = left = nz
+        top = self._top(fname, counts, nz, size) if len(nz) else []
         selected_keys = {
             (v.strip() if fname == "article_id" else fold(v)): v
             for v in self.filters.selected.get(facet, [])
         }
-        values = [self._value(fname, int(g), int(counts[g]), selected_keys) for g in top]
-        shown = {int(g) for g in top}
+        values = [self._value(fname, g, int(counts[g]), selected_keys) for g in top]
+        shown = set(top)
         for key, given in selected_keys.items():
             gid = self.view.gid(fname, key)
             if gid is not None and gid in shown:
@@ -190,8 +197,8 @@ class FacetCounter:
                 values.append(self._value(fname, gid, int(counts[gid]), selected_keys))
             else:
                 values.append(FacetValue(value=given, count=0, selected=True))
-        other = int(counts[left].sum()) if len(left) else 0
-        return FacetResult(name=facet, values=values, other=other, more=len(left))
+        other = int(counts[nz].sum()) - sum(int(counts[g]) for g in top)
+        return FacetResult(name=facet, values=values, other=other, more=len(nz) - len(top))
 
     def _value(self, fname: str, gid: int, count: int, selected: dict[str, str]) -> FacetValue:
         key = self.view.keys[fname][gid]
@@ -279,8 +286,7 @@ class FacetCounter:
             k = fold(key) if fname == "article_id" else key
             if not want or k.startswith(want) or any(w.startswith(want) for w in k.split()):
                 hits.append(int(g))
-        rank = self._rank(fname)
-        hits.sort(key=lambda g: (-int(counts[g]), int(rank[g])))
+        hits.sort(key=lambda g: (-int(counts[g]), keys[g]))
         selected_keys = {
             (v.strip() if fname == "article_id" else fold(v)): v
             for v in self.filters.selected.get(facet, [])
