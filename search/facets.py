@@ -64,6 +64,17 @@ def bucket_key(interval: str) -> tuple[int, Any]:
     return 1, lambda b: f"{b // 10000:04d}-{b // 100 % 100:02d}-{b % 100:02d}"
 
 
+def _unique_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct values and their counts (``np.unique(..., return_counts=True)``,
+    which imports ``numpy.ma`` on first use: ~100 ms of a CLI search)."""
+    s = np.sort(values)
+    if not len(s):
+        return s, np.zeros(0, dtype=np.int64)
+    starts = np.concatenate(([0], np.flatnonzero(np.diff(s)) + 1))
+    counts = np.diff(np.concatenate((starts, [len(s)])))
+    return s[starts], counts
+
+
 @dataclass
 class FilterSet:
     """The masks of a request's filters: one per facet, plus the date range."""
@@ -225,7 +236,7 @@ class FacetCounter:
         dates = self.view.date[mask]
         dates = dates[dates > 0]
         div, fmt = bucket_key(interval)
-        buckets, counts = np.unique(dates // div, return_counts=True)
+        buckets, counts = _unique_counts(dates // div)
         return buckets, counts, fmt
 
     def _date_facet(self, size: int, interval: str) -> FacetResult:
@@ -242,7 +253,9 @@ class FacetCounter:
         shown = {v.value for v in values}
         for s in sorted(selected - shown):
             values.append(FacetValue(value=s, count=self._date_count(s), selected=True))
-        left = np.setdiff1d(np.arange(len(buckets)), keep)
+        rest = np.ones(len(buckets), dtype=bool)
+        rest[keep] = False
+        left = np.flatnonzero(rest)
         return FacetResult(
             name="date",
             values=values,
