@@ -432,6 +432,7 @@ class View:
         self._ranks: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
         self._present: dict[str, dict[int, list[str]]] = {}
+        self.segment_postings: SegmentPostingsCache | None = None  # set by DocValuesCache
 
     def _make_field(self, fname: str) -> tuple[np.ndarray, np.ndarray, int, list[str]]:
         """(global docnums, key ids, key count, keys) of a field over this view's segments."""
@@ -561,6 +562,44 @@ class View:
         return got
 
 
+class SegmentPostingsCache:
+    """Decoded postings per (segment, field, term), kept across index states (an LRU).
+
+    Segments never change (deletions are masked by the view's live mask), so a
+    commit that adds a segment leaves every cached entry valid: the first
+    search after it decodes only the new segment's postings.
+    """
+
+    budget = 4_000_000  # postings kept (about 48 MB)
+
+    def __init__(self) -> None:
+        self._items: OrderedDict[tuple[str, str, bytes], tuple[np.ndarray, np.ndarray]] = (
+            OrderedDict()
+        )
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str, bytes]) -> tuple[np.ndarray, np.ndarray] | None:
+        with self._lock:
+            got = self._items.get(key)
+            if got is not None:
+                self._items.move_to_end(key)
+            return got
+
+    def put(self, key: tuple[str, str, bytes], value: tuple[np.ndarray, np.ndarray]) -> None:
+        size = len(value[0])
+        if size > self.budget // 4:
+            return
+        with self._lock:
+            if key in self._items:
+                return
+            self._items[key] = value
+            self._size += size
+            while self._size > self.budget and self._items:
+                _, old = self._items.popitem(last=False)
+                self._size -= len(old[0])
+
+
 class DocValuesCache:
     """Segment columns and views of one index; thread-safe.
 
@@ -575,6 +614,7 @@ class DocValuesCache:
         self.registries = {f: KeyRegistry() for f in VALUE_FIELDS}
         self.segments: dict[str, SegmentColumns] = {}
         self.views: dict[tuple, View] = {}
+        self.postings = SegmentPostingsCache()
         self.lock = threading.Lock()
         self.loads = 0  # segments opened so far, from their file or their postings
         self.builds = 0  # segments read from their postings (no valid file)
@@ -617,6 +657,7 @@ class DocValuesCache:
                     c = self.segments[segid] = self._open_segment(r)
                 cols.append(c)
             v = View(leaves, cols, self.registries)
+            v.segment_postings = self.postings
             # keep only what the newest views need
             wanted = {segid for segid, _, _ in key}
             for segid in list(self.segments):
@@ -691,8 +732,15 @@ class Postings:
             got = self.view.cached_postings(key)
         if got is None:
             ids_parts, w_parts = [], []
-            for reader, off in self.leaves:
-                ids, weights = segment_postings(reader, fieldname, btext)
+            shared = self.view.segment_postings
+            for (reader, off), cols in zip(self.leaves, self.view.cols, strict=True):
+                skey = (cols.segid, fieldname, btext)
+                seg = shared.get(skey) if shared is not None else None
+                if seg is None:
+                    seg = segment_postings(reader, fieldname, btext)
+                    if shared is not None:
+                        shared.put(skey, seg)
+                ids, weights = seg
                 if len(ids):
                     ids_parts.append(ids + off)
                     w_parts.append(weights)
