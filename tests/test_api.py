@@ -192,7 +192,6 @@ def test_delete_article(write_client):
     assert_problem(write_client.delete("/v1/articles/d1", headers=AUTH), 404)
 
 
-
 def test_writes_that_change_nothing_keep_generation_and_etags(write_client):
     doc = {"title": "Same", "text": "Unchanged text about Caracas.", "date": "2019-01-02"}
     first = write_client.put("/v1/articles/n1", json=doc, headers=AUTH).get_json()
@@ -210,6 +209,7 @@ def test_writes_that_change_nothing_keep_generation_and_etags(write_client):
     again = write_client.get("/v1/search?q=Caracas", headers={"If-None-Match": search_etag})
     assert again.status_code == 304
     assert write_client.get("/v1/stats").get_json()["generation"] == generation
+
 
 def test_415_for_non_json_and_400_for_broken_json(write_client):
     resp = write_client.post("/v1/articles", data="text=x", headers=AUTH,

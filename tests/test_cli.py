@@ -40,7 +40,6 @@ def test_index_summary_and_idempotence(runner, index_dir, corpus_dir):
     assert "0 added, 0 replaced, 1 unchanged" in r.stdout
 
 
-
 def test_unchanged_reindex_and_missing_delete_commit_nothing(runner, index_dir, corpus_dir):
     assert run(runner, index_dir, "index", str(corpus_dir)).exit_code == 0
 
@@ -55,6 +54,7 @@ def test_unchanged_reindex_and_missing_delete_commit_nothing(runner, index_dir, 
     assert r.exit_code == 3 and "no such article: no-such-article" in r.stderr
     assert generation() == before
     assert sorted(p.name for p in Path(index_dir).iterdir() if p.name.endswith(".toc")) == toc
+
 
 def test_index_reports_bad_files_and_exit_code(runner, index_dir, corpus_dir, tmp_path):
     (corpus_dir / "bin.txt").write_bytes(b"\x00binary")
