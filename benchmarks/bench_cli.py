@@ -31,7 +31,7 @@ FILTERS = ["--place", "U.S.", "--since", "1987-03"]  # two filters
 
 
 def commands(index: str, query: str) -> dict[str, list[str]]:
-    cli = [sys.executable, "-m", "search.cli"]
+    cli = [sys.executable, "-m", "newsquarry.search.cli"]
     facets = [a for f in ("person", "org", "place", "date") for a in ("--facet", f)]
     return {
         "--help": [*cli, "--help"],

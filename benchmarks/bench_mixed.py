@@ -22,11 +22,11 @@ import statistics
 import threading
 import time
 
-from search.models import Article, Entity
-from search.passages import split_passages
-from search.requests import SearchRequest
-from search.searching import run_search, warm_up
-from search.store import WhooshStore
+from newsquarry.search.models import Article, Entity
+from newsquarry.search.passages import split_passages
+from newsquarry.search.requests import SearchRequest
+from newsquarry.search.searching import run_search, warm_up
+from newsquarry.search.store import WhooshStore
 
 WORDS = ["oil", "bank", "trade", "dollar", "wheat", "profit", "shares", "tax", "gold", "coffee"]
 

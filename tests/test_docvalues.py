@@ -11,16 +11,22 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from search import dvstore
-from search.docvalues import VALUE_FIELDS, DocValuesCache, cache_for, compute_segment, leaves_of
-from search.indexer import optimize
-from search.merging import merge_tiered
-from search.models import Article, Entity
-from search.passages import split_passages
-from search.requests import SearchRequest
-from search.searching import run_search
-from search.store import WhooshStore
-from search.textnorm import fold
+from newsquarry.search import dvstore
+from newsquarry.search.docvalues import (
+    VALUE_FIELDS,
+    DocValuesCache,
+    cache_for,
+    compute_segment,
+    leaves_of,
+)
+from newsquarry.search.indexer import optimize
+from newsquarry.search.merging import merge_tiered
+from newsquarry.search.models import Article, Entity
+from newsquarry.search.passages import split_passages
+from newsquarry.search.requests import SearchRequest
+from newsquarry.search.searching import run_search
+from newsquarry.search.store import WhooshStore
+from newsquarry.search.textnorm import fold
 
 # written forms: accented and plain spellings fold to one key
 PEOPLE = ["Juan Guaidó", "Juan Guaido", "Nicolás Maduro", "Ana Pérez", "Li Wei"]

@@ -7,13 +7,13 @@ import threading
 import pytest
 from conftest import PassThrough
 
-from search import docvalues
-from search.indexer import index_articles
-from search.merging import MERGE_DIR, level, merge_tiered, plan_merges
-from search.models import Article
-from search.passages import split_passages
-from search.requests import SearchRequest
-from search.store import WhooshStore
+from newsquarry.search import docvalues
+from newsquarry.search.indexer import index_articles
+from newsquarry.search.merging import MERGE_DIR, level, merge_tiered, plan_merges
+from newsquarry.search.models import Article
+from newsquarry.search.passages import split_passages
+from newsquarry.search.requests import SearchRequest
+from newsquarry.search.store import WhooshStore
 
 
 def test_levels_grow_by_factor():
