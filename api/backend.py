@@ -16,6 +16,7 @@ from typing import Any
 from flask import current_app
 
 from newsquarry.search.errors import IndexUnavailable
+from newsquarry.search.searching import warm_up
 from newsquarry.search.store import WhooshStore
 
 from .caching import ResponseCache
@@ -65,6 +66,10 @@ class Backend:
                 self._last_error = exc.message
                 raise
             self._last_error = None
+            try:  # so the first search is as fast as the next ones
+                warm_up(self._store)
+            except Exception:  # noqa: BLE001 - an optimisation: the searches report errors
+                pass
             return self._store
 
     def readiness(self) -> tuple[bool, str | None, int | None]:

@@ -70,6 +70,9 @@ class Context:
 
     def store(self, create: bool = True) -> Any:
         if self._store is None:
+            from ._light import install
+
+            install()  # Whoosh without the modules it would import for nothing
             from .store import WhooshStore
 
             self._store = WhooshStore(
@@ -310,6 +313,9 @@ def ensure_index(obj: Context, serving: bool = False) -> None:
     already (NoIndex: "no index at DIR"), except for ``serve``, which starts on a
     new, empty index there (articles come through the API's writes).
     """
+    from ._light import install
+
+    install()  # before Whoosh is first imported: without the modules it never uses
     from .store import WhooshStore
 
     if not obj.default_location:
@@ -319,10 +325,11 @@ def ensure_index(obj: Context, serving: bool = False) -> None:
             if not serving:
                 raise
             click.echo(f"No index at {obj.index_dir}: serving a new, empty index.", err=True)
-        obj.store().stats()  # a first read: damage is reported here, not by a worker later
+        obj.store().searcher()  # opens (and checks) every segment: damage is reported here
         return
     store = obj.store()
-    if store.stats()["articles"] == 0 and isinstance(store, WhooshStore):
+    # a live document count from the segments' metadata: ``stats()`` would walk them all
+    if isinstance(store, WhooshStore) and store.searcher().doc_count() == 0:
         from .corpus import bundled_corpus_path
         from .indexer import index_paths
 
@@ -547,6 +554,7 @@ def index(obj: Context, paths: tuple[str, ...], force: bool, commit_every: int |
         )
         sys.exit(EXIT_INTERRUPTED)
     reporter.close()
+    store.wait_for_merges()  # merges due after the last commits run in the background
     for f in report.failed:
         click.echo(f"failed: {f.get('path') or f.get('id')}: {f['reason']}", err=True)
     for s in reporter.skipped:

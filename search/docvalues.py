@@ -26,11 +26,13 @@ blocks (terms), falling back to Whoosh matchers for positional queries
 
 from __future__ import annotations
 
+import json
+import os
 import threading
 import time
 import weakref
 from collections import Counter, OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -39,6 +41,7 @@ from whoosh.matching.wrappers import FilterMatcher
 from whoosh.reading import TermNotFound
 from whoosh.util.numeric import byte_to_length
 
+from . import dvstore
 from .errors import SearchTimeout
 from .textnorm import fold
 from .whoosh_fixes import length_bytes
@@ -104,7 +107,15 @@ def leaf_postings(matcher: Any) -> tuple[np.ndarray, np.ndarray]:
 def segment_postings(reader: Any, fieldname: str, btext: bytes) -> tuple[np.ndarray, np.ndarray]:
     """Local docnums and weights (term frequency x field boost) of a term in one segment."""
     try:
-        m = reader.postings(fieldname, btext)
+        terms = getattr(reader, "_terms", None)
+        if terms is not None and fieldname in reader.schema:
+            # the raw matcher: ``reader.postings`` wraps it in a FilterMatcher for
+            # deletions, which has already stepped over leading deleted documents
+            if not isinstance(btext, bytes):
+                btext = reader.schema[fieldname].to_bytes(btext)
+            m = terms.matcher(fieldname, btext, reader.schema[fieldname].format)
+        else:
+            m = reader.postings(fieldname, btext)
     except (TermNotFound, KeyError):
         return np.zeros(0, np.int64), np.zeros(0, np.float32)
     return leaf_postings(m)
@@ -148,75 +159,232 @@ class KeyRegistry:
     def __init__(self) -> None:
         self.ids: dict[str, int] = {}
         self.keys: list[str] = []
+        self.lock = threading.Lock()
 
     def id_for(self, key: str) -> int:
-        gid = self.ids.get(key)
-        if gid is None:
-            gid = self.ids[key] = len(self.keys)
-            self.keys.append(key)
-        return gid
+        with self.lock:
+            gid = self.ids.get(key)
+            if gid is None:
+                gid = self.ids[key] = len(self.keys)
+                self.keys.append(key)
+            return gid
+
+    def ids_for(self, keys: list[str]) -> np.ndarray:
+        """The ids of many distinct keys at once (registering new ones), as an int32 array."""
+        with self.lock:
+            ids, known = self.ids, self.keys
+            new = [k for k in keys if k not in ids]
+            ids.update(zip(new, range(len(known), len(known) + len(new)), strict=True))
+            known.extend(new)
+            return np.fromiter(map(ids.__getitem__, keys), dtype=np.int32, count=len(keys))
 
 
-@dataclass
-class SegmentColumns:
-    """The doc values of one segment (immutable once built)."""
-
-    segid: str
-    ndocs: int
-    doctype: np.ndarray
-    date: np.ndarray
-    docs: dict[str, np.ndarray] = field(default_factory=dict)  # field -> local docnums
-    gids: dict[str, np.ndarray] = field(default_factory=dict)  # field -> key ids
-    forms: dict[str, dict[int, Counter]] = field(default_factory=dict)  # gid -> written forms
-    lengths: dict[str, np.ndarray] = field(default_factory=dict)  # field -> length bytes
-    field_totals: dict[str, int] = field(default_factory=dict)  # field -> total length
-    raw: dict[str, dict[int, list[str]]] = field(default_factory=dict)  # gid -> raw terms
+def _json_array(value: Any) -> np.ndarray:
+    return np.frombuffer(json.dumps(value, ensure_ascii=False).encode("utf-8"), dtype=np.uint8)
 
 
-def build_segment(reader: Any, registries: dict[str, KeyRegistry]) -> SegmentColumns:
-    """Read one segment's postings into columns."""
+def compute_segment(reader: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Read one segment's postings into doc-values arrays (the content of its ``.dv`` file).
+
+    Per value field: ``<f>.docs``/``<f>.keys`` are (local docnum, local key index)
+    pairs sorted by document, one per distinct folded key a document holds;
+    ``<f>.strings`` holds the folded keys and the raw terms (written forms), with
+    ``<f>.term_key`` (each term's key index) and ``<f>.term_count`` (documents
+    per term, deleted ones included) for display names.
+    """
     n = reader.doc_count_all()
     doctype = np.full(n, -1, dtype=np.int8)
     for name, code in DOCTYPES.items():
-        ids = segment_term_ids(reader, "doctype", name.encode("utf-8"))
-        if ids:
-            doctype[np.asarray(ids, dtype=np.int64)] = code
+        ids = segment_postings(reader, "doctype", name.encode("utf-8"))[0]
+        if len(ids):
+            doctype[ids] = code
     date = np.zeros(n, dtype=np.int32)
     for btext in reader.lexicon("date"):
         value = _date_int(btext.decode("utf-8"))
         if value:
-            ids = segment_term_ids(reader, "date", btext)
-            date[np.asarray(ids, dtype=np.int64)] = value
-    cols = SegmentColumns(reader.segment().segment_id(), n, doctype, date)
+            date[segment_postings(reader, "date", btext)[0]] = value
+    arrays: dict[str, np.ndarray] = {"doctype": doctype, "date": date}
+    totals: dict[str, int] = {}
     for fname in SCORED_FIELDS:
-        cols.lengths[fname] = _length_codes(reader, fname, n)
-        cols.field_totals[fname] = reader.field_length(fname)
+        arrays[f"len.{fname}"] = _length_codes(reader, fname, n)
+        totals[fname] = int(reader.field_length(fname))
     for fname in VALUE_FIELDS:
-        reg = registries[fname]
-        pairs: set[tuple[int, int]] = set()
-        forms: dict[int, Counter] = {}
-        raw: dict[int, list[str]] = {}
+        keys: dict[str, int] = {}
+        terms: list[str] = []
+        term_key: list[int] = []
+        term_count: list[int] = []
+        doc_parts: list[np.ndarray] = []
+        key_parts: list[np.ndarray] = []
         for btext in reader.lexicon(fname):
             term = btext.decode("utf-8")
             key = term if fname == "article_id" else fold(term)
-            gid = reg.id_for(key)
-            ids = segment_term_ids(reader, fname, btext)
-            forms.setdefault(gid, Counter())[term] += len(ids)
-            raw.setdefault(gid, []).append(term)
-            pairs.update((d, gid) for d in ids)
-        if pairs:
-            arr = np.array(sorted(pairs), dtype=np.int32)
-            cols.docs[fname], cols.gids[fname] = arr[:, 0], arr[:, 1]
+            k = keys.setdefault(key, len(keys))
+            ids = segment_postings(reader, fname, btext)[0]
+            terms.append(term)
+            term_key.append(k)
+            term_count.append(len(ids))
+            doc_parts.append(ids)
+            key_parts.append(np.full(len(ids), k, dtype=np.int64))
+        nkeys = len(keys)
+        if doc_parts and nkeys:
+            pairs = np.unique(np.concatenate(doc_parts) * nkeys + np.concatenate(key_parts))
+            docs, lkeys = (pairs // nkeys).astype(np.int32), (pairs % nkeys).astype(np.int32)
         else:
-            cols.docs[fname] = np.zeros(0, dtype=np.int32)
-            cols.gids[fname] = np.zeros(0, dtype=np.int32)
-        cols.forms[fname] = forms
-        cols.raw[fname] = raw
-    return cols
+            docs = lkeys = np.zeros(0, dtype=np.int32)
+        key_list = list(keys)
+        arrays[f"{fname}.docs"] = docs
+        arrays[f"{fname}.keys"] = lkeys
+        arrays[f"{fname}.term_key"] = np.asarray(term_key, dtype=np.int32)
+        arrays[f"{fname}.term_count"] = np.asarray(term_count, dtype=np.int64)
+        arrays[f"{fname}.strings"] = _json_array(
+            {"keys": key_list, "terms": None if terms == key_list else terms}
+        )
+    return arrays, {"field_totals": totals}
+
+
+class _Computed:
+    """Doc values computed in memory, with the interface of ``dvstore.SegmentFile``."""
+
+    def __init__(self, ndocs: int, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
+        self.ndocs = ndocs
+        self.arrays = arrays
+        self.meta = meta
+
+    def array(self, name: str) -> np.ndarray:
+        return self.arrays[name]
+
+    def json(self, name: str) -> Any:
+        return json.loads(self.arrays[name].tobytes().decode("utf-8"))
+
+
+def write_segment_file(storage: Any, schema: Any, segment: Any) -> None:
+    """Compute a just-written segment's doc values and save them next to it.
+
+    Called by a writer before its new table of contents names the segment
+    (``persist_on_commit``), so every committed segment has its file; the
+    segment's own files are complete on disk by then.
+    """
+    from whoosh.reading import SegmentReader
+
+    reader = SegmentReader(storage, schema, segment)
+    try:
+        arrays, meta = compute_segment(reader)
+    finally:
+        reader.close()
+    dvstore.write(storage.folder, segment.segment_id(), segment.doc_count_all(), arrays, meta)
+
+
+def persist_on_commit(writer: Any) -> Any:
+    """Make a Whoosh ``SegmentWriter`` save the doc values of the segments its commit adds.
+
+    The new segment and any segment a merge produces get their ``.dv`` file
+    before the table of contents that names them is written: a crash before the
+    TOC leaves an orphan file that Whoosh's cleanup removes with the segment's.
+    """
+    before = {s.segment_id() for s in writer.segments}
+    original = writer._commit_toc
+
+    def commit_toc(segments: list[Any]) -> None:
+        for seg in segments:
+            if seg.segment_id() not in before:
+                write_segment_file(writer.storage, writer.schema, seg)
+        original(segments)
+
+    writer._commit_toc = commit_toc
+    return writer
+
+
+@dataclass
+class FieldColumns:
+    """One value field of one segment, with key ids resolved against the index's registry."""
+
+    docs: np.ndarray  # local docnums
+    gids: np.ndarray  # key ids, parallel to docs
+    terms: list[str]  # raw indexed terms (written forms)
+    term_gid: np.ndarray  # key id of each term
+    term_count: np.ndarray  # documents per term
+    _by_gid: dict[int, list[int]] | None = None
+
+    def by_gid(self) -> dict[int, list[int]]:
+        """Key id -> indexes of its terms (built on first use)."""
+        got = self._by_gid
+        if got is None:
+            got = {}
+            for i, gid in enumerate(self.term_gid.tolist()):
+                got.setdefault(gid, []).append(i)
+            self._by_gid = got
+        return got
+
+
+class SegmentColumns:
+    """The doc values of one segment (immutable): mapped from its file, or computed.
+
+    A field's key ids are resolved against the registry only when a query first
+    touches that field, so a search that uses two facets decodes two fields.
+    """
+
+    def __init__(self, segid: str, src: Any, registries: dict[str, KeyRegistry]) -> None:
+        self.segid = segid
+        self.src = src
+        self.ndocs: int = src.ndocs
+        self.registries = registries
+        self.field_totals: dict[str, int] = src.meta["field_totals"]
+        self._fields: dict[str, FieldColumns] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def doctype(self) -> np.ndarray:
+        return self.src.array("doctype")
+
+    @property
+    def date(self) -> np.ndarray:
+        return self.src.array("date")
+
+    def length_codes(self, fname: str) -> np.ndarray:
+        return self.src.array(f"len.{fname}")
+
+    def field(self, fname: str) -> FieldColumns:
+        got = self._fields.get(fname)
+        if got is not None:
+            return got
+        with self._lock:
+            got = self._fields.get(fname)
+            if got is None:
+                strings = self.src.json(f"{fname}.strings")
+                keys = strings["keys"]
+                l2g = self.registries[fname].ids_for(keys)
+                lkeys = self.src.array(f"{fname}.keys")
+                term_key = self.src.array(f"{fname}.term_key")
+                got = FieldColumns(
+                    docs=self.src.array(f"{fname}.docs"),
+                    gids=l2g[lkeys] if len(lkeys) else np.zeros(0, np.int32),
+                    terms=strings["terms"] if strings["terms"] is not None else keys,
+                    term_gid=l2g[term_key] if len(term_key) else np.zeros(0, np.int32),
+                    term_count=self.src.array(f"{fname}.term_count"),
+                )
+                self._fields[fname] = got
+        return got
+
+
+class _Lazy(dict):
+    """A dict whose missing entries are computed on first access (thread-safe)."""
+
+    def __init__(self, make: Any, lock: threading.RLock) -> None:
+        super().__init__()
+        self._make = make
+        self._lock = lock
+
+    def __missing__(self, key: str) -> Any:
+        with self._lock:
+            if dict.__contains__(self, key):
+                return dict.__getitem__(self, key)
+            value = self._make(key)
+            self[key] = value
+            return value
 
 
 class View:
-    """The doc values of one searcher's segments as global arrays."""
+    """The doc values of one searcher's segments as global arrays (built per field on use)."""
 
     def __init__(
         self, leaves: list[tuple[Any, int]], cols: list[SegmentColumns], registries: dict
@@ -227,8 +395,6 @@ class View:
         self.cols = cols
         self.registries = registries
         self.size = sum(c.ndocs for c in cols)
-        self.nkeys = {f: len(registries[f].keys) for f in VALUE_FIELDS}
-        self.keys = {f: registries[f].keys[: self.nkeys[f]] for f in VALUE_FIELDS}
         live = []
         for (reader, _), c in zip(leaves, cols, strict=True):
             m = np.ones(c.ndocs, dtype=bool)
@@ -236,25 +402,23 @@ class View:
                 dels = np.fromiter(reader.deleted_docs_set, dtype=np.int64)
                 m[dels[dels < c.ndocs]] = False
             live.append(m)
-        empty_b = np.zeros(0, dtype=bool)
-        self.live = np.concatenate(live) if live else empty_b
+        self.live = np.concatenate(live) if live else np.zeros(0, dtype=bool)
         self.doctype = np.concatenate([c.doctype for c in cols]) if cols else np.zeros(0, np.int8)
-        self.date = np.concatenate([c.date for c in cols]) if cols else np.zeros(0, np.int32)
-        self.docs: dict[str, np.ndarray] = {}
-        self.gids: dict[str, np.ndarray] = {}
-        for f in VALUE_FIELDS:
-            parts_d, parts_g = [], []
-            for (_, off), c in zip(leaves, cols, strict=True):
-                parts_d.append(c.docs[f].astype(np.int64) + off)
-                parts_g.append(c.gids[f])
-            self.docs[f] = np.concatenate(parts_d) if parts_d else np.zeros(0, np.int64)
-            self.gids[f] = np.concatenate(parts_g) if parts_g else np.zeros(0, np.int32)
-        self.lengths = {
-            f: _LENGTHS[np.concatenate([c.lengths[f] for c in cols])]
-            if cols
-            else np.zeros(0, np.float32)
-            for f in SCORED_FIELDS
-        }
+        self._fields_lock = threading.RLock()
+        self._date: np.ndarray | None = None
+        self._field_data = _Lazy(self._make_field, self._fields_lock)
+        self.docs = _Lazy(lambda f: self._field_data[f][0], self._fields_lock)
+        self.gids = _Lazy(lambda f: self._field_data[f][1], self._fields_lock)
+        self.nkeys = _Lazy(lambda f: self._field_data[f][2], self._fields_lock)
+        self.keys = _Lazy(lambda f: self._field_data[f][3], self._fields_lock)
+        self.lengths = _Lazy(
+            lambda f: (
+                _LENGTHS[np.concatenate([c.length_codes(f) for c in cols])]
+                if cols
+                else np.zeros(0, np.float32)
+            ),
+            self._fields_lock,
+        )
         # as Whoosh's BM25F: total field length over all documents, deleted ones included
         self.avglen = {
             f: (sum(c.field_totals[f] for c in cols) / self.size) if self.size else 1.0
@@ -272,6 +436,7 @@ class View:
         self._article_of: np.ndarray | None = None
         self._tiebreak: np.ndarray | None = None
         self._displays: dict[tuple[str, int], str] = {}
+        self.segment_postings: SegmentPostingsCache | None = None  # set by DocValuesCache
 
     # -- statistics (content only, never segment history) ---------------------
     def live_count(self, doctype: str) -> int:
@@ -338,6 +503,32 @@ class View:
             with self._lock:
                 self._tiebreak = got
         return got
+
+    def _make_field(self, fname: str) -> tuple[np.ndarray, np.ndarray, int, list[str]]:
+        """(global docnums, key ids, key count, keys) of a field over this view's segments."""
+        parts = [c.field(fname) for c in self.cols]
+        reg = self.registries[fname]
+        with reg.lock:  # every key id of these segments is registered by now
+            nkeys = len(reg.keys)
+            keys = reg.keys[:nkeys]
+        docs = (
+            np.concatenate(
+                [p.docs.astype(np.int64) + off for p, off in zip(parts, self.offsets, strict=True)]
+            )
+            if parts
+            else np.zeros(0, np.int64)
+        )
+        gids = np.concatenate([p.gids for p in parts]) if parts else np.zeros(0, np.int32)
+        return docs, gids, nkeys, keys
+
+    @property
+    def date(self) -> np.ndarray:
+        """Per document, its date as a YYYYMMDD int (0: none)."""
+        d = self._date
+        if d is None:
+            d = np.concatenate([c.date for c in self.cols]) if self.cols else np.zeros(0, np.int32)
+            self._date = d
+        return d
 
     # -- masks -------------------------------------------------------------
     def empty(self) -> np.ndarray:
@@ -411,6 +602,7 @@ class View:
 
     # -- values ------------------------------------------------------------
     def gid(self, fieldname: str, key: str) -> int | None:
+        self.nkeys[fieldname]  # resolves the field's key ids
         gid = self.registries[fieldname].ids.get(key)
         return gid if gid is not None and gid < self.nkeys[fieldname] else None
 
@@ -424,7 +616,9 @@ class View:
             return got
         total: Counter = Counter()
         for c in self.cols:
-            total.update(c.forms[fieldname].get(gid, {}))
+            fc = c.field(fieldname)
+            for i in np.flatnonzero(fc.term_gid == gid).tolist():
+                total[fc.terms[i]] += int(fc.term_count[i])
         if not total:
             got = self.keys[fieldname][gid]
         else:
@@ -439,25 +633,90 @@ class View:
             if got is None:
                 got = {}
                 for c in self.cols:
-                    for gid, terms in c.raw[fieldname].items():
+                    fc = c.field(fieldname)
+                    for gid, idxs in fc.by_gid().items():
                         bucket = got.setdefault(gid, [])
-                        bucket.extend(t for t in terms if t not in bucket)
+                        bucket.extend(fc.terms[i] for i in idxs if fc.terms[i] not in bucket)
                 self._present[fieldname] = got
         return got
 
 
-class DocValuesCache:
-    """Segment columns and views of one index; thread-safe."""
+class SegmentPostingsCache:
+    """Decoded postings per (segment, field, term), kept across index states (an LRU).
+
+    Segments never change (deletions are masked by the view's live mask), so a
+    commit that adds a segment leaves every cached entry valid: the first
+    search after it decodes only the new segment's postings.
+    """
+
+    budget = 4_000_000  # postings kept (about 48 MB)
 
     def __init__(self) -> None:
+        self._items: OrderedDict[tuple[str, str, bytes], tuple[np.ndarray, np.ndarray]] = (
+            OrderedDict()
+        )
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str, bytes]) -> tuple[np.ndarray, np.ndarray] | None:
+        with self._lock:
+            got = self._items.get(key)
+            if got is not None:
+                self._items.move_to_end(key)
+            return got
+
+    def put(self, key: tuple[str, str, bytes], value: tuple[np.ndarray, np.ndarray]) -> None:
+        size = len(value[0])
+        if size > self.budget // 4:
+            return
+        with self._lock:
+            if key in self._items:
+                return
+            self._items[key] = value
+            self._size += size
+            while self._size > self.budget and self._items:
+                _, old = self._items.popitem(last=False)
+                self._size -= len(old[0])
+
+
+class DocValuesCache:
+    """Segment columns and views of one index; thread-safe.
+
+    A segment's columns come from its ``.dv`` file (``dvstore``); a segment
+    without a valid one (an index written before doc values were saved, or a
+    file lost) is read from its postings once and its file written then, so the
+    next process maps it.
+    """
+
+    def __init__(self, folder: str | os.PathLike | None = None) -> None:
+        self.folder = folder
         self.registries = {f: KeyRegistry() for f in VALUE_FIELDS}
         self.segments: dict[str, SegmentColumns] = {}
         self.views: dict[tuple, View] = {}
+        self.postings = SegmentPostingsCache()
         self.lock = threading.Lock()
-        self.builds = 0  # segments read so far (for tests and diagnostics)
+        self.loads = 0  # segments opened so far, from their file or their postings
+        self.builds = 0  # segments read from their postings (no valid file)
+
+    def _open_segment(self, reader: Any) -> SegmentColumns:
+        seg = reader.segment()
+        segid = seg.segment_id()
+        ndocs = reader.doc_count_all()
+        src = dvstore.read(self.folder, segid, ndocs) if self.folder is not None else None
+        if src is None:
+            arrays, meta = compute_segment(reader)
+            self.builds += 1
+            src = _Computed(ndocs, arrays, meta)
+            if self.folder is not None:
+                try:
+                    dvstore.write(self.folder, segid, ndocs, arrays, meta)
+                except OSError:  # a read-only index: keep the columns in memory only
+                    pass
+        self.loads += 1
+        return SegmentColumns(segid, src, self.registries)
 
     def view(self, searcher: Any) -> View:
-        """The view for a searcher, reading only segments not seen before."""
+        """The view for a searcher, opening only segments not seen before."""
         leaves = leaves_of(searcher)
         key = tuple(
             (r.segment().segment_id(), r.segment().deleted_count(), off) for r, off in leaves
@@ -474,10 +733,10 @@ class DocValuesCache:
                 segid = r.segment().segment_id()
                 c = self.segments.get(segid)
                 if c is None:
-                    c = self.segments[segid] = build_segment(r, self.registries)
-                    self.builds += 1
+                    c = self.segments[segid] = self._open_segment(r)
                 cols.append(c)
             v = View(leaves, cols, self.registries)
+            v.segment_postings = self.postings
             # keep only what the newest views need
             wanted = {segid for segid, _, _ in key}
             for segid in list(self.segments):
@@ -498,7 +757,7 @@ def cache_for(store: Any) -> DocValuesCache:
     with _CACHES_LOCK:
         c = _CACHES.get(store)
         if c is None:
-            c = _CACHES[store] = DocValuesCache()
+            c = _CACHES[store] = DocValuesCache(getattr(store, "path", None))
         return c
 
 
@@ -552,8 +811,15 @@ class Postings:
             got = self.view.cached_postings(key)
         if got is None:
             ids_parts, w_parts = [], []
-            for reader, off in self.leaves:
-                ids, weights = segment_postings(reader, fieldname, btext)
+            shared = self.view.segment_postings
+            for (reader, off), cols in zip(self.leaves, self.view.cols, strict=True):
+                skey = (cols.segid, fieldname, btext)
+                seg = shared.get(skey) if shared is not None else None
+                if seg is None:
+                    seg = segment_postings(reader, fieldname, btext)
+                    if shared is not None:
+                        shared.put(skey, seg)
+                ids, weights = seg
                 if len(ids):
                     ids_parts.append(ids + off)
                     w_parts.append(weights)

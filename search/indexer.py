@@ -216,7 +216,6 @@ def index_articles(
     pending: tuple[Article, list[Passage]] | None = None
     progress.sample(force=True)
     try:
-        first = True
         while True:
             # Enrich the whole batch *before* taking the write lock, so the lock
             # is held only while the batch is written: other writers (the API,
@@ -248,9 +247,8 @@ def index_articles(
                 progress.sample()
                 if on_progress:
                     on_progress(progress, report)
-            if not batch and not first:
+            if not batch:
                 break
-            first = False
             with store.writer() as w:
                 for article, passages in batch:
                     w.put(article, passages)

@@ -56,6 +56,7 @@ TOC_RE = re.compile(rf"^_{INDEX_NAME}_(\d+)\.toc$")
 SEGMENT_FILE_RE = re.compile(rf"^({INDEX_NAME}_[0-9a-z]+)\.[A-Za-z0-9_.]+$")  # as Whoosh's
 SEGMENT_EXT = ".seg"
 ARTICLES_EXT = ".ids"
+DERIVED_EXT = ".dv"  # doc values (search.dvstore): rebuilt from the postings when missing
 CHUNK = 1 << 20
 
 
@@ -304,7 +305,7 @@ def quick_check(folder: Path, generation: int) -> Manifest | None:
         return None  # damaged manifest: reads still verify what they can; check names it
     bad, problems = [], []
     for name, entry in manifest.files.items():
-        if name.endswith(ARTICLES_EXT):
+        if name.endswith((ARTICLES_EXT, DERIVED_EXT)):
             continue
         try:
             size = os.stat(folder / name).st_size

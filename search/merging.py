@@ -27,8 +27,11 @@ import math
 import os
 import re
 import shutil
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -128,4 +131,200 @@ def merge_tiered(
                 reader.close()
         return [s for i, s in enumerate(segments) if i not in chosen]
 
+    policy.plan = lambda sizes: plan_merges(sizes, factor, floor_docs, max_docs)  # type: ignore[attr-defined]
     return policy
+
+
+def plan_of(policy: Any) -> Callable[[list[tuple[int, int]]], list[int]]:
+    """The planning function of a policy made by ``merge_tiered`` (defaults otherwise)."""
+    return getattr(policy, "plan", plan_merges)
+
+
+# -- merging off the write path ------------------------------------------------
+#
+# A merge rewrites whole segments: seconds for large ones. Run inside a commit
+# (Whoosh's way) it held the write lock meanwhile, so the write request that
+# triggered it, and every write queued behind it, waited 7-14 s. Here a commit
+# only adds its new segment; a background thread then merges like Lucene's
+# concurrent merge scheduler:
+#
+# 1. without the write lock: read the chosen segments (immutable files) and write
+#    the merged segment and its doc values into ``.merging/`` in the index folder
+#    (Whoosh's cleanup after each commit only looks at the folder's own files);
+# 2. with the write lock, briefly: if the chosen segments are all still in the
+#    index, apply to the merged segment the deletions they received meanwhile
+#    (replaced or deleted articles: old docnum -> new docnum), move its files in
+#    and commit a TOC that lists it instead of them.
+#
+# Readers keep their segments until they move to the new generation. A crash
+# at any point loses nothing: before the TOC the old segments stand and the
+# leftovers (``.merging/``, or moved files no TOC names, which Whoosh's next
+# cleanup removes) are only disk space. One merge at a time per index, across
+# processes: the ``<index>_MERGELOCK`` file lock.
+
+MERGE_DIR = ".merging"
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def merge_once(store: Any) -> bool:
+    """Run one planned merge of a ``WhooshStore``'s segments; False if none was due or possible."""
+    ix = store.ix
+    lock = ix.storage.lock(f"{ix.indexname}_MERGELOCK")
+    if not lock.acquire(blocking=False):
+        return False  # another thread or process is merging this index
+    try:
+        return _merge(store, ix)
+    finally:
+        lock.release()
+
+
+def _merge(store: Any, ix: Any) -> bool:
+    from whoosh.filedb.filestore import FileStorage
+    from whoosh.index import LockError
+    from whoosh.reading import SegmentReader
+    from whoosh.writing import SegmentWriter
+
+    from . import dvstore
+    from .docvalues import compute_segment
+
+    folder = Path(ix.storage.folder)
+    work = folder / MERGE_DIR
+    shutil.rmtree(work, ignore_errors=True)  # left by a merge killed midway
+    try:
+        toc = ix._read_toc()
+    except FileNotFoundError:  # a commit replaced the TOC just then; next time
+        return False
+    segments = toc.segments
+    chosen = plan_of(store.merge_policy)([(s.doc_count(), s.doc_count_all()) for s in segments])
+    if not chosen:
+        return False
+    sources = [segments[i] for i in sorted(chosen)]
+    # (segment id, deletions at the start, first new docnum, live docnums in order)
+    maps: list[tuple[str, set[int], int, list[int]]] = []
+    merged = None
+    if any(s.doc_count() for s in sources):
+        tmp = FileStorage(str(work)).create()
+        shim = SimpleNamespace(storage=tmp, indexname=ix.indexname, _read_toc=lambda: toc)
+        w = SegmentWriter(shim, _lk=False)
+        try:
+            for seg in sources:
+                deleted = set(seg.deleted_docs()) if seg.has_deletions() else set()
+                live = [d for d in range(seg.doc_count_all()) if d not in deleted]
+                base = w.docnum
+                reader = SegmentReader(ix.storage, toc.schema, seg)
+                try:
+                    w.add_reader(reader)
+                finally:
+                    reader.close()
+                maps.append((seg.segment_id(), deleted, base, live))
+            merged = w._finalize_segment()
+        except BaseException:
+            w.cancel()
+            shutil.rmtree(work, ignore_errors=True)
+            raise
+        w._finish()
+        reader = SegmentReader(tmp, toc.schema, merged)
+        try:
+            arrays, meta = compute_segment(reader)
+        finally:
+            reader.close()
+        dvstore.write(work, merged.segment_id(), merged.doc_count_all(), arrays, meta)
+        names = [n for n in os.listdir(work) if n.startswith(merged.segment_id() + ".")]
+        for name in names:
+            _fsync(work / name)
+    else:  # every document of the chosen segments is deleted: drop them
+        maps = [(s.segment_id(), set(), 0, []) for s in sources]
+        names = []
+    try:
+        writer = ix.writer(timeout=store.lock_timeout, delay=0.05)
+    except LockError:
+        shutil.rmtree(work, ignore_errors=True)
+        return False
+    try:
+        current = writer.segments
+        ids = [s.segment_id() for s in current]
+        gone = {sid for sid, _, _, _ in maps}
+        if not gone <= set(ids):  # merged meanwhile by someone else (``optimize``)
+            writer.cancel()
+            shutil.rmtree(work, ignore_errors=True)
+            return False
+        for sid, before, base, live in maps:
+            seg = current[ids.index(sid)]
+            now = set(seg.deleted_docs()) if seg.has_deletions() else set()
+            if merged is not None and now - before:
+                where = {d: base + i for i, d in enumerate(live)}
+                for d in now - before:
+                    merged.delete_document(where[d])
+        for name in names:
+            os.replace(work / name, folder / name)
+        final = [s for s in current if s.segment_id() not in gone]
+        if merged is not None:
+            final.append(merged)
+        writer.commit(mergetype=lambda _w, _segments: final)
+    except BaseException:
+        try:
+            writer.cancel()
+        except Exception:  # noqa: BLE001 - already committed or half closed
+            pass
+        raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return True
+
+
+class Merger:
+    """Runs a store's merges in one background thread, started when a commit asks for it."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.merges = 0  # merges done (for tests and diagnostics)
+        self.errors: list[str] = []
+        self._lock = threading.Lock()
+        self._wanted = False
+        self._thread: threading.Thread | None = None
+
+    def request(self) -> None:
+        """Check for due merges soon (after a commit); returns at once."""
+        with self._lock:
+            self._wanted = True
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="newsquarry-merge", daemon=True
+                )
+                self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                if not self._wanted:
+                    self._thread = None
+                    return
+                self._wanted = False
+            try:
+                while merge_once(self.store):
+                    self.merges += 1
+            except Exception as exc:  # noqa: BLE001 - a failed merge loses nothing; say so
+                self.errors.append(f"{type(exc).__name__}: {exc}")
+                import logging  # only now: a CLI search should not pay for importing it
+
+                logging.getLogger(__name__).warning("segment merge failed (nothing lost): %s", exc)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until no merge is running or due; False if ``timeout`` passed first."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            with self._lock:
+                t = self._thread
+            if t is None:
+                return True
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return False
+            t.join(left)

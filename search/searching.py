@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from .config import load_settings
-from .docvalues import Deadline, Postings, View, cache_for, match_mask
+from .docvalues import VALUE_FIELDS, Deadline, Postings, View, cache_for, match_mask
 from .errors import InvalidRequest, QueryError, SearchTimeout, UnknownFacet
 from .facets import FacetCounter, build_filters, canonical_record, date_bounds, display_form
 from .highlight import highlight
@@ -569,3 +569,25 @@ def _suggest(prep: _Prepared, total: int) -> tuple[str, int] | None:
     mask &= prep.view.doctype_mask(DOCTYPE_FOR_MODE[prep.request.mode])
     found = int(prep.filters.combined(mask).sum())
     return (fixed, found) if found > total else None
+
+
+def warm_up(store: Any) -> float:
+    """Prepare a store for fast first answers; returns the seconds it took.
+
+    A server worker calls this when it opens the index, before its first
+    request: it maps every segment's doc values and resolves the key ids of
+    every facet field, and runs one query and one filtered, faceted search so
+    the modules and patterns Whoosh and numpy load on first use are loaded.
+    Without it a fresh worker's first faceted search took ~13x a warm one
+    (docs/benchmarks.md, "First search").
+    """
+    t0 = time.monotonic()
+    view = cache_for(store).view(store.searcher())
+    for fname in VALUE_FIELDS:
+        view.nkeys[fname]  # resolves the field's key ids
+    view.date  # noqa: B018 - computed on first access
+    run_search(
+        store,
+        SearchRequest(q="the OR warm*", facets=list(FACETS), filters={"date": ["2000"]}),
+    )
+    return time.monotonic() - t0

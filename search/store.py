@@ -35,11 +35,13 @@ from typing import Any, Protocol
 from whoosh.filedb.filestore import FileStorage
 from whoosh.index import TOC, EmptyIndexError
 from whoosh.query import Term
+from whoosh.writing import NO_MERGE
 
 from . import (
     integrity,
     whoosh_fixes,  # noqa: F401  (applies the fixes)
 )
+from .docvalues import persist_on_commit
 from .errors import (
     READ_DAMAGE,
     IndexDamaged,
@@ -50,7 +52,7 @@ from .errors import (
 )
 from .ids import shorten
 from .locking import WriteLock
-from .merging import free_bytes, merge_tiered, segment_bytes
+from .merging import Merger, free_bytes, merge_tiered, segment_bytes
 from .models import Article, Passage, quote_record
 from .schema import SCHEMA_VERSION, build_schema, spelling_words
 
@@ -234,6 +236,7 @@ class WriteSession:
         self._searcher = writer.searcher()
         self._seen: set[str] = set()
         self.report = WriteReport()
+        self.changed = False  # anything put or deleted: without it, nothing is committed
 
     def _exists(self, article_id: str) -> bool:
         return stored_document(self._searcher, article_id, "article") is not None
@@ -246,6 +249,7 @@ class WriteSession:
         existed = self._exists(article.id)
         if existed:
             self._writer.delete_by_term("article_id", article.id)
+        self.changed = True
         for doc in passage_documents(article, passages):
             self._writer.add_document(**{k: v for k, v in doc.items() if v is not None})
         self.report.passages += len(passages)
@@ -258,6 +262,7 @@ class WriteSession:
         if not self._exists(article_id):
             return False
         self._writer.delete_by_term("article_id", article_id)
+        self.changed = True
         self.report.deleted.append(article_id)
         return True
 
@@ -456,10 +461,13 @@ class WhooshStore:
         *,
         create: bool = True,
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        background_merges: bool = True,
     ) -> None:
         self.path = Path(path)
         self.lock_timeout = lock_timeout
         self.merge_policy = merge_tiered()  # see search.merging
+        # merges run in a background thread, not inside the commit that makes them due
+        self.merger = Merger(self) if background_merges else None
         self._local = threading.local()
         try:
             if integrity.toc_generations(self.path):
@@ -542,6 +550,7 @@ class WhooshStore:
             integrity.require_manifest(self.path, self.generation)
             with reading(self.path):
                 w = self.ix.writer(_lk=False, limitmb=WRITER_MEMORY_MB)
+            persist_on_commit(w)  # new and merged segments get their doc-values file
             try:
                 yield w
             except BaseException:
@@ -555,12 +564,22 @@ class WhooshStore:
         """One commit: everything put in the session lands together or not at all.
 
         A commit that fails (a full disk) leaves nothing behind: the files it
-        wrote are removed and the previous commit stands.
+        wrote are removed and the previous commit stands. A session that neither
+        put nor deleted anything commits nothing (the generation stays, and with it
+        every ETag and cache).
         """
         with self._whoosh_writer(timeout) as w:
             session = WriteSession(self, w)
             yield session
-            w.commit(mergetype=self.merge_policy)
+            if not session.changed:
+                # nothing to write: no new generation, so ETags and caches stay valid
+                w.cancel()
+                self.ix.storage.discard_uncommitted()
+                return
+            # merges run in the background (``merging.Merger``), off the write path
+            w.commit(mergetype=NO_MERGE if self.merger else self.merge_policy)
+        if self.merger:
+            self.merger.request()
 
     def optimize(self, timeout: float | None = None) -> dict[str, Any]:
         """Merge all segments into one; refuses (NotEnoughSpace) without room for the merge."""
@@ -777,7 +796,12 @@ class WhooshStore:
         with reading(self.path):
             return run_search(self, request)
 
+    def wait_for_merges(self, timeout: float | None = None) -> bool:
+        """Wait until no background merge is running or due (False: ``timeout`` passed)."""
+        return self.merger.wait(timeout) if self.merger else True
+
     def close(self) -> None:
+        self.wait_for_merges(timeout=60)
         s = getattr(self._local, "searcher", None)
         if s is not None:
             s.close()

@@ -33,16 +33,24 @@ keyword fields) costs an ``os.stat`` for every posting of that field each time
 a segment is flushed or merged (8% of the writer's time, measured). A segment's
 files never change once written, so a missing column is now cached too.
 
+Stored fields are read through a ``VarBytesColumn`` whose reader derived each
+document's offset from the lengths in a Python loop when a segment was first
+read in a process; it is now one ``itertools.accumulate``.
+
 (The other Whoosh fix, not using ``Searcher.refresh()``, lives in ``store``.)
 """
 
 from __future__ import annotations
 
 import secrets
+import struct
+from array import array
+from itertools import accumulate
 from typing import Any
 
 import whoosh.codec.base
 import whoosh.codec.whoosh3
+import whoosh.columns
 import whoosh.filedb.compound
 import whoosh.filedb.filestore
 import whoosh.filedb.structfile
@@ -205,3 +213,32 @@ def _pool_add(self: Any, item: tuple) -> None:
 
 
 whoosh.writing.PostingPool.add = _pool_add  # type: ignore[method-assign]
+
+
+def _read_offsets_and_lengths(self: Any) -> None:
+    """``VarBytesColumn.Reader._read_offsets_and_lengths`` deriving offsets at C speed.
+
+    Stored fields live in such a column; when its offsets were not written,
+    Whoosh summed the lengths in a Python loop on the first stored-fields read
+    of each segment in each process (~20 ms per 10,000 documents).
+    """
+    dbfile, doccount = self._dbfile, self._doccount
+    lastbyte = self._basepos + self._length - 1
+    lens_code = chr(dbfile.get_byte(lastbyte))
+    offsets = None
+    if lens_code == "X":
+        self.had_stored_offsets = True
+        lens_code = chr(dbfile.get_byte(lastbyte - 2))
+        offsets_code = chr(dbfile.get_byte(lastbyte - 1))
+        offsetstart = (lastbyte - 2) - doccount * struct.calcsize(offsets_code)
+        offsets = dbfile.get_array(offsetstart, offsets_code, doccount)
+        lastbyte = offsetstart
+    lenstart = lastbyte - (struct.calcsize(lens_code) * doccount)
+    lengths = dbfile.get_array(lenstart, lens_code, doccount)
+    if offsets is None:
+        offsets = array("L", accumulate(lengths[:-1], initial=0)) if len(lengths) else array("L")
+    self._offsets = offsets
+    self._lengths = lengths
+
+
+whoosh.columns.VarBytesColumn.Reader._read_offsets_and_lengths = _read_offsets_and_lengths  # type: ignore[method-assign]

@@ -195,6 +195,25 @@ def test_delete_article(write_client):
     assert_problem(write_client.delete("/v1/articles/d1", headers=AUTH), 404)
 
 
+def test_writes_that_change_nothing_keep_generation_and_etags(write_client):
+    doc = {"title": "Same", "text": "Unchanged text about Caracas.", "date": "2019-01-02"}
+    first = write_client.put("/v1/articles/n1", json=doc, headers=AUTH).get_json()
+    generation = first["generation"]
+    etag = write_client.get("/v1/articles/n1").headers["ETag"]
+    search_etag = write_client.get("/v1/search?q=Caracas").headers["ETag"]
+
+    put = write_client.put("/v1/articles/n1", json=doc, headers=AUTH).get_json()
+    assert put["unchanged"] == ["n1"] and put["generation"] == generation
+    post = write_client.post("/v1/articles", json=[{"id": "n1", **doc}], headers=AUTH).get_json()
+    assert post["unchanged"] == ["n1"] and post["generation"] == generation
+    assert_problem(write_client.delete("/v1/articles/missing", headers=AUTH), 404)
+
+    assert write_client.get("/v1/articles/n1", headers={"If-None-Match": etag}).status_code == 304
+    again = write_client.get("/v1/search?q=Caracas", headers={"If-None-Match": search_etag})
+    assert again.status_code == 304
+    assert write_client.get("/v1/stats").get_json()["generation"] == generation
+
+
 def test_415_for_non_json_and_400_for_broken_json(write_client):
     resp = write_client.post("/v1/articles", data="text=x", headers=AUTH,
                              content_type="application/x-www-form-urlencoded")

@@ -40,6 +40,22 @@ def test_index_summary_and_idempotence(runner, index_dir, corpus_dir):
     assert "0 added, 0 replaced, 1 unchanged" in r.stdout
 
 
+def test_unchanged_reindex_and_missing_delete_commit_nothing(runner, index_dir, corpus_dir):
+    assert run(runner, index_dir, "index", str(corpus_dir)).exit_code == 0
+
+    def generation() -> int:
+        r = run(runner, index_dir, "stats", "--json")
+        return json.loads(r.stdout)["generation"]
+
+    before = generation()
+    toc = sorted(p.name for p in Path(index_dir).iterdir() if p.name.endswith(".toc"))
+    assert "1 unchanged" in run(runner, index_dir, "index", str(corpus_dir)).stdout
+    r = run(runner, index_dir, "delete", "no-such-article")
+    assert r.exit_code == 3 and "no such article: no-such-article" in r.stderr
+    assert generation() == before
+    assert sorted(p.name for p in Path(index_dir).iterdir() if p.name.endswith(".toc")) == toc
+
+
 def test_index_reports_bad_files_and_exit_code(runner, index_dir, corpus_dir, tmp_path):
     (corpus_dir / "bin.txt").write_bytes(b"\x00binary")
     (corpus_dir / "empty.txt").write_bytes(b"")

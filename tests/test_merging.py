@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+
+import pytest
 from conftest import PassThrough
 
+from newsquarry.search import docvalues
 from newsquarry.search.indexer import index_articles
-from newsquarry.search.merging import level, merge_tiered, plan_merges
+from newsquarry.search.merging import MERGE_DIR, level, merge_tiered, plan_merges
 from newsquarry.search.models import Article
 from newsquarry.search.passages import split_passages
 from newsquarry.search.requests import SearchRequest
@@ -59,6 +63,7 @@ def _article(i: int, version: int = 0) -> Article:
 def _index(store: WhooshStore, ids: range, version: int = 0) -> None:
     articles = (_article(i, version) for i in ids)
     index_articles(store, articles, enricher=PassThrough(), commit_every=5)
+    store.wait_for_merges()  # merges run in the background after the commits
 
 
 def test_segments_stay_bounded_and_every_document_stays_findable(tmp_path):
@@ -95,3 +100,71 @@ def test_replaced_articles_never_come_back_after_merges(tmp_path):
     # no segment keeps more than half of its documents deleted
     for seg in store.ix._segments():
         assert seg.doc_count() * 2 >= seg.doc_count_all()
+
+
+def _segment_count(store: WhooshStore) -> int:
+    return len(store.ix._segments())
+
+
+def test_a_commit_returns_before_its_merge_and_the_merge_follows(tmp_path):
+    store = WhooshStore(tmp_path / "ix")
+    store.merge_policy = merge_tiered(factor=3, floor_docs=5)
+    release = threading.Event()
+    started = threading.Event()
+    real = docvalues.compute_segment
+
+    def slow(reader):  # the merge's doc values: hold the merge here
+        if threading.current_thread().name == "newsquarry-merge":
+            started.set()
+            assert release.wait(30)
+        return real(reader)
+
+    for start in (0, 5):
+        _index(store, range(start, start + 5))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(docvalues, "compute_segment", slow)
+        index_articles(store, (_article(i) for i in range(10, 15)), enricher=PassThrough())
+        assert started.wait(30)  # the third segment made a merge due; it is running
+        assert _segment_count(store) == 3  # the commit did not wait for it
+        # writes and reads go on while it runs; the merge keeps their deletions
+        store.delete("a0001")
+        index_articles(store, [_article(2, version=1)], enricher=PassThrough())
+        r = store.search(SearchRequest(q="version", per_page=50))
+        assert r.total == 14 * len(split_passages(_article(0)))
+        release.set()
+        assert store.wait_for_merges(30)
+    assert store.merger.merges >= 1 and store.merger.errors == []
+    assert _segment_count(store) == 2  # the merged one and the last commit's
+    assert not (tmp_path / "ix" / MERGE_DIR).exists()
+    hits = store.search(SearchRequest(q="version", per_page=50)).hits
+    versions = {h.article_id: h.text.split("version ")[1][0] for h in hits if "version" in h.text}
+    assert "a0001" not in versions and versions["a0002"] == "1" and len(versions) == 14
+
+
+def test_a_failed_merge_loses_nothing_and_its_leftovers_go(tmp_path):
+    store = WhooshStore(tmp_path / "ix")
+    store.merge_policy = merge_tiered(factor=3, floor_docs=5)
+
+    real = docvalues.compute_segment
+
+    def broken(reader):  # the merge fails after writing its segment, before its TOC
+        if threading.current_thread().name == "newsquarry-merge":
+            raise OSError("disk full (simulated)")
+        return real(reader)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(docvalues, "compute_segment", broken)
+        for start in (0, 5, 10):
+            index_articles(store, (_article(i) for i in range(start, start + 5)),
+                           enricher=PassThrough())  # fmt: skip
+        assert store.wait_for_merges(30)
+    assert store.merger.errors and "disk full" in store.merger.errors[0]
+    assert _segment_count(store) == 3  # no merge landed
+    assert store.stats()["articles"] == 15
+    # the next merge clears what the failed one left and does the work
+    store.merger.request()
+    assert store.wait_for_merges(30)
+    assert _segment_count(store) == 1
+    assert not (tmp_path / "ix" / MERGE_DIR).exists()
+    assert store.stats()["articles"] == 15
+    assert store.search(SearchRequest(q="item7")).hits[0].article_id == "a0007"

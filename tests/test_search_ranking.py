@@ -145,7 +145,11 @@ def _articles(n=60) -> list[Article]:
 
 
 def _index(path, articles, runs: int, optimize: bool = False) -> WhooshStore:
-    store = WhooshStore(path)
+    # no merges: each run stays a segment of its own, which is the history under test
+    from whoosh.writing import NO_MERGE
+
+    store = WhooshStore(path, background_merges=False)
+    store.merge_policy = NO_MERGE
     step = -(-len(articles) // runs)
     for i in range(0, len(articles), step):
         chunk = articles[i : i + step]

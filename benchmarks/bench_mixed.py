@@ -1,0 +1,124 @@
+"""Reads under writes: search latency with and without a write every second.
+
+Usage::
+
+    python -m benchmarks.bench_mixed --index /tmp/reuters-16 --copy-to /tmp/nq-mixed --seconds 30
+
+The index is copied, opened once (``warm_up`` as a server worker does), then
+two phases of ``--seconds`` each run in one process, as in one API worker:
+``--readers`` threads search without pause (two filters, four facets, ten
+newswire words cycled); in the second phase one more thread adds or replaces
+one article per second through ``WhooshStore.add`` (a commit per write, as
+``PUT /v1/articles/<id>``; merges then run in the background). Reported: read
+p50/p99 per phase, write p50/p99/max, merges done, and a check that every
+written article is found afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import threading
+import time
+
+from newsquarry.search.models import Article, Entity
+from newsquarry.search.passages import split_passages
+from newsquarry.search.requests import SearchRequest
+from newsquarry.search.searching import run_search, warm_up
+from newsquarry.search.store import WhooshStore
+
+WORDS = ["oil", "bank", "trade", "dollar", "wheat", "profit", "shares", "tax", "gold", "coffee"]
+
+
+def pct(values: list[float], p: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))] if s else float("nan")
+
+
+def article(n: int) -> tuple[Article, list]:
+    art = Article(id=f"mixed-{n % 20}", title=f"Oil report {n}", source="Bench",
+                  date="1987-04-01", text=f"U.S. oil officials met OPEC, round {n}.\n\n"
+                  "Talks on oil output and prices went on in Vienna.")  # fmt: skip
+    passages = split_passages(art)
+    p = passages[0]
+    p.entities.append(Entity("OPEC", "OPEC", "org", p.text.index("OPEC"), p.text.index("OPEC") + 4))
+    return art, passages
+
+
+def phase(store: WhooshStore, seconds: float, readers: int, writes: bool) -> dict:
+    stop = time.monotonic() + seconds
+    reads: list[float] = []
+    wlat: list[float] = []
+    written: list[str] = []
+
+    def reader(k: int) -> None:
+        i = k
+        while time.monotonic() < stop:
+            req = SearchRequest(q=WORDS[i % len(WORDS)], filters={"place": ["U.S."]},
+                                date_from="1987-03", facets=["person", "org", "place", "date"])  # fmt: skip
+            t0 = time.perf_counter()
+            run_search(store, req)
+            reads.append(time.perf_counter() - t0)
+            i += 1
+
+    def writer() -> None:
+        n = 0
+        while time.monotonic() < stop:
+            t_next = time.monotonic() + 1.0
+            t0 = time.perf_counter()
+            store.add([article(n)])
+            wlat.append(time.perf_counter() - t0)
+            written.append(f"Oil report {n}")
+            n += 1
+            time.sleep(max(0.0, t_next - time.monotonic()))
+
+    threads = [threading.Thread(target=reader, args=(k,)) for k in range(readers)]
+    if writes:
+        threads.append(threading.Thread(target=writer))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return {"reads": reads, "writes": wlat, "written": written}
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--index", required=True)
+    ap.add_argument("--copy-to", required=True)
+    ap.add_argument("--seconds", type=float, default=30)
+    ap.add_argument("--readers", type=int, default=4)
+    args = ap.parse_args(argv)
+    shutil.rmtree(args.copy_to, ignore_errors=True)
+    shutil.copytree(args.index, args.copy_to)
+    store = WhooshStore(args.copy_to)
+    warm_up(store)
+    quiet = phase(store, args.seconds, args.readers, writes=False)
+    mixed = phase(store, args.seconds, args.readers, writes=True)
+    store.wait_for_merges(600)
+    ms = 1000
+    print(
+        "| phase | reads | read p50 ms | read p99 ms | writes | write p50 ms | write p99 ms | write max ms |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name, r in (("reads only", quiet), ("reads + 1 write/s", mixed)):
+        w = r["writes"]
+        wcols = (f"{statistics.median(w) * ms:.0f} | {pct(w, 99) * ms:.0f} | {max(w) * ms:.0f}"
+                 if w else "- | - | -")  # fmt: skip
+        print(f"| {name} | {len(r['reads'])} | {statistics.median(r['reads']) * ms:.0f} | "
+              f"{pct(r['reads'], 99) * ms:.0f} | {len(w)} | {wcols} |")  # fmt: skip
+    ratio = pct(mixed["reads"], 99) / pct(quiet["reads"], 99)
+    print(
+        f"\nread p99 with writes / without: {ratio:.2f}x; background merges: {store.merger.merges}"
+    )
+    last = mixed["written"][-1] if mixed["written"] else None
+    if last:
+        hits = run_search(store, SearchRequest(q=f'title:"{last}"')).total
+        print(f"last write ({last!r}) found afterwards: {hits > 0}")
+    store.close()
+    shutil.rmtree(args.copy_to, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,202 @@
+"""Doc values: the saved per-segment files agree with the postings, through writes,
+deletes, merges and old indexes without files."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections import Counter
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from newsquarry.search import dvstore
+from newsquarry.search.docvalues import (
+    VALUE_FIELDS,
+    DocValuesCache,
+    cache_for,
+    compute_segment,
+    leaves_of,
+)
+from newsquarry.search.indexer import optimize
+from newsquarry.search.merging import merge_tiered
+from newsquarry.search.models import Article, Entity
+from newsquarry.search.passages import split_passages
+from newsquarry.search.requests import SearchRequest
+from newsquarry.search.searching import run_search
+from newsquarry.search.store import WhooshStore
+from newsquarry.search.textnorm import fold
+
+# written forms: accented and plain spellings fold to one key
+PEOPLE = ["Juan Guaidó", "Juan Guaido", "Nicolás Maduro", "Ana Pérez", "Li Wei"]
+ORGS = ["PDVSA", "National Guard", "OPEC"]
+PLACES = ["Bogotá", "Bogota", "Caracas", "Oslo"]
+
+
+def make_article(n: int, version: int, people: list[str], orgs: list[str], places: list[str]):
+    """An article of two passages whose entities are the given names (in the first passage)."""
+    names = people + orgs + places
+    first = "Talks: " + ", ".join(names) + "." if names else "Talks were held."
+    text = f"{first}\n\nVersion {version} of story {n} ends here with no names."
+    art = Article(
+        id=f"a{n}",
+        title=f"Story {n}",
+        text=text,
+        source="Wire" if n % 2 else "Post",
+        date=f"2019-0{1 + n % 9}-1{version % 10}",
+    )
+    passages = split_passages(art)
+    p = passages[0]
+    for kind, group in (("person", people), ("org", orgs), ("place", places)):
+        for name in group:
+            start = p.text.index(name)
+            p.entities.append(Entity(name, name, kind, start, start + len(name)))
+    return art, passages
+
+
+article_args = st.tuples(
+    st.integers(0, 7),
+    st.lists(st.sampled_from(PEOPLE), max_size=3, unique=True),
+    st.lists(st.sampled_from(ORGS), max_size=2, unique=True),
+    st.lists(st.sampled_from(PLACES), max_size=2, unique=True),
+)
+operation = st.one_of(
+    st.tuples(st.just("put"), st.lists(article_args, min_size=1, max_size=4)),
+    st.tuples(st.just("delete"), st.integers(0, 7)),
+    st.tuples(st.just("optimize")),
+)
+
+
+def check_files_match_postings(store: WhooshStore) -> None:
+    """Every segment of the index has a file whose arrays equal those read from its postings."""
+    searcher = store.searcher()
+    for reader, _ in leaves_of(searcher):
+        seg = reader.segment()
+        saved = dvstore.read(store.path, seg.segment_id(), reader.doc_count_all())
+        assert saved is not None, f"no doc-values file for {seg.segment_id()}"
+        arrays, meta = compute_segment(reader)
+        assert sorted(saved.names()) == sorted(arrays)
+        for name, expected in arrays.items():
+            np.testing.assert_array_equal(saved.array(name), expected, err_msg=name)
+        assert saved.meta == meta
+
+
+def live_values(store: WhooshStore, cache: DocValuesCache) -> dict[str, Counter]:
+    """Per field, the live (document id, folded key) pairs seen through a cache's view."""
+    searcher = store.searcher()
+    view = cache.view(searcher)
+    out: dict[str, Counter] = {}
+    for fname in VALUE_FIELDS:
+        docs, gids = view.docs[fname], view.gids[fname]
+        keep = view.live[docs]
+        out[fname] = Counter(
+            (searcher.stored_fields(int(d))["id"], view.keys[fname][g])
+            for d, g in zip(docs[keep].tolist(), gids[keep].tolist(), strict=True)
+        )
+    return out
+
+
+@settings(
+    max_examples=int(os.environ.get("NQ_DV_EXAMPLES", "20")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(ops=st.lists(operation, min_size=1, max_size=8))
+def test_saved_doc_values_agree_with_postings(ops):
+    with tempfile.TemporaryDirectory() as folder:
+        store = WhooshStore(folder)
+        store.merge_policy = merge_tiered(factor=2, floor_docs=2)  # merges at most commits
+        truth: dict[str, list] = {}  # article id -> its passages
+        version = 0
+        for op in ops:
+            if op[0] == "put":
+                version += 1
+                with store.writer() as w:
+                    seen = set()
+                    for n, people, orgs, places in op[1]:
+                        if n in seen:
+                            continue
+                        seen.add(n)
+                        art, passages = make_article(n, version, people, orgs, places)
+                        w.put(art, passages)
+                        truth[art.id] = passages
+            elif op[0] == "delete":
+                store.delete(f"a{op[1]}")
+                truth.pop(f"a{op[1]}", None)
+            else:
+                optimize(store)
+        assert store.wait_for_merges(timeout=60)
+        assert store.merger.errors == []
+        check_files_match_postings(store)
+        # a new process (a fresh cache) maps the files and sees exactly the live values
+        fresh = DocValuesCache(store.path)
+        got = live_values(store, fresh)
+        assert fresh.builds == 0
+        assert got == live_values(store, DocValuesCache(None))  # same as from the postings
+        passages = [p for ps in truth.values() for p in ps]
+        for kind in ("person", "org", "place"):
+            expected = Counter(
+                (p.id, key) for p in passages for key in {fold(x) for x in p.names(kind)}
+            )
+            assert got[kind] == expected
+        r = run_search(store, SearchRequest(facets=["person"], facet_size=50))
+        assert r.total == len(passages)
+        store.close()
+
+
+def seg_files(folder) -> set[str]:
+    return {n for n in os.listdir(folder) if n.endswith(dvstore.EXT)}
+
+
+def test_files_follow_segments_through_merges(tmp_path):
+    store = WhooshStore(tmp_path, background_merges=False)
+    for n in range(3):
+        with store.writer() as w:
+            w.put(*make_article(n, 1, ["Ana Pérez"], [], ["Oslo"]))
+    segs = {s.segment_id() for s in store.ix._segments()}
+    assert seg_files(tmp_path) == {dvstore.file_name(s) for s in segs}
+    optimize(store)
+    (only,) = store.ix._segments()
+    # the merged segment got its file; the files of merged-away segments went with them
+    assert seg_files(tmp_path) == {dvstore.file_name(only.segment_id())}
+    r = run_search(store, SearchRequest(facets=["person"]))
+    assert [(v.value, v.count) for v in r.facets["person"].values] == [("Ana Pérez", 3)]
+
+
+def test_an_index_without_files_builds_them_once(tmp_path):
+    store = WhooshStore(tmp_path)
+    with store.writer() as w:
+        w.put(*make_article(1, 1, ["Juan Guaidó"], ["OPEC"], ["Bogotá"]))
+        w.put(*make_article(2, 1, ["Juan Guaido"], [], []))
+    expected = run_search(store, SearchRequest(facets=["person", "org", "place"]))
+    for name in seg_files(tmp_path):  # as an index written before doc values were saved
+        os.remove(tmp_path / name)
+    store.close()
+
+    first = WhooshStore(tmp_path)
+    got = run_search(first, SearchRequest(facets=["person", "org", "place"]))
+    assert cache_for(first).builds == 1
+    assert got.facets == expected.facets
+    assert len(seg_files(tmp_path)) == 1  # saved for the next process
+
+    second = WhooshStore(tmp_path)
+    assert run_search(second, SearchRequest(facets=["person", "org", "place"])).facets == (
+        expected.facets
+    )
+    assert cache_for(second).builds == 0
+
+
+def test_a_damaged_file_is_rebuilt_not_trusted(tmp_path):
+    store = WhooshStore(tmp_path)
+    with store.writer() as w:
+        w.put(*make_article(1, 1, ["Li Wei"], [], ["Oslo"]))
+    expected = run_search(store, SearchRequest(facets=["person", "place"])).facets
+    (name,) = seg_files(tmp_path)
+    path = tmp_path / name
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])  # truncated
+    again = WhooshStore(tmp_path)
+    assert run_search(again, SearchRequest(facets=["person", "place"])).facets == expected
+    assert cache_for(again).builds == 1
+    assert path.read_bytes() == data  # rewritten whole
