@@ -146,7 +146,6 @@ def _data_files(ix) -> list[str]:
 
 def test_a_full_disk_mid_commit_keeps_committed_work_and_leaves_no_file(small_disk, tmp_path):
     import errno
-    import os
 
     from _integrity import assert_exact, expected_passage_ids, index_contents
     from click.testing import CliRunner
