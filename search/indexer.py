@@ -169,8 +169,9 @@ def index_articles(
 
     ``force`` re-indexes articles whose content is unchanged; ``total`` is the
     expected number of items, for the ETA. Returns what was done; on
-    KeyboardInterrupt the batch in progress is discarded and the interrupt
-    re-raised with ``report`` attached (``exc.report``).
+    KeyboardInterrupt, or an error such as a cluster losing every worker, the
+    batch in progress is discarded and the exception re-raised with ``report``
+    (what was committed before) attached (``exc.report``).
     """
     report = WriteReport()
     progress = Progress(total=total)
@@ -255,7 +256,7 @@ def index_articles(
                 on_progress(progress, report)
             if end:
                 break
-    except KeyboardInterrupt as exc:
+    except BaseException as exc:
         exc.report = report  # type: ignore[attr-defined]
         raise
     finally:

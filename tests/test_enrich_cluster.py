@@ -1,0 +1,247 @@
+"""Enrichment on a real Dask cluster: `newsquarry index --cluster` (search/enrich/cluster.py).
+
+A scheduler and worker processes (`dask scheduler`, `dask worker --no-nanny`)
+run on loopback as subprocesses; the CLI runs as a subprocess too, as a user
+would run it. The index it builds must be identical, document for document
+(ids, passages, entities, quotations), to the index a local run builds from
+the same corpus, also when a worker is killed with SIGKILL in the middle.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from _synthetic import articles, write_jsonl
+from click.testing import CliRunner
+
+from search.cli import cli
+from search.store import WhooshStore
+
+pytest.importorskip("distributed")
+
+ROOT = Path(__file__).resolve().parent.parent
+N_ARTICLES = 160
+RUN = ["--batch-size", "2", "--commit-every", "20"]  # many small jobs, several commits
+ENV = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONWARNINGS": "ignore", "NO_COLOR": "1"}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Cluster:
+    """A Dask scheduler on loopback, and workers started and killed on demand."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.address = f"tcp://127.0.0.1:{free_port()}"
+        self.procs: list[subprocess.Popen] = []
+        port = self.address.rsplit(":", 1)[1]
+        self.scheduler = self._spawn(
+            "scheduler",
+            ["scheduler", "--host", "127.0.0.1", "--port", port, "--no-dashboard"],
+        )
+        self._wait_log("scheduler", "Scheduler at")
+        self.n = 0
+
+    def _spawn(self, name: str, args: list[str]) -> subprocess.Popen:
+        log = (self.tmp / f"{name}.log").open("w")
+        p = subprocess.Popen([sys.executable, "-m", "dask", *args], stdout=log,
+                             stderr=subprocess.STDOUT, cwd=self.tmp, env=ENV)  # fmt: skip
+        self.procs.append(p)
+        return p
+
+    def _wait_log(self, name: str, text: str, timeout: float = 90.0) -> None:
+        deadline = time.monotonic() + timeout
+        log = self.tmp / f"{name}.log"
+        while text not in log.read_text():
+            assert time.monotonic() < deadline, f"{name} did not start:\n{log.read_text()}"
+            time.sleep(0.2)
+
+    def add_workers(self, n: int) -> list[subprocess.Popen]:
+        """Start ``n`` single-threaded workers (no nanny: a killed one stays dead)."""
+        started = []
+        for _ in range(n):
+            self.n += 1
+            name = f"worker{self.n}"
+            started.append(self._spawn(name, [
+                "worker", self.address, "--nthreads", "1", "--no-nanny", "--no-dashboard",
+                "--name", name, "--local-directory", str(self.tmp / name),
+            ]))  # fmt: skip
+        for i in range(self.n - n + 1, self.n + 1):
+            self._wait_log(f"worker{i}", "Registered to")
+        return started
+
+    def stop(self) -> None:
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                p.terminate()
+        for p in self.procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    c = Cluster(tmp_path)
+    yield c
+    c.stop()
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    return write_jsonl(tmp_path_factory.mktemp("corpus") / "news.jsonl", articles(N_ARTICLES))
+
+
+def dump(index_dir: Path) -> list[dict]:
+    """Every stored document of an index (articles, passages, quotations), sorted by id."""
+    store = WhooshStore(index_dir, create=False)
+    try:
+        with store.ix.searcher() as s:
+            docs = [dict(f) for f in s.reader().all_stored_fields()]
+    finally:
+        store.close()
+    return sorted(docs, key=lambda d: (d["doctype"], d["id"]))
+
+
+@pytest.fixture(scope="module")
+def local_dump(corpus, tmp_path_factory) -> list[dict]:
+    """The index of a local run (this process, no cluster)."""
+    ix = tmp_path_factory.mktemp("local") / "ix"
+    r = CliRunner().invoke(cli, ["--index", str(ix), "index", str(corpus), "--processes", "1", *RUN])
+    assert r.exit_code == 0, r.output
+    docs = dump(ix)
+    kinds = {d["doctype"] for d in docs}
+    assert len([d for d in docs if d["doctype"] == "article"]) == N_ARTICLES
+    assert kinds == {"article", "passage", "quote"}  # the corpus has quotations to find
+    passages = [json.loads(d["data"]) for d in docs if d["doctype"] == "passage"]
+    assert sum(len(p["entities"]) for p in passages) > N_ARTICLES  # and entities
+    return docs
+
+
+def index_cmd(ix: Path, corpus: Path, address: str | None, *extra: str) -> list[str]:
+    cluster = ["--cluster", address] if address else []
+    return [sys.executable, "-m", "search.cli", "--index", str(ix), "index", str(corpus),
+            *cluster, *RUN, *extra]  # fmt: skip
+
+
+def test_cluster_run_builds_the_same_index_as_a_local_run(cluster, corpus, local_dump, tmp_path):
+    cluster.add_workers(2)
+    ix = tmp_path / "ix"
+    r = subprocess.run(index_cmd(ix, corpus, cluster.address), capture_output=True, text=True,
+                       cwd=ROOT, env=ENV, timeout=300)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "(2 workers, 2 threads)" in r.stderr
+    assert f"{N_ARTICLES} added" in r.stdout and "0 failed" in r.stdout
+    assert dump(ix) == local_dump
+    # both workers did some of it
+    for name in ("worker1", "worker2"):
+        assert "newsquarry-preload" in (tmp_path / f"{name}.log").read_text()
+    # the same command again: everything unchanged, nothing enriched
+    r = subprocess.run(index_cmd(ix, corpus, cluster.address), capture_output=True, text=True,
+                       cwd=ROOT, env=ENV, timeout=300)  # fmt: skip
+    assert r.returncode == 0 and f"{N_ARTICLES} unchanged" in r.stdout, r.stderr
+
+
+def test_a_worker_killed_mid_run_loses_nothing_and_writes_nothing_twice(
+    cluster, corpus, local_dump, tmp_path
+):
+    victim, _ = cluster.add_workers(2)
+    ix = tmp_path / "ix"
+    p = subprocess.Popen(index_cmd(ix, corpus, cluster.address), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, cwd=ROOT, env=ENV)  # fmt: skip
+    err = []
+    for line in p.stderr:
+        err.append(line)
+        if " 20 committed" in line:  # the first commit is in; most of the work is still to do
+            os.kill(victim.pid, signal.SIGKILL)
+            break
+    out, rest = p.communicate(timeout=300)
+    err.append(rest)
+    stderr = "".join(err)
+    assert p.returncode == 0, stderr
+    assert victim.wait(timeout=10) == -signal.SIGKILL
+    assert "left; its work is re-run on the others (1 left)" in stderr
+    assert f"{N_ARTICLES} added" in out and "0 failed" in out
+    assert dump(ix) == local_dump  # nothing lost, nothing twice, same enrichment
+
+
+def test_every_worker_gone_stops_cleanly_then_the_same_command_resumes(
+    cluster, corpus, local_dump, tmp_path
+):
+    (only,) = cluster.add_workers(1)
+    ix = tmp_path / "ix"
+    cmd = index_cmd(ix, corpus, cluster.address, "--cluster-wait", "2")
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         cwd=ROOT, env=ENV)  # fmt: skip
+    err = []
+    for line in p.stderr:
+        err.append(line)
+        if " 20 committed" in line:
+            os.kill(only.pid, signal.SIGKILL)
+            break
+    out, rest = p.communicate(timeout=120)
+    stderr = "".join(err) + rest
+    assert p.returncode == 5, stderr
+    assert "Traceback" not in stderr
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith("Error: every worker of the Dask cluster at tcp://127.0.0.1:")
+    assert "has gone (waited 2 s for one to join)" in last
+    assert "articles committed before that are kept" in last
+    committed = int(last.split(". ")[1].split()[0])
+    assert committed >= 20 and committed % 20 == 0 and committed < N_ARTICLES
+    assert WhooshStore(ix, create=False).stats()["articles"] == committed
+    # workers back: the same command adds exactly the rest
+    cluster.add_workers(1)
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=ENV, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert f"{N_ARTICLES - committed} added" in r.stdout
+    assert f"{committed} unchanged" in r.stdout
+    assert dump(ix) == local_dump
+
+
+def test_an_unreachable_scheduler_is_one_line_and_exit_5(tmp_path, corpus):
+    env = {**ENV, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "1s"}
+    address = f"tcp://127.0.0.1:{free_port()}"
+    r = subprocess.run(index_cmd(tmp_path / "ix", corpus, address), capture_output=True,
+                       text=True, cwd=ROOT, env=env, timeout=120)  # fmt: skip
+    assert r.returncode == 5
+    assert r.stderr.startswith(f"Error: cannot reach the Dask scheduler at {address}")
+    assert len(r.stderr.strip().splitlines()) == 1
+    # the cluster may also come from the environment
+    r = subprocess.run(index_cmd(tmp_path / "ix", corpus, None), capture_output=True,
+                       text=True, cwd=ROOT, timeout=120,
+                       env={**env, "NEWSQUARRY_CLUSTER": address})  # fmt: skip
+    assert r.returncode == 5 and "cannot reach the Dask scheduler" in r.stderr
+
+
+def test_cluster_without_distributed_installed_says_what_to_install(tmp_path, corpus):
+    # as if the optional extra were not installed: importing distributed fails
+    code = (
+        "import sys; sys.modules['distributed'] = None; from search.cli import main; "
+        f"sys.argv = ['newsquarry', '--index', {str(tmp_path / 'ix')!r}, 'index', "
+        f"{str(corpus)!r}, '--cluster', 'tcp://127.0.0.1:1']; main()"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                       env=ENV, timeout=60)  # fmt: skip
+    assert r.returncode == 2
+    assert "pip install 'newsquarry[cluster]'" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_processes_and_cluster_together_is_a_usage_error(tmp_path, corpus):
+    r = CliRunner().invoke(cli, ["--index", str(tmp_path / "ix"), "index", str(corpus),
+                                 "--cluster", "tcp://127.0.0.1:1", "--processes", "2"])  # fmt: skip
+    assert r.exit_code == 2 and "--cluster uses the cluster's" in r.output
