@@ -186,6 +186,13 @@ class LocalDaskCluster:
         self.procs.append(subprocess.Popen([sys.executable, "-m", "dask", *args], stdout=log,
                                            stderr=subprocess.STDOUT, env=self.env))  # fmt: skip
 
+    def cpu(self) -> dict[str, float]:
+        """CPU seconds so far of the scheduler and of the workers (with their nannies)."""
+        return {
+            "scheduler": tree_cpu(self.procs[0].pid),
+            "workers": sum(tree_cpu(p.pid) for p in self.procs[1:]),
+        }
+
     def stop(self) -> None:
         for p in reversed(self.procs):
             p.terminate()
@@ -256,6 +263,7 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
     index_dir = None
     # reaped children (the pool's workers) + live descendants (a cluster's processes)
     cpu0, self0 = _cpu() + tree_cpu() - _self_cpu(), _self_cpu()
+    cluster_cpu0 = cluster.cpu() if cluster else {}
     with TreeMemory() as mem:
         t0 = time.perf_counter()
         if args.worker == "nlp":
@@ -340,6 +348,9 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
     cpu = _cpu() + tree_cpu() - _self_cpu() - cpu0
     if workers:
         result["workers"] = workers
+        result["cluster_cpu_s"] = {
+            k: round(v - cluster_cpu0[k], 2) for k, v in cluster.cpu().items()
+        }
         executor.close()
         cluster.stop()
     result["cpu_parent_s"] = round(_self_cpu() - self0, 2)
@@ -379,9 +390,7 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
 def _label(row: dict[str, Any]) -> str:
     """The mode, plus the settings that differ from the defaults."""
     label = row["mode"]
-    if row["mode"] == "index":
-        label = f"index pool={row.get('processes', 2)}" if row.get("processes", 2) != 2 else label
-    if row["mode"] in ("index", "enrich") or row["mode"].startswith("cluster"):
+    if row["mode"] in ("index", "enrich"):
         if row.get("backend", "pool") != "pool":
             label += f" backend={row['backend']}"
         prefetch = row.get("prefetch", 8)  # rows saved before these were recorded
@@ -435,19 +444,23 @@ def cluster_table(rows: list[dict[str, Any]]) -> str:
     """
     by_mode: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
-        if r["mode"] == "index" or r["mode"].startswith("cluster"):
-            by_mode.setdefault(_label(r), []).append(r)
+        if r["mode"] == "index":
+            by_mode.setdefault(f"local pool, {r['processes']} processes", []).append(r)
+        elif r["mode"].startswith("cluster"):
+            n = r["workers"]
+            by_mode.setdefault(f"Dask, {n} worker{'s' if n > 1 else ''}", []).append(r)
 
     def med(rs: list[dict[str, Any]], key: Any) -> float:
         return statistics.median(key(r) for r in rs)
 
-    base = by_mode.get("index")
+    base = next((rs for mode, rs in by_mode.items() if mode.startswith("local")), None)
     base_cpu = med(base, lambda r: r["cpu_s"] / r["articles"]) if base else None
     base_wall = med(base, lambda r: r["wall_s"]) if base else None
     lines = [
         "| mode | runs | wall s | CPU s | CPU ms/article | CPU / pool | wall / pool | writer share "
-        "of wall | writer CPU ms/article | writer ceiling articles/s | peak PSS MB |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "of wall | writer CPU ms/article | writer ceiling articles/s | CPU s: this process "
+        "/ scheduler / workers | peak PSS MB |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for mode, rs in by_mode.items():
         cpu_ms = med(rs, lambda r: 1000 * r["cpu_s"] / r["articles"])
@@ -457,10 +470,19 @@ def cluster_table(rows: list[dict[str, Any]]) -> str:
         ratio_c = f"{cpu_ms / 1000 / base_cpu:.3f}" if base_cpu else "-"
         ratio_w = f"{wall / base_wall:.2f}" if base_wall else "-"
         ceiling = f"{1000 / w_ms:.0f}" if w_ms else "-"
+        parent = med(rs, lambda r: r["cpu_parent_s"])
+        sched = med(rs, lambda r: r.get("cluster_cpu_s", {}).get("scheduler", 0.0))
+        work = med(
+            rs,
+            lambda r: (
+                r["cpu_s"] - r["cpu_parent_s"] - r.get("cluster_cpu_s", {}).get("scheduler", 0.0)
+            ),
+        )
         lines.append(
             f"| {mode} | {len(rs)} | {wall:.1f} | {med(rs, lambda r: r['cpu_s']):.1f} | "
             f"{cpu_ms:.1f} | {ratio_c} | {ratio_w} | {100 * share:.0f}% | {w_ms:.2f} | "
-            f"{ceiling} | {max(r['peak_pss_mb'] for r in rs)} |"
+            f"{ceiling} | {parent:.1f} / {sched:.1f} / {work:.1f} | "
+            f"{max(r['peak_pss_mb'] for r in rs)} |"
         )
     return "\n".join(lines)
 
