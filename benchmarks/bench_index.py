@@ -17,7 +17,8 @@ Modes:
   --index-dir DIR``: everything is unchanged, so this measures how fast a
   resumed run skips committed articles (read, hash, look-up), and the cost
   of one content-hash look-up.
-- ``clusterN`` (``--cluster`` runs ``index,cluster1,cluster2``): ``index``
+- ``clusterN`` (``--cluster`` runs ``index,cluster1,cluster2``; ``clusterNq``
+  starts the cluster with Dask's periodic timers slowed, ``QUIET_DASK``): ``index``
   with enrichment on a Dask cluster started for the run on this machine (a
   ``dask scheduler`` and N ``dask worker --nthreads 1`` processes, each with
   its nanny, on loopback; the model loaded on the workers before the clock
@@ -161,10 +162,19 @@ def _self_cpu() -> float:
     return s.ru_utime + s.ru_stime
 
 
+# Dask's periodic timers, slowed down (``clusterNq`` modes): an idle scheduler and worker
+# (with its nanny) otherwise take a few percent of a core each (docs/scaling.md)
+QUIET_DASK = {
+    "DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL": "1s",
+    "DASK_DISTRIBUTED__WORKER__MEMORY__MONITOR_INTERVAL": "1s",
+    "DASK_DISTRIBUTED__ADMIN__SYSTEM_MONITOR__INTERVAL": "2s",
+}
+
+
 class LocalDaskCluster:
     """A scheduler and ``n`` single-threaded workers on loopback, children of this process."""
 
-    def __init__(self, n: int, tmp: str) -> None:
+    def __init__(self, n: int, tmp: str, env: dict[str, str] | None = None) -> None:
         import socket
 
         with socket.socket() as sock:
@@ -174,7 +184,7 @@ class LocalDaskCluster:
         self.tmp = tmp
         self.procs: list[subprocess.Popen] = []
         root = str(Path(__file__).resolve().parent.parent)
-        self.env = {**os.environ, "PYTHONPATH": root, "PYTHONWARNINGS": "ignore"}
+        self.env = {**os.environ, "PYTHONPATH": root, "PYTHONWARNINGS": "ignore", **(env or {})}
         self._spawn("scheduler", "scheduler", "--host", "127.0.0.1", "--port", str(port),
                     "--no-dashboard")  # fmt: skip
         for i in range(n):
@@ -227,14 +237,16 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
     """One measurement in this process (called in a subprocess by ``main``)."""
     from search.enrich.nlp import load_nlp
 
-    workers = int(args.worker[7:]) if args.worker.startswith("cluster") else 0
+    spec = args.worker[7:] if args.worker.startswith("cluster") else ""
+    workers, quiet = int(spec.rstrip("q") or 0), spec.endswith("q")
     # loading (~2.5 s) is excluded from every mode alike (cluster: on the workers, below)
     nlp = None if workers else load_nlp()
     executor = cluster = None
     if workers:
         from search.enrich.cluster import DaskExecutor, enrichment_fingerprint
 
-        cluster = LocalDaskCluster(workers, tempfile.mkdtemp(prefix="bench-dask-"))
+        cluster = LocalDaskCluster(workers, tempfile.mkdtemp(prefix="bench-dask-"),
+                                   env=QUIET_DASK if quiet else None)  # fmt: skip
         executor = DaskExecutor(cluster.address, preload=load_nlp, prefetch=args.prefetch,
                                 fingerprint=enrichment_fingerprint)  # fmt: skip
         deadline = time.monotonic() + 300
@@ -348,6 +360,7 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
     cpu = _cpu() + tree_cpu() - _self_cpu() - cpu0
     if workers:
         result["workers"] = workers
+        result["dask_timers"] = "quiet" if quiet else "default"
         result["cluster_cpu_s"] = {
             k: round(v - cluster_cpu0[k], 2) for k, v in cluster.cpu().items()
         }
@@ -448,7 +461,8 @@ def cluster_table(rows: list[dict[str, Any]]) -> str:
             by_mode.setdefault(f"local pool, {r['processes']} processes", []).append(r)
         elif r["mode"].startswith("cluster"):
             n = r["workers"]
-            by_mode.setdefault(f"Dask, {n} worker{'s' if n > 1 else ''}", []).append(r)
+            quiet = ", quiet timers" if r.get("dask_timers") == "quiet" else ""
+            by_mode.setdefault(f"Dask, {n} worker{'s' if n > 1 else ''}{quiet}", []).append(r)
 
     def med(rs: list[dict[str, Any]], key: Any) -> float:
         return statistics.median(key(r) for r in rs)

@@ -215,6 +215,30 @@ def test_every_worker_gone_stops_cleanly_then_the_same_command_resumes(
     assert dump(ix) == local_dump
 
 
+def test_ctrl_c_keeps_committed_batches_and_the_same_command_resumes(
+    cluster, corpus, local_dump, tmp_path
+):
+    cluster.ensure(1)
+    ix = tmp_path / "ix"
+    cmd = index_cmd(ix, corpus, cluster.address)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         cwd=ROOT, env=ENV)  # fmt: skip
+    for line in p.stderr:
+        if " 20 committed" in line:
+            p.send_signal(signal.SIGINT)
+            break
+    _, rest = p.communicate(timeout=120)
+    assert p.returncode == 130, rest
+    assert "Traceback" not in rest and "Run the same command again to continue" in rest
+    committed = WhooshStore(ix, create=False).stats()["articles"]
+    assert 20 <= committed < N_ARTICLES and committed % 20 == 0
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=ENV, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert f"{N_ARTICLES - committed} added" in r.stdout
+    assert f"{committed} unchanged" in r.stdout
+    assert dump(ix) == local_dump
+
+
 def test_an_unreachable_scheduler_is_one_line_and_exit_5(tmp_path, corpus):
     import dask
 
