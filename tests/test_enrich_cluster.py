@@ -273,3 +273,18 @@ def test_processes_and_cluster_together_is_a_usage_error(tmp_path, corpus):
     r = CliRunner().invoke(cli, ["--index", str(tmp_path / "ix"), "index", str(corpus),
                                  "--cluster", "tcp://127.0.0.1:1", "--processes", "2"])  # fmt: skip
     assert r.exit_code == 2 and "--cluster uses the cluster's" in r.output
+
+
+def test_api_writes_stay_local_whatever_the_cluster_setting(tmp_path, monkeypatch):
+    """A single article is enriched in the API worker, never on a cluster (none is reachable)."""
+    from api import create_app
+
+    monkeypatch.setenv("NEWSQUARRY_CLUSTER", "tcp://127.0.0.1:1")
+    app = create_app({"index": str(tmp_path / "ix"), "write_token": "t"})
+    c = app.test_client()
+    text = '"We will rebuild the bridge," Maria Lopez said in Lisbon on Monday.'
+    put = c.put("/v1/articles/one", json={"title": "Bridge", "text": text},
+                headers={"Authorization": "Bearer t"})  # fmt: skip
+    assert put.status_code == 200, put.get_data(as_text=True)
+    passage = c.get("/v1/passages/one%23p1").get_json()
+    assert passage["quotes"][0]["speaker"] == "Maria Lopez"
