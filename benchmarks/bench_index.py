@@ -18,7 +18,7 @@ Modes:
   resumed run skips committed articles (read, hash, look-up), and the cost
   of one content-hash look-up.
 - ``clusterN`` (``--cluster`` runs ``index,cluster1,cluster2``; ``clusterNq``
-  starts the cluster with Dask's periodic timers slowed, ``QUIET_DASK``): ``index``
+  starts the cluster with Dask's profiler off and its timers slowed, ``QUIET_DASK``): ``index``
   with enrichment on a Dask cluster started for the run on this machine (a
   ``dask scheduler`` and N ``dask worker --nthreads 1`` processes, each with
   its nanny, on loopback; the model loaded on the workers before the clock
@@ -162,9 +162,11 @@ def _self_cpu() -> float:
     return s.ru_utime + s.ru_stime
 
 
-# Dask's periodic timers, slowed down (``clusterNq`` modes): an idle scheduler and worker
-# (with its nanny) otherwise take a few percent of a core each (docs/scaling.md)
+# Dask's periodic work cut down (``clusterNq`` modes, docs/scaling.md): the worker's
+# statistical profiler (a stack sample of the running task every 10 ms), the event
+# loop health check (every 20 ms in every process) and the memory and system monitors
 QUIET_DASK = {
+    "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False",
     "DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL": "1s",
     "DASK_DISTRIBUTED__WORKER__MEMORY__MONITOR_INTERVAL": "1s",
     "DASK_DISTRIBUTED__ADMIN__SYSTEM_MONITOR__INTERVAL": "2s",
@@ -461,7 +463,7 @@ def cluster_table(rows: list[dict[str, Any]]) -> str:
             by_mode.setdefault(f"local pool, {r['processes']} processes", []).append(r)
         elif r["mode"].startswith("cluster"):
             n = r["workers"]
-            quiet = ", quiet timers" if r.get("dask_timers") == "quiet" else ""
+            quiet = ", profiler off, slow timers" if r.get("dask_timers") == "quiet" else ""
             by_mode.setdefault(f"Dask, {n} worker{'s' if n > 1 else ''}{quiet}", []).append(r)
 
     def med(rs: list[dict[str, Any]], key: Any) -> float:

@@ -307,7 +307,7 @@ class DaskExecutor:
             if not fut.done():
                 # polled rather than waited on with result(timeout=...), which
                 # leaves a gathering task behind at each timeout
-                time.sleep(0.02)
+                time.sleep(0.05)
                 continue
             try:
                 return fut.result(timeout=self.poll)
