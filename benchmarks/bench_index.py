@@ -210,6 +210,7 @@ class LocalDaskCluster:
             p.terminate()
         for p in self.procs:
             p.wait(timeout=30)
+        shutil.rmtree(self.tmp, ignore_errors=True)  # the processes' logs and spill folders
 
 
 def _timed_store(index_dir: str) -> Any:
