@@ -215,6 +215,28 @@ def test_every_worker_gone_stops_cleanly_then_the_same_command_resumes(
     assert dump(ix) == local_dump
 
 
+def test_in_flight_work_on_the_cluster_is_bounded(cluster):
+    """The executor takes at most ``max_in_flight`` jobs ahead of what it has yielded."""
+    from search.enrich.cluster import DaskExecutor
+
+    cluster.ensure(1)
+    taken = 0
+
+    def jobs():
+        nonlocal taken
+        for i in range(200):
+            taken += 1
+            yield i, "x" * i
+
+    with DaskExecutor(cluster.address, prefetch=3) as executor:
+        assert executor.max_in_flight == 3  # 3 jobs per worker thread, one thread
+        ahead = []
+        for n, (keep, result) in enumerate(executor.map(len, jobs()), start=1):
+            assert result == keep  # in order, each result once
+            ahead.append(taken - n)
+    assert n == 200 and max(ahead) <= 3
+
+
 def test_ctrl_c_keeps_committed_batches_and_the_same_command_resumes(
     cluster, corpus, local_dump, tmp_path
 ):
