@@ -37,6 +37,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def _die_with_parent() -> None:
+    """Subprocess hook: SIGKILL this process when pytest dies, even without teardown (Linux)."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 class Cluster:
     """A Dask scheduler on loopback, and workers started, stopped and killed on demand.
 
@@ -58,7 +68,8 @@ class Cluster:
     def _spawn(self, name: str, args: list[str]) -> subprocess.Popen:
         log = (self.tmp / f"{name}.log").open("w")
         p = subprocess.Popen([sys.executable, "-m", "dask", *args], stdout=log,
-                             stderr=subprocess.STDOUT, cwd=self.tmp, env=ENV)  # fmt: skip
+                             stderr=subprocess.STDOUT, cwd=self.tmp, env=ENV,
+                             preexec_fn=_die_with_parent)  # fmt: skip
         self.procs.append(p)
         return p
 
