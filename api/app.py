@@ -21,7 +21,7 @@ from flask import Flask, Response, g, request
 from flask_cors import CORS
 from flask_smorest import Api
 
-from search.config import load_settings
+from newsquarry.search.config import load_settings
 
 from . import errors, scoping
 from .backend import Backend

@@ -14,8 +14,8 @@ from typing import Any
 
 from flask import current_app
 
-from search.errors import IndexUnavailable
-from search.store import WhooshStore
+from newsquarry.search.errors import IndexUnavailable
+from newsquarry.search.store import WhooshStore
 
 from .caching import ResponseCache
 
@@ -78,7 +78,7 @@ class Backend:
     def enricher(self) -> Any:
         """The enricher writes use (the spaCy one unless one was injected), loaded once."""
         if self._enricher is None:
-            from search.indexer import default_enricher
+            from newsquarry.search.indexer import default_enricher
 
             with self._lock:
                 if self._enricher is None:

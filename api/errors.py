@@ -20,7 +20,7 @@ from urllib.parse import quote
 from flask import Flask, Response, g, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
-from search.errors import IndexBusy, NewsquarryError, QueryError
+from newsquarry.search.errors import IndexBusy, NewsquarryError, QueryError
 
 PROBLEM_MIMETYPE = "application/problem+json"
 TYPE_PREFIX = "urn:newsquarry:problem:"

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 from flask import Request
 
-from search.requests import SearchRequest, SearchResult
+from newsquarry.search.requests import SearchRequest, SearchResult
 
 MIMETYPES = {
     "json": "application/json",

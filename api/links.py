@@ -12,7 +12,7 @@ from urllib.parse import quote_plus, urlencode
 
 from flask import Request
 
-from search.textnorm import fold
+from newsquarry.search.textnorm import fold
 
 
 def _pairs(req: Request, drop: Iterable[str] = ()) -> list[tuple[str, str]]:

@@ -15,9 +15,9 @@ from typing import Any
 
 from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validate, validates_schema
 
-from search.models import ENTITY_TYPES, QUOTE_KINDS
-from search.requests import DATE_INTERVALS, SORTS
-from search.schema import FACETS
+from newsquarry.search.models import ENTITY_TYPES, QUOTE_KINDS
+from newsquarry.search.requests import DATE_INTERVALS, SORTS
+from newsquarry.search.schema import FACETS
 
 FILTER_DOC = {
     "person": "People mentioned (canonical names). Repeat to select several: values are ORed.",

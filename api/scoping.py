@@ -24,8 +24,8 @@ from typing import Any
 
 from flask import Flask, Response, g, request
 
-from search.keys import KeyRefused, Scope, _bound, verify_key
-from search.textnorm import fold
+from newsquarry.search.keys import KeyRefused, Scope, _bound, verify_key
+from newsquarry.search.textnorm import fold
 
 HEADER = "X-Newsquarry-Key"
 SCOPED_ENDPOINTS = {

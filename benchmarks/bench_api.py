@@ -52,10 +52,10 @@ from urllib.parse import urlencode
 import requests
 
 from benchmarks.memwatch import tree_anon, tree_cpu, tree_pids
-from search.config import load_settings
-from search.requests import SearchRequest
-from search.searching import run_search
-from search.store import WhooshStore
+from newsquarry.search.config import load_settings
+from newsquarry.search.requests import SearchRequest
+from newsquarry.search.searching import run_search
+from newsquarry.search.store import WhooshStore
 
 ROOT = Path(__file__).resolve().parent.parent
 try:  # the search benchmark's queries, so the two benchmarks measure the same thing
@@ -191,7 +191,7 @@ class Server:
     """
 
     def __init__(self, index: str, workers: int, threads: int, cache_size: int,
-                 app: str = "api.wsgi:app", env: dict[str, str] | None = None) -> None:
+                 app: str = "newsquarry.api.wsgi:app", env: dict[str, str] | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = tempfile.NamedTemporaryFile(prefix="nq-bench-api-", suffix=".log")

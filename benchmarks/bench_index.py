@@ -61,7 +61,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.memwatch import TreeMemory, tree_anon, tree_cpu, tree_memory
-from search.config import SETTINGS_BY_NAME
+from newsquarry.search.config import SETTINGS_BY_NAME
 
 DEFAULT_COMMIT_EVERY = SETTINGS_BY_NAME["commit_every"].default
 DEFAULT_PREFETCH = 32  # ``Enricher``'s default (not imported here: that loads spaCy)
@@ -74,7 +74,7 @@ def query_ms(index_dir: str, rounds: int = 5) -> float:
     """Median milliseconds of a top-10 Whoosh query on the passage text (fixed query set)."""
     from whoosh.qparser import QueryParser
 
-    from search.store import WhooshStore
+    from newsquarry.search.store import WhooshStore
 
     store = WhooshStore(index_dir, create=False)
     s = store.ix.searcher()
@@ -115,7 +115,7 @@ class _NoEnricher:
 
 
 def _articles(corpus: str, limit: int | None) -> Iterator[Any]:
-    from search.readers import read_paths
+    from newsquarry.search.readers import read_paths
 
     items = read_paths([corpus])
     return islice(items, limit) if limit else items
@@ -130,8 +130,8 @@ def _cpu() -> float:
 
 def search_ms(index_dir: str, rounds: int = 3) -> dict[str, float]:
     """Median ms of ``store.search`` over the fixed queries, plain and with 3 facets."""
-    from search.requests import SearchRequest
-    from search.store import WhooshStore
+    from newsquarry.search.requests import SearchRequest
+    from newsquarry.search.store import WhooshStore
 
     store = WhooshStore(index_dir, create=False)
     out: dict[str, float] = {"segments": store.stats()["segments"]}
@@ -217,7 +217,7 @@ def _timed_store(index_dir: str) -> Any:
     """A ``WhooshStore`` that adds up the wall and CPU time spent in ``writer()`` (write + commit)."""
     from contextlib import contextmanager
 
-    from search.store import WhooshStore
+    from newsquarry.search.store import WhooshStore
 
     class TimedStore(WhooshStore):
         write_wall = 0.0
@@ -238,7 +238,7 @@ def _timed_store(index_dir: str) -> Any:
 
 def run_one(args: argparse.Namespace) -> dict[str, Any]:
     """One measurement in this process (called in a subprocess by ``main``)."""
-    from search.enrich.nlp import load_nlp
+    from newsquarry.search.enrich.nlp import load_nlp
 
     spec = args.worker[7:] if args.worker.startswith("cluster") else ""
     workers, quiet = int(spec.rstrip("q") or 0), spec.endswith("q")
@@ -246,7 +246,7 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
     nlp = None if workers else load_nlp()
     executor = cluster = None
     if workers:
-        from search.enrich.cluster import DaskExecutor, enrichment_fingerprint
+        from newsquarry.search.enrich.cluster import DaskExecutor, enrichment_fingerprint
 
         cluster = LocalDaskCluster(workers, tempfile.mkdtemp(prefix="bench-dask-"),
                                    env=QUIET_DASK if quiet else None)  # fmt: skip
@@ -286,8 +286,8 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
             for _ in nlp.pipe(texts, n_process=args.processes, batch_size=args.batch_size):
                 pass
         elif args.worker == "enrich":
-            from search.enrich import Enricher
-            from search.passages import split_passages
+            from newsquarry.search.enrich import Enricher
+            from newsquarry.search.passages import split_passages
 
             enricher = Enricher(
                 n_process=args.processes,
@@ -302,16 +302,16 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
             # query latency over a kept index, and again after optimize if asked
             result["before"] = search_ms(args.index_dir)
             if args.optimize:
-                from search.indexer import optimize
-                from search.store import WhooshStore
+                from newsquarry.search.indexer import optimize
+                from newsquarry.search.store import WhooshStore
 
                 result["optimize"] = optimize(WhooshStore(args.index_dir, create=False))
                 result["after"] = search_ms(args.index_dir)
         elif args.worker == "reindex":
             # the same corpus again over the index kept by an ``index`` run: all
             # unchanged, so this is the cost of resuming past committed articles
-            from search.indexer import index_articles
-            from search.store import WhooshStore
+            from newsquarry.search.indexer import index_articles
+            from newsquarry.search.store import WhooshStore
 
             store = WhooshStore(args.index_dir, create=False)
             result["segments"] = store.stats()["segments"]
@@ -323,8 +323,8 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
                 store.content_hash(article_id)
             result["hash_lookup_ms"] = round((time.perf_counter() - t1) * 1000 / len(ids), 3)
         else:
-            from search.enrich import Enricher
-            from search.indexer import index_articles
+            from newsquarry.search.enrich import Enricher
+            from newsquarry.search.indexer import index_articles
 
             index_dir = args.index_dir or tempfile.mkdtemp(prefix="bench-index-")
             store = _timed_store(index_dir)
@@ -383,14 +383,14 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
         maxrss_child_mb=round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024),
     )
     if index_dir and (args.worker == "index" or workers):
-        from search.store import WhooshStore
+        from newsquarry.search.store import WhooshStore
 
         stats = WhooshStore(index_dir, create=False).stats()
         result.update(index_mb=round(stats["size_bytes"] / 2**20, 1),
                       segments=stats["segments"])  # fmt: skip
         result["query_ms"] = query_ms(index_dir)
         if args.optimize:
-            from search.indexer import optimize
+            from newsquarry.search.indexer import optimize
 
             t0 = time.perf_counter()
             optimize(WhooshStore(index_dir, create=False))

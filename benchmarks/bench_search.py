@@ -68,15 +68,15 @@ from typing import Any
 from whoosh import query as wq
 from whoosh import sorting
 
-from search.docvalues import cache_for
-from search.indexer import index_articles
-from search.models import Article, Entity
-from search.passages import split_passages
-from search.readers import article_from_mapping
-from search.requests import SearchRequest
-from search.searching import facet_values, run_search
-from search.store import WhooshStore
-from search.textnorm import fold
+from newsquarry.search.docvalues import cache_for
+from newsquarry.search.indexer import index_articles
+from newsquarry.search.models import Article, Entity
+from newsquarry.search.passages import split_passages
+from newsquarry.search.readers import article_from_mapping
+from newsquarry.search.requests import SearchRequest
+from newsquarry.search.searching import facet_values, run_search
+from newsquarry.search.store import WhooshStore
+from newsquarry.search.textnorm import fold
 
 CORPUS = "/work/shared/corpora/reuters21578.jsonl"
 QUERIES = [

@@ -45,11 +45,11 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from search.enrich.entities import TITLES
-from search.enrich.nlp import load_nlp
-from search.enrich.pipeline import analyse_doc
-from search.enrich.quotes import ArticleQuote
-from search.textnorm import fold
+from newsquarry.search.enrich.entities import TITLES
+from newsquarry.search.enrich.nlp import load_nlp
+from newsquarry.search.enrich.pipeline import analyse_doc
+from newsquarry.search.enrich.quotes import ArticleQuote
+from newsquarry.search.textnorm import fold
 
 
 @dataclass

@@ -21,11 +21,11 @@ from pathlib import Path
 
 from flask import Flask, Response, request
 
-from api.concurrency import gate_reads
-from search.config import load_settings
-from search.requests import SearchRequest
-from search.searching import run_search
-from search.store import WhooshStore
+from newsquarry.api.concurrency import gate_reads
+from newsquarry.search.config import load_settings
+from newsquarry.search.requests import SearchRequest
+from newsquarry.search.searching import run_search
+from newsquarry.search.store import WhooshStore
 
 _BODY_FILE = os.environ.get("NQ_FLOOR_BODY")
 BODY = Path(_BODY_FILE).read_bytes() if _BODY_FILE else b"{}"

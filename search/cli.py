@@ -702,11 +702,11 @@ def serve(obj: Context, host: str, port: int, workers: int, threads: int) -> Non
     env = dict(os.environ, NEWSQUARRY_INDEX=obj.index_dir)
     argv = [
         sys.executable, "-m", "gunicorn",
-        "--config", "python:api.gunicorn_conf",
+        "--config", "python:newsquarry.api.gunicorn_conf",
         "--bind", f"{host}:{port}",
         "--workers", str(workers),
         "--threads", str(threads),
-        "api.wsgi:app",
+        "newsquarry.api.wsgi:app",
     ]  # fmt: skip
     click.echo(f"Serving {obj.index_dir} on http://{host}:{port}/", err=True)
     sys.stdout.flush()

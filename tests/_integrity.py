@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from search.passages import split_passages
-from search.readers import article_from_mapping
-from search.store import WhooshStore
+from newsquarry.search.passages import split_passages
+from newsquarry.search.readers import article_from_mapping
+from newsquarry.search.store import WhooshStore
 
 
 def expected_passage_ids(raw_articles: list[dict]) -> dict[str, list[str]]:

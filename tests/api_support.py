@@ -19,7 +19,7 @@ from pathlib import Path
 
 import requests
 
-from search.models import Article, Entity, Passage, Quote
+from newsquarry.search.models import Article, Entity, Passage, Quote
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "s3cret-token-for-tests"
@@ -124,9 +124,9 @@ for i in range(30):  # filler articles for paging
 
 def build_index(path: Path) -> None:
     """Index ``ARTICLES`` into ``path`` with the tag enricher."""
-    from search.indexer import index_articles
-    from search.readers import article_from_mapping
-    from search.store import WhooshStore
+    from newsquarry.search.indexer import index_articles
+    from newsquarry.search.readers import article_from_mapping
+    from newsquarry.search.store import WhooshStore
 
     store = WhooshStore(path)
     index_articles(store, [article_from_mapping(a) for a in ARTICLES], enricher=TagEnricher())

@@ -2,6 +2,6 @@
 
 from api_support import TagEnricher
 
-from api import create_app
+from newsquarry.api import create_app
 
 app = create_app(enricher=TagEnricher())

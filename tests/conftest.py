@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from search.indexer import index_articles
-from search.models import Article, Entity, Passage, Quote
-from search.passages import split_passages
-from search.readers import read_paths
-from search.store import WhooshStore
+from newsquarry.search.indexer import index_articles
+from newsquarry.search.models import Article, Entity, Passage, Quote
+from newsquarry.search.passages import split_passages
+from newsquarry.search.readers import read_paths
+from newsquarry.search.store import WhooshStore
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "corpus" / "000_e23b3335c9472580.txt"
@@ -251,7 +251,7 @@ SEED_ID = "000_e23b3335c9472580"
 
 @pytest.fixture(scope="session")
 def seed_file() -> Path:
-    from search.corpus import bundled_corpus_path
+    from newsquarry.search.corpus import bundled_corpus_path
 
     return bundled_corpus_path() / f"{SEED_ID}.txt"
 
@@ -266,7 +266,7 @@ def seed_doc(seed_file) -> Article:
 @pytest.fixture(scope="session")
 def enricher():
     """The real spaCy enricher, loaded once per test session."""
-    from search.indexer import default_enricher
+    from newsquarry.search.indexer import default_enricher
 
     return default_enricher()
 
@@ -285,7 +285,7 @@ def corpus_dir(tmp_path, seed_file) -> Path:
 @pytest.fixture(scope="session")
 def seed_index(tmp_path_factory, seed_file, enricher) -> WhooshStore:
     """A real index of the seed article with real enrichment, built once (read-only)."""
-    from search.indexer import index_paths
+    from newsquarry.search.indexer import index_paths
 
     store = WhooshStore(tmp_path_factory.mktemp("seed-index"))
     index_paths(store, [str(seed_file)], enricher=enricher)

@@ -9,8 +9,8 @@ import time
 import pytest
 from api_support import ARTICLES, TOKEN, TagEnricher, build_index
 
-from api import create_app
-from search.store import WhooshStore
+from newsquarry.api import create_app
+from newsquarry.search.store import WhooshStore
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 PROBLEM = "application/problem+json"

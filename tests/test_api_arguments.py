@@ -6,10 +6,10 @@ import pytest
 from api_support import TOKEN, TagEnricher, build_index
 from webargs.flaskparser import FlaskParser
 
-from api import create_app
-from api.arguments import QueryParser, multi_keys
-from api.schemas import search_args_schema
-from search.config import load_settings
+from newsquarry.api import create_app
+from newsquarry.api.arguments import QueryParser, multi_keys
+from newsquarry.api.schemas import search_args_schema
+from newsquarry.search.config import load_settings
 
 
 @pytest.fixture(scope="module")

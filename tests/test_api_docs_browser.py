@@ -12,7 +12,7 @@ import pytest
 from api_support import build_index
 from werkzeug.serving import make_server
 
-from api import create_app
+from newsquarry.api import create_app
 
 CHROMIUM = os.environ.get("NEWSQUARRY_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",

@@ -16,7 +16,7 @@ from api_support import TOKEN, TagEnricher, build_index
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from api import create_app
+from newsquarry.api import create_app
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 BOUND = 10.0  # generous: a loaded CI machine must not make this flaky

@@ -96,7 +96,7 @@ def test_concurrent_requests(live):
 def test_request_id_in_access_log(tmp_path_factory):
     path = tmp_path_factory.mktemp("live-log-index")
     build_index(path)
-    server = LiveServer("api.wsgi:app", {"NEWSQUARRY_INDEX": str(path)}, workers=1, threads=2)
+    server = LiveServer("newsquarry.api.wsgi:app", {"NEWSQUARRY_INDEX": str(path)}, workers=1, threads=2)
     try:
         resp = requests.get(server.url + "/v1/stats", headers={"X-Request-Id": "trace-me-42"})
         assert resp.headers["X-Request-Id"] == "trace-me-42"
@@ -112,10 +112,10 @@ def test_request_id_in_access_log(tmp_path_factory):
 
 def test_cli_remote_client_matches_the_library(live):
     """``newsquarry --url`` (search.remote) gets what the library gives locally."""
-    from search.remote import RemoteClient
-    from search.requests import SearchRequest
-    from search.searching import facet_values, run_search
-    from search.store import WhooshStore
+    from newsquarry.search.remote import RemoteClient
+    from newsquarry.search.requests import SearchRequest
+    from newsquarry.search.searching import facet_values, run_search
+    from newsquarry.search.store import WhooshStore
 
     store = WhooshStore(live.index, create=False)
     req = SearchRequest(q="Caracas", facets=["person", "source"], per_page=5)
@@ -139,7 +139,7 @@ def test_one_thread_per_worker_runs_the_sync_worker(tmp_path_factory):
     """``serve --threads 1``: gunicorn's sync worker, answering clients one request at a time."""
     path = tmp_path_factory.mktemp("live-sync-index")
     build_index(path)
-    server = LiveServer("api.wsgi:app", {"NEWSQUARRY_INDEX": str(path)}, workers=2, threads=1)
+    server = LiveServer("newsquarry.api.wsgi:app", {"NEWSQUARRY_INDEX": str(path)}, workers=2, threads=1)
     try:
         urls = [server.url + f"/v1/search?q=oil&page={1 + i % 2}&facet=person" for i in range(24)]
         with concurrent.futures.ThreadPoolExecutor(6) as pool:
@@ -163,7 +163,7 @@ def test_serve_runs_gunicorn_and_refuses_a_port_in_use(tmp_path_factory):
     build_index(path)
     port = free_port()
     env = dict(os.environ, NEWSQUARRY_INDEX=str(path), NEWSQUARRY_ACCESS_LOG="-")
-    cmd = [sys.executable, "-m", "search.cli", "serve", "--port", str(port), "--threads", "2"]
+    cmd = [sys.executable, "-m", "newsquarry.search.cli", "serve", "--port", str(port), "--threads", "2"]
     first = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
     try:
@@ -205,7 +205,7 @@ def test_reuse_port_only_for_tcp_sockets_gunicorn_opens(monkeypatch, binds, env,
 
     from gunicorn.config import Config
 
-    from api import gunicorn_conf
+    from newsquarry.api import gunicorn_conf
 
     monkeypatch.delenv("LISTEN_FDS", raising=False)
     for key, value in env.items():
@@ -234,7 +234,7 @@ def test_serves_on_a_unix_socket(tmp_path_factory):
             self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             self.sock.connect(sock_path)
 
-    server = LiveServer("api.wsgi:app", {"NEWSQUARRY_INDEX": str(path)}, workers=2, threads=2,
+    server = LiveServer("newsquarry.api.wsgi:app", {"NEWSQUARRY_INDEX": str(path)}, workers=2, threads=2,
                         extra=["--bind", f"unix:{sock_path}"])
     try:
         for _ in range(5):

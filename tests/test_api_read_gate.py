@@ -12,9 +12,9 @@ import time
 import pytest
 from api_support import TOKEN, TagEnricher, build_index
 
-import api.views.search as search_views
-from api import create_app
-from api.concurrency import ReadGate
+import newsquarry.api.views.search as search_views
+from newsquarry.api import create_app
+from newsquarry.api.concurrency import ReadGate
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 

@@ -10,7 +10,7 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 from api_support import TOKEN, TagEnricher, build_index
 
-from api import create_app
+from newsquarry.api import create_app
 
 PROBLEM = "application/problem+json"
 
@@ -264,7 +264,7 @@ def test_time_limit_is_passed_to_the_library(index_dir):
 
 
 def test_scoped_read_key(client, app):
-    from search.keys import Scope, make_key
+    from newsquarry.search.keys import Scope, make_key
 
     key = make_key(app.extensions["newsquarry"].settings["secret"],
                    Scope(filters={"source": ["Reuters"]}))
@@ -288,9 +288,9 @@ def test_non_ascii_query_gives_ascii_link_headers(client):
 
 
 def test_fast_result_dict_matches_to_dict(app):
-    from api.formats import result_dict
-    from search.requests import SearchRequest
-    from search.searching import run_search
+    from newsquarry.api.formats import result_dict
+    from newsquarry.search.requests import SearchRequest
+    from newsquarry.search.searching import run_search
 
     store = app.extensions["newsquarry"].store()
     for mode, filters in (("passages", {}), ("quotes", {}), ("passages", {"place": ["Caracas"]})):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from search.cli import cli
+from newsquarry.search.cli import cli
 
 SEED_ID = "000_e23b3335c9472580"
 ROOT = Path(__file__).resolve().parent.parent
@@ -108,7 +108,7 @@ def test_help_has_examples_for_every_command(runner):
 def test_console_script_runs(tmp_path, corpus_dir):
     env = dict(os.environ, NEWSQUARRY_INDEX=str(tmp_path / "ix"), PYTHONPATH=str(ROOT))
     p = subprocess.run(
-        [sys.executable, "-m", "search.cli", "index", str(corpus_dir)],
+        [sys.executable, "-m", "newsquarry.search.cli", "index", str(corpus_dir)],
         capture_output=True, text=True, env=env, timeout=120,
     )  # fmt: skip
     assert p.returncode == 0, p.stderr
@@ -132,7 +132,7 @@ def test_ctrl_c_during_indexing_keeps_committed_articles(tmp_path, seed_file):
     feed = tmp_path / "feed.jsonl"
     _many_articles(feed, seed_file.read_text(encoding="utf-8"), 120)
     env = dict(os.environ, NEWSQUARRY_INDEX=str(tmp_path / "ix"), PYTHONPATH=str(ROOT))
-    cmd = [sys.executable, "-m", "search.cli", "index", str(feed), "--commit-every", "5"]
+    cmd = [sys.executable, "-m", "newsquarry.search.cli", "index", str(feed), "--commit-every", "5"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 90
     lines = []
@@ -233,7 +233,7 @@ def test_colour_only_on_terminal_and_never_with_no_color(runner, seeded):
     for no_color, expect in ((None, True), ("1", False)):
         if no_color:
             env["NO_COLOR"] = no_color
-        out = _run_in_pty(pty, [sys.executable, "-m", "search.cli", "search", "Guaido"], env)
+        out = _run_in_pty(pty, [sys.executable, "-m", "newsquarry.search.cli", "search", "Guaido"], env)
         assert "Guaidó" in out
         assert ("\x1b[" in out) is expect, out[:200]
 

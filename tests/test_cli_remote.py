@@ -9,7 +9,7 @@ import pytest
 from api_support import LiveServer
 from click.testing import CliRunner
 
-from search.cli import cli
+from newsquarry.search.cli import cli
 
 SEED_ID = "000_e23b3335c9472580"
 
@@ -24,7 +24,7 @@ def served(tmp_path_factory, seed_file):
     index = str(root / "index")
     r = CliRunner().invoke(cli, ["--index", index, "index", str(root / "corpus")])
     assert r.exit_code == 0, r.output
-    server = LiveServer("api.wsgi:app", {"NEWSQUARRY_INDEX": index})
+    server = LiveServer("newsquarry.api.wsgi:app", {"NEWSQUARRY_INDEX": index})
     yield index, server.url
     server.stop()
 

@@ -19,13 +19,13 @@ import pytest
 from _integrity import assert_exact, expected_passage_ids, index_contents
 from _synthetic import articles
 
-from search.errors import IndexBusy
-from search.indexer import index_articles
-from search.passages import split_passages
-from search.readers import article_from_mapping
-from search.requests import SearchRequest
-from search.searching import run_search
-from search.store import WhooshStore
+from newsquarry.search.errors import IndexBusy
+from newsquarry.search.indexer import index_articles
+from newsquarry.search.passages import split_passages
+from newsquarry.search.readers import article_from_mapping
+from newsquarry.search.requests import SearchRequest
+from newsquarry.search.searching import run_search
+from newsquarry.search.store import WhooshStore
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -99,7 +99,7 @@ def _hold_lock_in_child(path: Path, seconds: float) -> int:
 
 def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "search.cli", *args], cwd=ROOT, env=full_env,
+    return subprocess.run([sys.executable, "-m", "newsquarry.search.cli", *args], cwd=ROOT, env=full_env,
                           capture_output=True, text=True, timeout=60)  # fmt: skip
 
 
@@ -209,7 +209,7 @@ def test_an_api_write_waits_then_answers_503_index_busy_and_succeeds_once_the_lo
 ):
     from api_support import TOKEN, TagEnricher
 
-    from api import create_app
+    from newsquarry.api import create_app
 
     path = tmp_path / "ix"
     WhooshStore(path).close()

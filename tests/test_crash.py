@@ -42,7 +42,7 @@ from pathlib import Path
 from _integrity import assert_exact, expected_passage_ids, index_contents
 from _synthetic import articles, write_jsonl
 
-from search.store import WhooshStore
+from newsquarry.search.store import WhooshStore
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = int(os.environ.get("NEWSQUARRY_CRASH_SEED", "20260"))
@@ -58,7 +58,7 @@ def _instrument(log_path: str, phase: str | None, at_commit: int) -> None:
     import whoosh.writing
     from whoosh.filedb.filestore import FileStorage
 
-    from search.store import WhooshStore
+    from newsquarry.search.store import WhooshStore
 
     logfd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     state = {"n": 0}
@@ -126,7 +126,7 @@ def _fork_indexer(index_dir: Path, corpus: Path, log_path: Path, out_path: Path,
         out = open(out_path, "w", buffering=1)  # noqa: SIM115
         sys.stdout = sys.stderr = out
         _instrument(str(log_path), phase, at_commit)
-        from search.cli import cli
+        from newsquarry.search.cli import cli
 
         cli.main(args=_index_args(index_dir, corpus), prog_name="newsquarry")
         code = 0
@@ -149,7 +149,7 @@ def _read_log(log_path: Path, offset: int) -> tuple[list[list], int]:
 
 
 def test_kill_indexer_at_20_random_points_then_rerun(tmp_path):
-    from search.enrich import load_nlp
+    from newsquarry.search.enrich import load_nlp
 
     load_nlp()  # loaded once here; every forked indexer inherits it
     rng = random.Random(SEED)
@@ -215,7 +215,7 @@ def test_kill_indexer_at_20_random_points_then_rerun(tmp_path):
     # the same command, as a real process, completes the rest
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
-        [sys.executable, "-m", "search.cli", *_index_args(index_dir, corpus)],
+        [sys.executable, "-m", "newsquarry.search.cli", *_index_args(index_dir, corpus)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -229,8 +229,8 @@ def test_kill_indexer_at_20_random_points_then_rerun(tmp_path):
 def test_a_commit_reaches_the_disk_before_it_counts(tmp_path, monkeypatch):
     """Power loss, as far as a test can tell: every file a commit refers to is fsynced
     before the TOC rename (the commit point), and the rename is fsynced after it."""
-    from search.indexer import index_articles
-    from search.readers import article_from_mapping
+    from newsquarry.search.indexer import index_articles
+    from newsquarry.search.readers import article_from_mapping
 
     events: list[str] = []
     real_fsync, real_rename = os.fsync, os.rename

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from search.enrich import Enricher, enrich_article, load_nlp
-from search.models import Article, Passage, Quote
-from search.passages import split_passages
+from newsquarry.search.enrich import Enricher, enrich_article, load_nlp
+from newsquarry.search.models import Article, Passage, Quote
+from newsquarry.search.passages import split_passages
 
 SIX_PEOPLE = {
     "Harry Solano",
@@ -293,7 +293,7 @@ def test_enricher_streams_in_order():
 
 def test_enricher_forgets_new_words_after_warm_up(nlp, monkeypatch):
     """A long import must not grow spaCy's StringStore without end (#9)."""
-    from search.enrich import pipeline
+    from newsquarry.search.enrich import pipeline
 
     monkeypatch.setattr(pipeline, "WARM_ARTICLES", 2)
     monkeypatch.setattr(pipeline, "_parsed_here", 0)
@@ -322,7 +322,7 @@ def test_enrichers_in_threads_share_the_memory_zone_safely(nlp, monkeypatch):
     """API writes enrich in threads of one process; zones must not free each other's words."""
     import threading
 
-    from search.enrich import pipeline
+    from newsquarry.search.enrich import pipeline
 
     monkeypatch.setattr(pipeline, "WARM_ARTICLES", 0)
     errors: list[BaseException] = []

@@ -22,8 +22,8 @@ import pytest
 from _synthetic import articles, write_jsonl
 from click.testing import CliRunner
 
-from search.cli import cli
-from search.store import WhooshStore
+from newsquarry.search.cli import cli
+from newsquarry.search.store import WhooshStore
 
 ROOT = Path(__file__).resolve().parent.parent
 N_ARTICLES = 100
@@ -154,7 +154,7 @@ def local_dump(corpus, tmp_path_factory) -> list[dict]:
 
 def index_cmd(ix: Path, corpus: Path, address: str | None, *extra: str) -> list[str]:
     cluster = ["--cluster", address] if address else []
-    return [sys.executable, "-m", "search.cli", "--index", str(ix), "index", str(corpus),
+    return [sys.executable, "-m", "newsquarry.search.cli", "--index", str(ix), "index", str(corpus),
             *cluster, *RUN, *extra]  # fmt: skip
 
 
@@ -228,7 +228,7 @@ def test_every_worker_gone_stops_cleanly_then_the_same_command_resumes(
 
 def test_in_flight_work_on_the_cluster_is_bounded(cluster):
     """The executor takes at most ``max_in_flight`` jobs ahead of what it has yielded."""
-    from search.enrich.cluster import DaskExecutor
+    from newsquarry.search.enrich.cluster import DaskExecutor
 
     cluster.ensure(1)
     taken = 0
@@ -310,7 +310,7 @@ def test_processes_and_cluster_together_is_a_usage_error(tmp_path, corpus):
 
 def test_api_writes_stay_local_whatever_the_cluster_setting(tmp_path, monkeypatch):
     """A single article is enriched in the API worker, never on a cluster (none is reachable)."""
-    from api import create_app
+    from newsquarry.api import create_app
 
     monkeypatch.setenv("NEWSQUARRY_CLUSTER", "tcp://127.0.0.1:1")
     app = create_app({"index": str(tmp_path / "ix"), "write_token": "t"})

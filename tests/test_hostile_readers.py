@@ -18,10 +18,10 @@ import time
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from search import readers
-from search.models import Article
-from search.passages import split_passages
-from search.readers import ReadFailure, Skipped, read_file, read_paths
+from newsquarry.search import readers
+from newsquarry.search.models import Article
+from newsquarry.search.passages import split_passages
+from newsquarry.search.readers import ReadFailure, Skipped, read_file, read_paths
 
 BOUND = 5.0  # seconds one small hostile file may take
 EXTS = [".txt", ".md", ".markdown", ".jsonl", ".ndjson", ".html", ".htm", ".pdf", ""]

@@ -12,9 +12,15 @@ from collections.abc import Iterable, Iterator
 
 import pytest
 
-from search.indexer import Progress, count_articles, index_articles, index_paths, optimize
-from search.models import Article, Passage
-from search.store import WhooshStore
+from newsquarry.search.indexer import (
+    Progress,
+    count_articles,
+    index_articles,
+    index_paths,
+    optimize,
+)
+from newsquarry.search.models import Article, Passage
+from newsquarry.search.store import WhooshStore
 
 WORDS = "harbour grain tariff cocoa bond steel copper shipping ministry strike".split()
 
@@ -115,7 +121,7 @@ def test_input_is_consumed_lazily_and_look_ahead_is_bounded(tmp_path):
 
 
 def test_spacy_pool_look_ahead_is_bounded(tmp_path):
-    from search.enrich import Enricher
+    from newsquarry.search.enrich import Enricher
 
     enricher = Enricher(n_process=2, batch_size=2, prefetch=2)
     consumed = 0
@@ -197,7 +203,7 @@ def test_repeated_id_in_stream_is_enriched_once_per_version(tmp_path):
 def test_cli_index_shows_eta_and_optimize_merges(tmp_path):
     from click.testing import CliRunner
 
-    from search.cli import cli
+    from newsquarry.search.cli import cli
 
     src = tmp_path / "a.jsonl"
     with src.open("w") as fh:
@@ -235,7 +241,7 @@ def test_ctrl_c_on_the_process_group_then_resume(tmp_path):
             text = "\n\n".join([a.text] * 3)
             fh.write(json.dumps({"id": a.id, "title": a.title, "text": text}) + "\n")
     ix = str(tmp_path / "ix")
-    cmd = [sys.executable, "-m", "search.cli", "--index", ix, "index", str(src),
+    cmd = [sys.executable, "-m", "newsquarry.search.cli", "--index", ix, "index", str(src),
            "--processes", "2", "--commit-every", "50"]  # fmt: skip
     root = Path(__file__).resolve().parent.parent
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -259,10 +265,10 @@ def test_ctrl_c_on_the_process_group_then_resume(tmp_path):
 
 def test_an_article_the_rules_fail_on_is_reported_and_the_rest_indexed(tmp_path, monkeypatch):
     """Fault injection: the quote rules raise on one article (as a bug on an odd text would)."""
-    import search.enrich.pipeline as pipeline
-    from search.enrich import Enricher
-    from search.models import Article
-    from search.store import WhooshStore
+    import newsquarry.search.enrich.pipeline as pipeline
+    from newsquarry.search.enrich import Enricher
+    from newsquarry.search.models import Article
+    from newsquarry.search.store import WhooshStore
 
     real = pipeline.extract_quotes
 

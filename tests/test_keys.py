@@ -3,8 +3,8 @@ import json
 
 import pytest
 
-from search.keys import KeyRefused, Scope, apply_scope, make_key, verify_key
-from search.requests import SearchRequest
+from newsquarry.search.keys import KeyRefused, Scope, apply_scope, make_key, verify_key
+from newsquarry.search.requests import SearchRequest
 
 SECRET = "a-long-enough-server-secret"
 
@@ -66,7 +66,7 @@ def test_short_secret_and_bad_facet_refused():
 def test_cli_key_command(tmp_path):
     from click.testing import CliRunner
 
-    from search.cli import cli
+    from newsquarry.search.cli import cli
 
     r = CliRunner().invoke(
         cli, ["key", "--speaker", "Harry Solano", "--expires-in", "1h"],

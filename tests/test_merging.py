@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from conftest import PassThrough
 
-from search.indexer import index_articles
-from search.merging import level, merge_tiered, plan_merges
-from search.models import Article
-from search.passages import split_passages
-from search.requests import SearchRequest
-from search.store import WhooshStore
+from newsquarry.search.indexer import index_articles
+from newsquarry.search.merging import level, merge_tiered, plan_merges
+from newsquarry.search.models import Article
+from newsquarry.search.passages import split_passages
+from newsquarry.search.requests import SearchRequest
+from newsquarry.search.store import WhooshStore
 
 
 def test_levels_grow_by_factor():

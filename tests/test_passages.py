@@ -1,5 +1,5 @@
-from search.models import Article
-from search.passages import passage_spans, split_passages
+from newsquarry.search.models import Article
+from newsquarry.search.passages import passage_spans, split_passages
 
 
 def test_offsets_round_trip_for_every_passage(seed_doc):

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from search.readers import Article, ReadFailure, Skipped, read_paths
+from newsquarry.search.readers import Article, ReadFailure, Skipped, read_paths
 
 HTML_PAGE = """<!DOCTYPE html>
 <html lang="en"><head>

@@ -10,10 +10,10 @@ from collections import Counter
 
 import pytest
 
-from search.passages import split_passages
-from search.requests import SearchRequest
-from search.searching import facet_values, run_search
-from search.textnorm import fold
+from newsquarry.search.passages import split_passages
+from newsquarry.search.requests import SearchRequest
+from newsquarry.search.searching import facet_values, run_search
+from newsquarry.search.textnorm import fold
 
 
 @pytest.fixture(scope="session")

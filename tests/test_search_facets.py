@@ -8,13 +8,13 @@ from collections import Counter
 
 import pytest
 
-from search.docvalues import cache_for
-from search.errors import InvalidRequest, UnknownFacet
-from search.models import Article
-from search.passages import split_passages
-from search.requests import SearchRequest
-from search.searching import facet_values, run_search
-from search.textnorm import fold
+from newsquarry.search.docvalues import cache_for
+from newsquarry.search.errors import InvalidRequest, UnknownFacet
+from newsquarry.search.models import Article
+from newsquarry.search.passages import split_passages
+from newsquarry.search.requests import SearchRequest
+from newsquarry.search.searching import facet_values, run_search
+from newsquarry.search.textnorm import fold
 
 from .conftest import annotate, seed_items, small_items
 

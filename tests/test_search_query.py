@@ -10,10 +10,10 @@ import re
 
 import pytest
 
-from search.errors import QueryError
-from search.requests import SearchRequest
-from search.searching import run_search
-from search.textnorm import fold
+from newsquarry.search.errors import QueryError
+from newsquarry.search.requests import SearchRequest
+from newsquarry.search.searching import run_search
+from newsquarry.search.textnorm import fold
 
 
 def ids(store, q, **kw):
@@ -192,6 +192,6 @@ def test_colons_in_numbers_are_words(seed_store):
 
 
 def _settings(**kw):
-    from search.config import load_settings
+    from newsquarry.search.config import load_settings
 
     return load_settings(**kw)

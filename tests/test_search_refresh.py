@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from search.models import Article
-from search.passages import split_passages
-from search.requests import SearchRequest
-from search.searching import run_search
+from newsquarry.search.models import Article
+from newsquarry.search.passages import split_passages
+from newsquarry.search.requests import SearchRequest
+from newsquarry.search.searching import run_search
 
 
 def article(n: int) -> tuple[Article, list]:

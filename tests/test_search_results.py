@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from search.errors import InvalidRequest, SearchTimeout
-from search.models import Article, Entity, Passage
-from search.requests import SearchRequest
-from search.searching import run_search
-from search.textnorm import fold
+from newsquarry.search.errors import InvalidRequest, SearchTimeout
+from newsquarry.search.models import Article, Entity, Passage
+from newsquarry.search.requests import SearchRequest
+from newsquarry.search.searching import run_search
+from newsquarry.search.textnorm import fold
 
 from .conftest import QUOTES, seed_items
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from search.errors import QueryError
-from search.requests import SearchRequest
+from newsquarry.search.errors import QueryError
+from newsquarry.search.requests import SearchRequest
 
 SEED_ID = "000_e23b3335c9472580"
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from search.errors import IndexBusy, IndexUnavailable, NotFound
-from search.indexer import index_paths
-from search.store import WhooshStore
+from newsquarry.search.errors import IndexBusy, IndexUnavailable, NotFound
+from newsquarry.search.indexer import index_paths
+from newsquarry.search.store import WhooshStore
 
 SEED_ID = "000_e23b3335c9472580"
 
@@ -106,8 +106,8 @@ def test_writes_after_the_same_random_seed_do_not_collide(store):
     # not make two commits pick the same segment name
     import random
 
-    from search.models import Article
-    from search.passages import split_passages
+    from newsquarry.search.models import Article
+    from newsquarry.search.passages import split_passages
 
     for n in range(3):
         random.seed(42)

@@ -8,10 +8,10 @@ import tracemalloc
 
 from conftest import PassThrough
 
-from search.indexer import index_articles
-from search.models import Article
-from search.store import WhooshStore
-from search.whoosh_fixes import ViewReader
+from newsquarry.search.indexer import index_articles
+from newsquarry.search.models import Article
+from newsquarry.search.store import WhooshStore
+from newsquarry.search.whoosh_fixes import ViewReader
 
 
 def test_view_reader_reads_like_a_file_and_pickle_loads_from_it():
@@ -85,7 +85,7 @@ def test_document_lengths_read_once_match_whooshs_own(tmp_path):
     """The cached lengths give what Whoosh's per-call read gives, for every document."""
     from whoosh import fields, index
 
-    from search.whoosh_fixes import whoosh_doc_field_length
+    from newsquarry.search.whoosh_fixes import whoosh_doc_field_length
 
     schema = fields.Schema(t=fields.TEXT, k=fields.KEYWORD(scorable=False), n=fields.TEXT)
     ix = index.create_in(str(tmp_path), schema)

@@ -19,9 +19,9 @@ from typing import Any
 
 from werkzeug.serving import make_server
 
-from search.corpus import bundled_corpus_path
-from search.models import Article
-from search.readers import article_from_mapping, read_paths
+from newsquarry.search.corpus import bundled_corpus_path
+from newsquarry.search.models import Article
+from newsquarry.search.readers import article_from_mapping, read_paths
 
 SECRET = "web-tests-secret-0123456789abcdef"
 SEED_ID = "000_e23b3335c9472580"
@@ -84,8 +84,8 @@ def articles() -> list[Article]:
 @lru_cache(maxsize=1)
 def web_index() -> Any:
     """A real index of ``articles()``, built once per session (spaCy enricher)."""
-    from search.indexer import default_enricher, index_articles
-    from search.store import WhooshStore
+    from newsquarry.search.indexer import default_enricher, index_articles
+    from newsquarry.search.store import WhooshStore
 
     path = tempfile.mkdtemp(prefix="nq-web-index-")
     atexit.register(shutil.rmtree, path, True)
@@ -96,7 +96,7 @@ def web_index() -> Any:
 
 def make_app(store: Any = None, **config: Any) -> Any:
     """The API app over the shared index, with the test secret."""
-    from api.app import create_app
+    from newsquarry.api.app import create_app
 
     settings = {"secret": SECRET, **config}
     return create_app(settings, store=store if store is not None else web_index())

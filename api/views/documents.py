@@ -16,10 +16,10 @@ from typing import Any
 from flask import Response, request
 from marshmallow import ValidationError
 
-from search.errors import NotFound
-from search.indexer import index_articles
-from search.models import Article
-from search.readers import article_from_mapping, clean_id
+from newsquarry.search.errors import NotFound
+from newsquarry.search.indexer import index_articles
+from newsquarry.search.models import Article
+from newsquarry.search.readers import article_from_mapping, clean_id
 
 from ..arguments import ApiBlueprint as Blueprint
 from ..auth import require_write_token

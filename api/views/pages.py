@@ -27,8 +27,8 @@ from urllib.parse import urlencode, urlsplit
 from flask import Blueprint, Response, current_app, render_template, request, url_for
 from markupsafe import Markup
 
-from search.errors import NotFound
-from search.schema import FACETS
+from newsquarry.search.errors import NotFound
+from newsquarry.search.schema import FACETS
 
 from ..backend import backend
 from ..errors import ApiError

@@ -21,9 +21,9 @@ from typing import Any
 from flask import Response, g, request, stream_with_context, url_for
 from marshmallow import RAISE
 
-from search.errors import NewsquarryError
-from search.requests import SearchRequest, SearchResult
-from search.schema import FACETS
+from newsquarry.search.errors import NewsquarryError
+from newsquarry.search.requests import SearchRequest, SearchResult
+from newsquarry.search.schema import FACETS
 
 from ..arguments import ApiBlueprint as Blueprint
 from ..backend import backend
@@ -84,7 +84,7 @@ def to_search_request(args: dict[str, Any], mode: str, settings: dict[str, Any])
 
 def search_library(store: Any, req: SearchRequest, settings: dict[str, Any]) -> SearchResult:
     """The library's search (``store.search``), run with this app's settings and limits."""
-    from search.searching import run_search as library_search
+    from newsquarry.search.searching import run_search as library_search
 
     return library_search(store, req, settings)
 
@@ -94,7 +94,7 @@ def apply_read_key(req: SearchRequest, given: str | None) -> SearchRequest:
     key = given or request.headers.get("X-Newsquarry-Key")
     if not key:
         return req
-    from search.keys import apply_scope, verify_key
+    from newsquarry.search.keys import apply_scope, verify_key
 
     scope = verify_key(str(backend().settings.get("secret") or ""), key)
     return apply_scope(req, scope)
@@ -261,7 +261,7 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
         """
         if facet not in FACETS:
             raise ApiError(404, f"no facet named {facet!r}; facets are: {', '.join(FACETS)}")
-        from search.searching import facet_values
+        from newsquarry.search.searching import facet_values
 
         be = backend()
         store = be.store()

@@ -14,10 +14,10 @@ passage that holds their start, with passage-relative offsets (``assign.py``).
 
 from __future__ import annotations
 
-from search.enrich.assign import assign
-from search.enrich.nlp import load_nlp
-from search.enrich.pipeline import Enricher, enrich_doc
-from search.models import Article, Passage
+from newsquarry.search.enrich.assign import assign
+from newsquarry.search.enrich.nlp import load_nlp
+from newsquarry.search.enrich.pipeline import Enricher, enrich_doc
+from newsquarry.search.models import Article, Passage
 
 __all__ = ["Enricher", "assign", "enrich_article", "enrich_doc", "load_nlp"]
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import bisect
 
-from search.enrich.entities import Mention
-from search.enrich.quotes import ArticleQuote
-from search.models import Entity, Passage, Quote
+from newsquarry.search.enrich.entities import Mention
+from newsquarry.search.enrich.quotes import ArticleQuote
+from newsquarry.search.models import Entity, Passage, Quote
 
 
 def _passage_index(starts: list[int], passages: list[Passage], pos: int) -> int | None:

@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from search.errors import ClusterError, EnrichmentFailed
+from newsquarry.search.errors import ClusterError, EnrichmentFailed
 
 try:
     from distributed import Client, KilledWorker, WorkerPlugin
@@ -60,7 +60,7 @@ def enrichment_fingerprint() -> str:
     """What decides the enrichment's output in this process: our code, spaCy's and the model's version."""
     import spacy
 
-    from search.enrich.nlp import model_path
+    from newsquarry.search.enrich.nlp import model_path
 
     h = hashlib.sha256()
     for f in sorted(Path(__file__).parent.glob("*.py")):

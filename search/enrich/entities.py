@@ -27,7 +27,7 @@ from functools import lru_cache
 
 from spacy.tokens import Doc, Span, Token
 
-from search.textnorm import fold
+from newsquarry.search.textnorm import fold
 
 LABEL_TYPES = {"PERSON": "person", "ORG": "org", "GPE": "place", "LOC": "place", "FAC": "place"}
 
@@ -222,7 +222,7 @@ def common_words() -> frozenset[str]:
 
     Empty when the pipeline has no lookup lemmatizer; then names are not extended.
     """
-    from search.enrich.nlp import load_nlp
+    from newsquarry.search.enrich.nlp import load_nlp
 
     nlp = load_nlp()
     if "lemmatizer" not in nlp.pipe_names:

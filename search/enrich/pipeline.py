@@ -26,13 +26,13 @@ from typing import Any
 
 from spacy.tokens import Doc
 
-from search.enrich.assign import assign
-from search.enrich.entities import Mention, extract_mentions
-from search.enrich.executors import Executor, InProcess, LocalPool
-from search.enrich.nlp import load_nlp
-from search.enrich.quotes import ArticleQuote, extract_quotes
-from search.errors import EnrichmentFailed
-from search.models import Article, Passage
+from newsquarry.search.enrich.assign import assign
+from newsquarry.search.enrich.entities import Mention, extract_mentions
+from newsquarry.search.enrich.executors import Executor, InProcess, LocalPool
+from newsquarry.search.enrich.nlp import load_nlp
+from newsquarry.search.enrich.quotes import ArticleQuote, extract_quotes
+from newsquarry.search.errors import EnrichmentFailed
+from newsquarry.search.models import Article, Passage
 
 Found = tuple[list[Mention], list[ArticleQuote]]
 

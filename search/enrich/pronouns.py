@@ -24,7 +24,7 @@ from collections import defaultdict
 
 from spacy.tokens import Doc
 
-from search.enrich.entities import Mention
+from newsquarry.search.enrich.entities import Mention
 
 MALE = frozenset({"he", "him", "his", "himself"})
 FEMALE = frozenset({"she", "her", "hers", "herself"})

@@ -48,10 +48,10 @@ from dataclasses import dataclass
 
 from spacy.tokens import Doc, Token
 
-from search.enrich.entities import TITLES, Mention, common_words
-from search.enrich.pronouns import PersonTracker, pronoun_gender
-from search.passages import paragraphs as paragraph_bounds
-from search.textnorm import fold
+from newsquarry.search.enrich.entities import TITLES, Mention, common_words
+from newsquarry.search.enrich.pronouns import PersonTracker, pronoun_gender
+from newsquarry.search.passages import paragraphs as paragraph_bounds
+from newsquarry.search.textnorm import fold
 
 OPEN_MARKS = "“„«"
 CLOSE_MARKS = "”»"
