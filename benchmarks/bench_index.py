@@ -17,6 +17,18 @@ Modes:
   --index-dir DIR``: everything is unchanged, so this measures how fast a
   resumed run skips committed articles (read, hash, look-up), and the cost
   of one content-hash look-up.
+- ``clusterN`` (``--cluster`` runs ``index,cluster1,cluster2``; ``clusterNq``
+  starts the cluster with Dask's profiler off and its timers slowed, ``QUIET_DASK``): ``index``
+  with enrichment on a Dask cluster started for the run on this machine (a
+  ``dask scheduler`` and N ``dask worker --nthreads 1`` processes, each with
+  its nanny, on loopback; the model loaded on the workers before the clock
+  starts, as the local pool's parent loads it before forking). CPU counts
+  every process of the cluster too.
+
+For ``index`` and ``clusterN`` runs the writer's share is recorded: wall and
+CPU seconds spent inside ``store.writer()`` (writing and committing), so the
+single writer's ceiling (articles/s it could absorb with enrichment free)
+reads off as 1000 / writer CPU ms per article.
 
 Per run: wall time, CPU seconds (the process and all its reaped workers),
 articles/s and words/s, peak memory of the whole process tree (sum of PSS and
@@ -27,6 +39,8 @@ Usage::
 
     python -m benchmarks.bench_index ../shared/corpora/reuters21578.jsonl \\
         --processes 2 --modes nlp,index --repeat 1 --out bench.jsonl
+    python -m benchmarks.bench_index ../shared/corpora/reuters21578.jsonl \\
+        --limit 1000 --cluster --repeat 3 --out cluster.jsonl
 """
 
 from __future__ import annotations
@@ -148,11 +162,109 @@ def _self_cpu() -> float:
     return s.ru_utime + s.ru_stime
 
 
+# Dask's periodic work cut down (``clusterNq`` modes, docs/scaling.md): the worker's
+# statistical profiler (a stack sample of the running task every 10 ms), the event
+# loop health check (every 20 ms in every process) and the memory and system monitors
+QUIET_DASK = {
+    "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False",
+    "DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL": "1s",
+    "DASK_DISTRIBUTED__WORKER__MEMORY__MONITOR_INTERVAL": "1s",
+    "DASK_DISTRIBUTED__ADMIN__SYSTEM_MONITOR__INTERVAL": "2s",
+}
+
+
+class LocalDaskCluster:
+    """A scheduler and ``n`` single-threaded workers on loopback, children of this process."""
+
+    def __init__(self, n: int, tmp: str, env: dict[str, str] | None = None) -> None:
+        import socket
+
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        self.address = f"tcp://127.0.0.1:{port}"
+        self.tmp = tmp
+        self.procs: list[subprocess.Popen] = []
+        root = str(Path(__file__).resolve().parent.parent)
+        self.env = {**os.environ, "PYTHONPATH": root, "PYTHONWARNINGS": "ignore", **(env or {})}
+        self._spawn("scheduler", "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                    "--no-dashboard")  # fmt: skip
+        for i in range(n):
+            self._spawn(f"worker{i}", "worker", self.address, "--nthreads", "1",
+                        "--no-dashboard", "--local-directory", f"{tmp}/w{i}")  # fmt: skip
+
+    def _spawn(self, name: str, *args: str) -> None:
+        log = Path(self.tmp, f"{name}.log").open("w")
+        self.procs.append(subprocess.Popen([sys.executable, "-m", "dask", *args], stdout=log,
+                                           stderr=subprocess.STDOUT, env=self.env))  # fmt: skip
+
+    def cpu(self) -> dict[str, float]:
+        """CPU seconds so far of the scheduler and of the workers (with their nannies)."""
+        return {
+            "scheduler": tree_cpu(self.procs[0].pid),
+            "workers": sum(tree_cpu(p.pid) for p in self.procs[1:]),
+        }
+
+    def stop(self) -> None:
+        for p in reversed(self.procs):
+            p.terminate()
+        for p in self.procs:
+            p.wait(timeout=30)
+        shutil.rmtree(self.tmp, ignore_errors=True)  # the processes' logs and spill folders
+
+
+def _timed_store(index_dir: str) -> Any:
+    """A ``WhooshStore`` that adds up the wall and CPU time spent in ``writer()`` (write + commit)."""
+    from contextlib import contextmanager
+
+    from newsquarry.search.store import WhooshStore
+
+    class TimedStore(WhooshStore):
+        write_wall = 0.0
+        write_cpu = 0.0
+
+        @contextmanager
+        def writer(self, timeout: float | None = None) -> Iterator[Any]:
+            t0, c0 = time.perf_counter(), time.thread_time()
+            try:
+                with super().writer(timeout) as session:
+                    yield session
+            finally:
+                self.write_wall += time.perf_counter() - t0
+                self.write_cpu += time.thread_time() - c0
+
+    return TimedStore(index_dir)
+
+
 def run_one(args: argparse.Namespace) -> dict[str, Any]:
     """One measurement in this process (called in a subprocess by ``main``)."""
     from newsquarry.search.enrich.nlp import load_nlp
 
-    nlp = load_nlp()  # loading (~2.5 s) is excluded from every mode alike
+    spec = args.worker[7:] if args.worker.startswith("cluster") else ""
+    workers, quiet = int(spec.rstrip("q") or 0), spec.endswith("q")
+    # loading (~2.5 s) is excluded from every mode alike (cluster: on the workers, below)
+    nlp = None if workers else load_nlp()
+    executor = cluster = None
+    if workers:
+        from newsquarry.search.enrich.cluster import DaskExecutor, enrichment_fingerprint
+
+        cluster = LocalDaskCluster(workers, tempfile.mkdtemp(prefix="bench-dask-"),
+                                   env=QUIET_DASK if quiet else None)  # fmt: skip
+        executor = DaskExecutor(cluster.address, preload=load_nlp, prefetch=args.prefetch,
+                                fingerprint=enrichment_fingerprint)  # fmt: skip
+        deadline = time.monotonic() + 300
+        while True:  # connect once the scheduler listens, then wait for every worker
+            try:
+                executor.start()
+                break
+            except Exception:  # noqa: BLE001 - not listening yet
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+        while len(executor.client.nthreads()) < workers:
+            time.sleep(0.2)
+        executor.close()
+        executor.start()  # the plugin loads the model on every worker before the clock starts
     count = Counter()
     stream = count.wrap(_articles(args.corpus, args.limit))
     result: dict[str, Any] = {
@@ -164,7 +276,9 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
         "commit_every": args.commit_every,
     }
     index_dir = None
-    cpu0, self0 = _cpu(), _self_cpu()
+    # reaped children (the pool's workers) + live descendants (a cluster's processes)
+    cpu0, self0 = _cpu() + tree_cpu() - _self_cpu(), _self_cpu()
+    cluster_cpu0 = cluster.cpu() if cluster else {}
     with TreeMemory() as mem:
         t0 = time.perf_counter()
         if args.worker == "nlp":
@@ -211,10 +325,9 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
         else:
             from newsquarry.search.enrich import Enricher
             from newsquarry.search.indexer import index_articles
-            from newsquarry.search.store import WhooshStore
 
             index_dir = args.index_dir or tempfile.mkdtemp(prefix="bench-index-")
-            store = WhooshStore(index_dir)
+            store = _timed_store(index_dir)
             timeline: list[dict[str, Any]] = []
             cpu_base = _cpu()
 
@@ -237,14 +350,25 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
                 batch_size=args.batch_size,
                 prefetch=args.prefetch,
                 backend=args.backend,
+                executor=executor,
             )
             report = index_articles(store, stream, enricher=enricher,
                                     commit_every=args.commit_every,
                                     on_progress=at_commit)  # fmt: skip
             result["passages"] = report.passages
             result["timeline"] = timeline
+            result["write_wall_s"] = round(store.write_wall, 2)
+            result["write_cpu_s"] = round(store.write_cpu, 2)
         wall = time.perf_counter() - t0
-    cpu = _cpu() - cpu0
+    cpu = _cpu() + tree_cpu() - _self_cpu() - cpu0
+    if workers:
+        result["workers"] = workers
+        result["dask_timers"] = "quiet" if quiet else "default"
+        result["cluster_cpu_s"] = {
+            k: round(v - cluster_cpu0[k], 2) for k, v in cluster.cpu().items()
+        }
+        executor.close()
+        cluster.stop()
     result["cpu_parent_s"] = round(_self_cpu() - self0, 2)
     result.update(
         wall_s=round(wall, 2),
@@ -258,7 +382,7 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
         maxrss_self_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         maxrss_child_mb=round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024),
     )
-    if index_dir and args.worker == "index":
+    if index_dir and (args.worker == "index" or workers):
         from newsquarry.search.store import WhooshStore
 
         stats = WhooshStore(index_dir, create=False).stats()
@@ -326,6 +450,60 @@ def summarize(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def cluster_table(rows: list[dict[str, Any]]) -> str:
+    """Index runs on the local pool and on Dask clusters: medians, ratios to the pool, the writer.
+
+    CPU ms per article is the load-independent comparison (the cluster's
+    scheduler, nannies and workers included); the writer's share is its wall
+    time inside ``store.writer()`` over the run's wall time, and its ceiling
+    the articles per second it could write with enrichment free.
+    """
+    by_mode: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        if r["mode"] == "index":
+            by_mode.setdefault(f"local pool, {r['processes']} processes", []).append(r)
+        elif r["mode"].startswith("cluster"):
+            n = r["workers"]
+            quiet = ", profiler off, slow timers" if r.get("dask_timers") == "quiet" else ""
+            by_mode.setdefault(f"Dask, {n} worker{'s' if n > 1 else ''}{quiet}", []).append(r)
+
+    def med(rs: list[dict[str, Any]], key: Any) -> float:
+        return statistics.median(key(r) for r in rs)
+
+    base = next((rs for mode, rs in by_mode.items() if mode.startswith("local")), None)
+    base_cpu = med(base, lambda r: r["cpu_s"] / r["articles"]) if base else None
+    base_wall = med(base, lambda r: r["wall_s"]) if base else None
+    lines = [
+        "| mode | runs | wall s | CPU s | CPU ms/article | CPU / pool | wall / pool | writer share "
+        "of wall | writer CPU ms/article | writer ceiling articles/s | CPU s: this process "
+        "/ scheduler / workers | peak PSS MB |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for mode, rs in by_mode.items():
+        cpu_ms = med(rs, lambda r: 1000 * r["cpu_s"] / r["articles"])
+        wall = med(rs, lambda r: r["wall_s"])
+        share = med(rs, lambda r: r.get("write_wall_s", 0) / r["wall_s"])
+        w_ms = med(rs, lambda r: 1000 * r.get("write_cpu_s", 0) / r["articles"])
+        ratio_c = f"{cpu_ms / 1000 / base_cpu:.3f}" if base_cpu else "-"
+        ratio_w = f"{wall / base_wall:.2f}" if base_wall else "-"
+        ceiling = f"{1000 / w_ms:.0f}" if w_ms else "-"
+        parent = med(rs, lambda r: r["cpu_parent_s"])
+        sched = med(rs, lambda r: r.get("cluster_cpu_s", {}).get("scheduler", 0.0))
+        work = med(
+            rs,
+            lambda r: (
+                r["cpu_s"] - r["cpu_parent_s"] - r.get("cluster_cpu_s", {}).get("scheduler", 0.0)
+            ),
+        )
+        lines.append(
+            f"| {mode} | {len(rs)} | {wall:.1f} | {med(rs, lambda r: r['cpu_s']):.1f} | "
+            f"{cpu_ms:.1f} | {ratio_c} | {ratio_w} | {100 * share:.0f}% | {w_ms:.2f} | "
+            f"{ceiling} | {parent:.1f} / {sched:.1f} / {work:.1f} | "
+            f"{max(r['peak_pss_mb'] for r in rs)} |"
+        )
+    return "\n".join(lines)
+
+
 def growth_table(
     row: dict[str, Any],
     marks: tuple[int, ...] = (1000, 2000, 4000, 8000, 16000, 32000, 48000, 64000, 128000),
@@ -370,9 +548,21 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--processes", type=int, default=2)
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--commit-every", type=int, default=DEFAULT_COMMIT_EVERY)
-    ap.add_argument("--prefetch", type=int, default=DEFAULT_PREFETCH, help="Enricher chunks queued per worker")
+    ap.add_argument(
+        "--prefetch", type=int, default=DEFAULT_PREFETCH, help="Enricher chunks queued per worker"
+    )
     ap.add_argument("--backend", default="pool", help="Enricher backend: pool or spacy")
-    ap.add_argument("--modes", default="nlp,index", help="comma-separated: nlp,enrich,index")
+    ap.add_argument(
+        "--modes",
+        default=None,
+        help="comma-separated: nlp,enrich,index,search,reindex,clusterN "
+        "[default: nlp,index; with --cluster: index,cluster1,cluster2]",
+    )
+    ap.add_argument(
+        "--cluster",
+        action="store_true",
+        help="compare the local pool with 1 and 2 Dask workers (see clusterN)",
+    )
     ap.add_argument("--repeat", type=int, default=1, help="interleaved rounds")
     ap.add_argument("--optimize", action="store_true", help="time an optimize after index")
     ap.add_argument("--index-dir", help="keep the index here (default: a temp dir, removed)")
@@ -384,9 +574,13 @@ def main(argv: list[str] | None = None) -> None:
         help="print the tables of the runs saved in CORPUS (a --out file) and exit",
     )
     args = ap.parse_args(argv)
+    if args.modes is None:
+        args.modes = "index,cluster1,cluster2" if args.cluster else "nlp,index"
     if args.tables:
         rows = [json.loads(line) for line in Path(args.corpus).read_text().splitlines() if line]
         print(summarize(rows))
+        if any(r["mode"].startswith("cluster") for r in rows):
+            print("\n" + cluster_table(rows))
         for row in rows:
             if row.get("timeline") and row["timeline"][-1]["articles"] >= 2000:
                 print(f"\n{row['articles']} articles, growth:\n{growth_table(row)}")
@@ -410,6 +604,8 @@ def main(argv: list[str] | None = None) -> None:
                 with Path(args.out).open("a") as fh:
                     fh.write(json.dumps(row) + "\n")
     print(summarize(rows))
+    if any(r["mode"].startswith("cluster") for r in rows):
+        print("\n" + cluster_table(rows))
 
 
 if __name__ == "__main__":

@@ -497,6 +497,21 @@ def cli(ctx: click.Context, index: str | None, url: str | None, debug: bool) -> 
     help="Articles per NLP batch (one task of a worker).",
 )
 @click.option(
+    "--cluster",
+    envvar="NEWSQUARRY_CLUSTER",
+    metavar="ADDRESS",
+    help="Enrich on the workers of a running Dask cluster (tcp://HOST:8786) instead of local "
+    "processes; this process still writes the index [env: NEWSQUARRY_CLUSTER]. "
+    "Needs newsquarry[cluster]; see docs/scaling.md.",
+)
+@click.option(
+    "--cluster-wait",
+    type=click.FloatRange(0),
+    default=30.0,
+    show_default=True,
+    help="Seconds to wait for a worker when the cluster has none before stopping.",
+)
+@click.option(
     "--count/--no-count",
     default=True,
     show_default=True,
@@ -511,8 +526,8 @@ def cli(ctx: click.Context, index: str | None, url: str | None, debug: bool) -> 
 @click.pass_obj
 @handle_errors
 def index(obj: Context, paths: tuple[str, ...], force: bool, commit_every: int | None,
-          processes: int | None, batch_size: int, count: bool,
-          optimize_after: bool) -> None:  # fmt: skip
+          processes: int | None, batch_size: int, cluster: str | None, cluster_wait: float,
+          count: bool, optimize_after: bool) -> None:  # fmt: skip
     """Index articles from files and folders (read recursively).
 
     Formats: .txt, .md, .jsonl, .html (see the README). Unchanged articles are
@@ -521,18 +536,53 @@ def index(obj: Context, paths: tuple[str, ...], force: bool, commit_every: int |
 
     Large imports: articles are enriched by worker processes while this one
     writes, committed every --commit-every articles. Ctrl-C keeps everything
-    committed; the same command again skips it and continues.
+    committed; the same command again skips it and continues. With --cluster
+    the workers are those of a Dask cluster, on as many machines as it has.
 
     \b
     Examples:
       newsquarry index corpus/
       newsquarry index archive.jsonl --processes 2 --optimize
+      newsquarry index archive.jsonl --cluster tcp://10.0.0.5:8786
     """
+    from .errors import ClusterError
     from .indexer import default_enricher, default_processes, index_paths, optimize
 
+    if cluster and processes:
+        raise click.UsageError("--processes is for local workers; --cluster uses the cluster's")
     store = obj.store()
-    enricher = default_enricher(n_process=processes or default_processes(), batch_size=batch_size)
     reporter = ProgressReporter()
+    executor = None
+    if cluster:
+        try:
+            from .enrich.cluster import DaskExecutor, enrichment_fingerprint
+        except ImportError as exc:
+            reporter.close()
+            fail(str(exc), 2)
+        import logging
+
+        from .enrich.nlp import load_nlp
+
+        # "Couldn't gather keys, rescheduling" and the like: the executor reports
+        # workers leaving in its own words (reporter.note)
+        for name in ("distributed", "distributed.client"):
+            logging.getLogger(name).setLevel(logging.ERROR)
+        executor = DaskExecutor(
+            cluster,
+            preload=load_nlp,
+            fingerprint=enrichment_fingerprint,
+            worker_wait=cluster_wait,
+            on_event=reporter.note,
+        )
+        try:
+            executor.start()
+        except BaseException:
+            reporter.close()
+            raise
+        reporter.note(f"Enriching on {executor.describe()}.")
+    enricher = default_enricher(
+        n_process=processes or default_processes(), batch_size=batch_size, executor=executor
+    )
     try:
         report = index_paths(
             store,
@@ -553,6 +603,18 @@ def index(obj: Context, paths: tuple[str, ...], force: bool, commit_every: int |
             err=True,
         )
         sys.exit(EXIT_INTERRUPTED)
+    except ClusterError as exc:
+        reporter.close()
+        report = getattr(exc, "report", None)
+        done = (len(report.added) + len(report.replaced)) if report else 0
+        fail(
+            f"{exc.message}. {done} articles committed before that are kept; the index is "
+            "intact. Run the same command again to continue once workers are back.",
+            exc.exit_code,
+        )
+    finally:
+        if executor is not None:
+            executor.close()
     reporter.close()
     store.wait_for_merges()  # merges due after the last commits run in the background
     for f in report.failed:
@@ -620,6 +682,13 @@ class ProgressReporter:
             self.last = time.monotonic()
             self.committed = progress.committed
             click.echo(msg, err=True)
+
+    def note(self, message: str) -> None:
+        """One line on stderr (above the bar on a terminal), e.g. a cluster worker leaving."""
+        if self._progress is not None:
+            self._progress.console.print(message, markup=False, highlight=False)
+        else:
+            click.echo(message, err=True)
 
     def close(self) -> None:
         if self._progress is not None:

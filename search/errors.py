@@ -148,3 +148,11 @@ class EnrichmentFailed(NewsquarryError):
     """The NLP step failed on one article: that article is reported, the others go on."""
 
     title = "Enrichment failed"
+
+
+class ClusterError(NewsquarryError):
+    """The Dask cluster enrichment runs on cannot be reached, lost every worker, or cannot run it."""
+
+    status = 503
+    exit_code = 5
+    title = "Cluster unavailable"

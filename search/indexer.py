@@ -9,10 +9,11 @@ Unchanged articles (same ``content_hash`` as in the index) are skipped
 articles is one commit: an interruption loses at most the batch in progress,
 and re-running the same command skips what was committed.
 
-Overlap: with ``n_process > 1`` the enricher's worker processes keep parsing
-the queued look-ahead while this process writes and commits, so wall time is
-about NLP time plus the writer's share of the CPU, not NLP + writing (see
-docs/benchmarks.md, "Indexing").
+Overlap: with ``n_process > 1`` the enricher's worker processes (or a Dask
+cluster's workers: ``search.enrich.executors``) keep parsing the queued
+look-ahead while this process writes and commits, so wall time is about NLP
+time plus the writer's share of the CPU, not NLP + writing (see
+docs/benchmarks.md, "Indexing", and docs/scaling.md).
 
 Progress: ``count_articles`` gives a total up front (one cheap pass counting
 the lines of JSON Lines files and the article files elsewhere), from which
@@ -178,8 +179,9 @@ def index_articles(
 
     ``force`` re-indexes articles whose content is unchanged; ``total`` is the
     expected number of items, for the ETA. Returns what was done; on
-    KeyboardInterrupt the batch in progress is discarded and the interrupt
-    re-raised with ``report`` attached (``exc.report``).
+    KeyboardInterrupt, or an error such as a cluster losing every worker, the
+    batch in progress is discarded and the exception re-raised with ``report``
+    (what was committed before) attached (``exc.report``).
     """
     report = WriteReport()
     progress = Progress(total=total)
@@ -263,7 +265,7 @@ def index_articles(
                 on_progress(progress, report)
             if end:
                 break
-    except KeyboardInterrupt as exc:
+    except BaseException as exc:
         exc.report = report  # type: ignore[attr-defined]
         raise
     finally:

@@ -1,31 +1,34 @@
-"""Streaming enrichment of many articles, in one process or several.
+"""Streaming enrichment of many articles, here, in local worker processes, or on a cluster.
 
 ``Enricher.enrich`` consumes its input lazily and yields results in input
-order. With ``n_process=1`` it runs ``nlp.pipe`` over the article texts in
-batches and applies the rules in the same process. With ``n_process>1`` it uses
-a pool of worker processes it controls (``backend="pool"``, the default), each
-running ``nlp.pipe`` *and* the rules on a chunk of texts, so the rule overhead
-is spread over the workers too; at most ``prefetch * n_process`` chunks are in
-flight (``max_ahead`` articles), so memory stays bounded, yet the workers have
-queued work while the consumer is busy writing and committing.
-``backend="spacy"`` uses spaCy's own ``nlp.pipe(n_process=...)`` instead (rules then run in the parent); see
-docs/benchmarks.md for which is faster.
+order. It cuts the stream into chunks of ``batch_size`` articles and hands the
+chunks' texts to an executor (``executors.py``): each worker runs ``nlp.pipe``
+*and* the entity/quote rules on a chunk and returns only what it found (plain
+data), so the rules are spread over the workers too and nothing heavy travels
+back; this process assigns the findings to the passages. With ``n_process=1``
+chunks are parsed here (``InProcess``); with ``n_process>1`` by a pool of
+worker processes (``LocalPool``, ``backend="pool"``, the default); with an
+``executor`` given, by that executor (``cluster.DaskExecutor``: the workers of a
+Dask cluster). At most ``max_ahead`` articles are in flight, so memory stays
+bounded, yet the workers have queued work while the consumer is busy writing
+and committing. ``backend="spacy"`` uses spaCy's own ``nlp.pipe(n_process=...)``
+instead (rules then run in the parent); see docs/benchmarks.md for which is
+faster.
 """
 
 from __future__ import annotations
 
 import contextlib
-import multiprocessing as mp
-import signal
 import threading
-from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import islice
+from typing import Any
 
 from spacy.tokens import Doc
 
 from newsquarry.search.enrich.assign import assign
 from newsquarry.search.enrich.entities import Mention, extract_mentions
+from newsquarry.search.enrich.executors import Executor, InProcess, LocalPool
 from newsquarry.search.enrich.nlp import load_nlp
 from newsquarry.search.enrich.quotes import ArticleQuote, extract_quotes
 from newsquarry.search.errors import EnrichmentFailed
@@ -67,15 +70,6 @@ def _assign_or_fail(
     return assign(passages, *found)
 
 
-def _ignore_sigint() -> None:
-    """Pool worker initializer: Ctrl-C is the parent's to handle.
-
-    A terminal sends SIGINT to the whole process group; the parent stops the
-    pool itself, so workers need not die printing tracebacks.
-    """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
 # Articles a process parses before it frees spaCy's per-text vocabulary entries.
 # spaCy keeps every new word it sees in the Vocab and StringStore for the life of
 # the process (+10 MB per 6,000 articles per worker, without end). Inside
@@ -111,7 +105,12 @@ class Enricher:
     """Enriches a stream of (article, passages) with entities and quotations."""
 
     def __init__(
-        self, n_process: int = 1, batch_size: int = 16, backend: str = "pool", prefetch: int = 32
+        self,
+        n_process: int = 1,
+        batch_size: int = 16,
+        backend: str = "pool",
+        prefetch: int = 32,
+        executor: Executor | None = None,
     ) -> None:
         if n_process < 1:
             raise ValueError("n_process must be >= 1")
@@ -126,11 +125,17 @@ class Enricher:
         # workers busy while the consumer is away for a Whoosh commit (a commit of
         # 2,000 articles takes ~6 s; 32 x 16 articles per worker is ~7 s of parsing)
         self.prefetch = prefetch
+        if executor is None:
+            if n_process == 1:
+                executor = InProcess()
+            else:
+                executor = LocalPool(n_process, prefetch, preload=load_nlp)
+        self.executor = executor
 
     @property
     def max_ahead(self) -> int:
-        """Most articles taken from the input but not yet yielded (pool backend)."""
-        return self.prefetch * self.n_process * self.batch_size
+        """Most articles taken from the input but not yet yielded (executors, not spaCy's pipe)."""
+        return self.executor.max_in_flight * self.batch_size
 
     def enrich(
         self, items: Iterable[tuple[Article, list[Passage]]]
@@ -139,22 +144,32 @@ class Enricher:
 
         An article the rules fail on comes back as (article, EnrichmentFailed).
         """
-        if self.n_process == 1:
-            yield from self._enrich_here(items)
-        elif self.backend == "spacy":
+        if self.backend == "spacy" and self.n_process > 1:
             yield from self._enrich_spacy(items)
         else:
-            yield from self._enrich_pool(items)
+            yield from self._enrich_chunks(items)
 
-    def _enrich_here(
+    def _enrich_chunks(
         self, items: Iterable[tuple[Article, list[Passage]]]
-    ) -> Iterator[tuple[Article, list[Passage]]]:
-        """One process: parse a batch at a time, as a pool worker would."""
+    ) -> Iterator[tuple[Article, list[Passage] | EnrichmentFailed]]:
+        """Chunks of ``batch_size`` articles: texts to the executor's workers, findings back."""
         iterator = iter(items)
-        while chunk := list(islice(iterator, self.batch_size)):
-            found = _analyse_texts([article.text for article, _ in chunk], self.batch_size)
-            for (article, passages), one in zip(chunk, found, strict=True):
-                yield article, _assign_or_fail(passages, one)
+
+        def jobs() -> Iterator[tuple[list[tuple[Article, list[Passage]]], list[str]]]:
+            while chunk := list(islice(iterator, self.batch_size)):
+                yield chunk, [article.text for article, _ in chunk]
+
+        results: Any = self.executor.map(_analyse_texts, jobs(), self.batch_size)
+        try:
+            for chunk, found in results:
+                if isinstance(found, EnrichmentFailed):  # the whole chunk was lost
+                    for article, _ in chunk:
+                        yield article, found
+                    continue
+                for (article, passages), one in zip(chunk, found, strict=True):
+                    yield article, _assign_or_fail(passages, one)
+        finally:
+            results.close()  # stop the executor's workers now, not at garbage collection
 
     def _enrich_spacy(
         self, items: Iterable[tuple[Article, list[Passage]]]
@@ -166,27 +181,3 @@ class Enricher:
             pairs, as_tuples=True, batch_size=self.batch_size, n_process=self.n_process
         ):
             yield article, _assign_or_fail(passages, _analyse_safely(doc))
-
-    def _enrich_pool(
-        self, items: Iterable[tuple[Article, list[Passage]]]
-    ) -> Iterator[tuple[Article, list[Passage]]]:
-        load_nlp()  # load once in the parent: forked workers inherit it
-        methods = mp.get_all_start_methods()
-        ctx = mp.get_context("fork" if "fork" in methods else "spawn")
-        iterator = iter(items)
-        pending: deque = deque()
-        with ctx.Pool(self.n_process, initializer=_ignore_sigint) as pool:
-            while True:
-                while len(pending) < self.prefetch * self.n_process:
-                    chunk = list(islice(iterator, self.batch_size))
-                    if not chunk:
-                        break
-                    texts = [article.text for article, _ in chunk]
-                    pending.append(
-                        (chunk, pool.apply_async(_analyse_texts, (texts, self.batch_size)))
-                    )
-                if not pending:
-                    break
-                chunk, result = pending.popleft()
-                for (article, passages), found in zip(chunk, result.get(), strict=True):
-                    yield article, _assign_or_fail(passages, found)
