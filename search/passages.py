@@ -35,16 +35,81 @@ _ABBREV = re.compile(
 _OPEN = {"“": "”", "‘": "’"}
 
 
+# A line that can open a paragraph: a capital, a digit, a quote mark, a bullet or markup.
+_LINE_OPENS = re.compile(r"[ \t]*[\"'“‘«(\[<*•·–—-]*[ \t]*[A-Z0-9À-Ý\"“‘«<]")
+# A line that ends a paragraph: final punctuation, then closing quotes or brackets.
+_LINE_ENDS = re.compile(r"[.!?:;…][\"'”’»)\]]*[ \t\xa0]*$")
+HEADING_CHARS = 80  # a line this short without final punctuation is a heading or list item
+
+
+def _is_furniture(line: str) -> bool:
+    """A short line with no final punctuation and no quote mark: a heading, a list
+    item or page furniture ("Advertisement - Story continues below")."""
+    return (
+        0 < len(line.split()) <= 8
+        and not _LINE_ENDS.search(line)
+        and not any(c in line for c in '"“”«»')
+        and not line.rstrip().endswith((",", "-"))
+    )
+
+
+def _single_newline_breaks(text: str, s: int, e: int) -> list[int]:
+    """Offsets of the newlines inside text[s:e] that separate paragraphs.
+
+    A single newline separates two paragraphs when the next line opens like a
+    paragraph (capital, digit, quote mark, bullet) and the line before either
+    ends like one (final punctuation, closing quote; not an abbreviation such
+    as "Mr.") or is short, like a heading or a list item. A line wrapped in
+    the middle of a sentence (the next line in lower case, or a long line with
+    no final punctuation) is not split.
+    """
+    out = []
+    pos = s
+    while True:
+        nl = text.find("\n", pos, e)
+        if nl < 0:
+            return out
+        line = text[text.rfind("\n", s, nl) + 1 if text.rfind("\n", s, nl) >= 0 else s : nl]
+        pos = nl + 1
+        if not line.strip() or not _LINE_OPENS.match(text, nl + 1, e):
+            continue
+        stripped = line.rstrip()
+        nxt_end = text.find("\n", nl + 1, e)
+        nxt = text[nl + 1 : e if nxt_end < 0 else nxt_end].strip()
+        if _is_furniture(nxt) or _is_furniture(stripped):
+            out.append(nl)  # a heading or page furniture stands alone
+            continue
+        if _LINE_ENDS.search(stripped):
+            if _ABBREV.search(stripped[-6:]):
+                continue
+            out.append(nl)
+        elif len(stripped) <= HEADING_CHARS:
+            out.append(nl)
+
+
 def paragraphs(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each paragraph: blank-line separated, outer whitespace excluded."""
+    """(start, end) of each paragraph, outer whitespace excluded.
+
+    Paragraphs are separated by blank lines, and by single newlines where the
+    lines on either side look like paragraphs of their own
+    (``_single_newline_breaks``): wire and web copy often separates paragraphs
+    with one newline.
+    """
     spans: list[tuple[int, int]] = []
     pos = 0
     for m in _PARA_BREAK.finditer(text):
         spans.append((pos, m.start()))
         pos = m.end()
     spans.append((pos, len(text)))
-    out = []
+    split: list[tuple[int, int]] = []
     for s, e in spans:
+        if "\n" in text[s:e].strip():
+            for nl in _single_newline_breaks(text, s, e):
+                split.append((s, nl))
+                s = nl + 1
+        split.append((s, e))
+    out = []
+    for s, e in split:
         seg = text[s:e]
         lstripped = len(seg) - len(seg.lstrip())
         rstripped = len(seg) - len(seg.rstrip())

@@ -56,3 +56,42 @@ def test_abbreviations_do_not_end_sentences():
     art = Article(id="a", title="t", text=para)
     for p in split_passages(art, min_chars=50, max_chars=200):
         assert not p.text.endswith(("Mr.", "Dr.")) and not p.text.startswith(("Smith", "Jones"))
+
+
+def test_single_newline_layouts_split_into_paragraphs():
+    from newsquarry.search.passages import paragraphs
+
+    text = (
+        "Council cuts libraries; \nA vote of seven to two.\n"
+        "The council met on Monday.\n"
+        '"We had no choice," said the leader.\n'
+        "Advertisement - Story continues below\n"
+        "Voters were angry."
+    )
+    got = [text[s:e] for s, e in paragraphs(text)]
+    assert got == [
+        "Council cuts libraries;",
+        "A vote of seven to two.",
+        "The council met on Monday.",
+        '"We had no choice," said the leader.',
+        "Advertisement - Story continues below",
+        "Voters were angry.",
+    ]
+
+
+def test_wrapped_lines_are_not_split():
+    from newsquarry.search.passages import paragraphs
+
+    text = (
+        "Supporters said they would keep knocking on doors and getting people to take part\n"
+        "in caucuses and primaries across the state, as they had done since the spring of\n"
+        "last year. He met Mr.\nSmith later."
+    )
+    assert [text[s:e] for s, e in paragraphs(text)] == [text]
+
+
+def test_blank_line_paragraphs_unchanged():
+    from newsquarry.search.passages import paragraphs
+
+    text = "First paragraph.\n\n  Second one.\n\n\nThird."
+    assert [text[s:e] for s, e in paragraphs(text)] == ["First paragraph.", "Second one.", "Third."]

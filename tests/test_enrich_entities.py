@@ -1,0 +1,102 @@
+"""Entity cleaning on wire copy (search/enrich/entities.py), on texts written for the tests.
+
+Each rule is checked on a shape, not on a particular name: table rows, quantity
+units, codes, wire markup, datelines, words before an inner determiner, bare
+generic heads, the publisher as the addressee of speech, firm names the model cuts
+at "and", and names that begin an organisation's name.
+"""
+
+from __future__ import annotations
+
+from newsquarry.search.enrich import enrich_article
+from newsquarry.search.models import Article, Entity
+from newsquarry.search.passages import split_passages
+
+WIRE = "Northwire (test wire)"
+
+
+def entities_of(text: str, source: str | None = WIRE) -> list[Entity]:
+    article = Article(id="t", title="t", text=text, source=source)
+    passages = enrich_article(article, split_passages(article, min_chars=1))
+    return [e for p in passages for e in p.entities]
+
+
+def names(text: str, type_: str, source: str | None = WIRE) -> list[str]:
+    return [e.name for e in entities_of(text, source) if e.type == type_]
+
+
+def test_table_rows_hold_no_entities():
+    text = (
+        "Kestrel Tools Inc said its fourth quarter results improved.\n\n"
+        "Shr profit 22 cts vs loss four cts\n\n"
+        "Revs 41.2 mln vs 38.9 mln\n\n"
+        "Avg shrs 12.1 mln vs 11.8 mln"
+    )
+    found = [e.text for e in entities_of(text)]
+    assert found == ["Kestrel Tools Inc"]
+
+
+def test_units_and_codes_are_not_names():
+    text = (
+        "The fund will raise 150 mln U.S. Dlrs through a note issue, said Harlow Capital Ltd. "
+        "Trading closed at 1615 GMT. The Austral Dlrs fell against the yen and the U.S. dlrs, "
+        "and M-3 money supply grew. The firm's P shares were quiet."
+    )
+    everything = [e.text for e in entities_of(text)]
+    assert [e for e in everything if e.startswith("Harlow")] == ["Harlow Capital Ltd."]
+    for junk in ("U.S. Dlrs", "Dlrs", "GMT", "Austral Dlrs", "M-3", "P"):
+        assert junk not in everything
+
+
+def test_markup_datelines_and_words_before_an_inner_determiner_are_cut():
+    text = (
+        "Shares of <Orbis Mining Ltd> rose after <Tellen Holdings Corp> bid for them.\n\n"
+        "OTTAWA - Northern Savings Board chairman Alan Pryce said the rate would hold.\n\n"
+        "Dealers said that at 1430 GMT the Bank of Upland had not intervened."
+    )
+    orgs = names(text, "org")
+    assert "Orbis Mining Ltd" in orgs and "Tellen Holdings Corp" in orgs
+    assert all(">" not in o and "<" not in o for o in orgs)
+    assert "Northern Savings Board" in orgs
+    assert "Bank of Upland" in orgs
+    assert not any(o.startswith(("OTTAWA", "GMT")) for o in orgs)
+    for e in entities_of(text):
+        assert e.text == e.text.strip("<>")
+
+
+def test_generic_head_is_the_short_form_of_the_full_name_or_nothing():
+    text = (
+        "The Bank of Upland raised its discount rate on Monday. The Bank said inflation was "
+        "too high.\n\nThe Commission met on Tuesday and the House voted on Wednesday."
+    )
+    orgs = names(text, "org")
+    assert orgs.count("Bank of Upland") == 2  # "The Bank" joins the full name
+    assert "Bank" not in orgs and "Commission" not in orgs and "House" not in orgs
+
+
+def test_clipped_name_is_kept():
+    text = "The Federal Reserve left rates alone. The Fed said growth was steady."
+    assert "Fed" in names(text, "org")
+
+
+def test_the_publisher_as_addressee_is_not_an_org_of_the_story():
+    text = (
+        "The minister told Reuters the harvest would be late, and a Reuters survey of "
+        "dealers agreed. Exxon Corp said exports would fall."
+    )
+    orgs = names(text, "org", source="Reuters (test feed)")
+    assert "Reuters" not in orgs
+    assert "Exxon Corp" in orgs
+    # without a source the name is kept: nothing says it is the publisher
+    assert "Reuters" in names(text, "org", source=None)
+
+
+def test_firm_names_cut_at_and_are_joined():
+    text = (
+        "Standard and Poor's Corp said it lowered the rating.\n\n"
+        "J.P. Morgan and Co Inc advised the buyer. J.P. Morgan said the bid was fair."
+    )
+    orgs = names(text, "org")
+    assert "Standard and Poor's Corp" in orgs
+    assert orgs.count("J.P. Morgan and Co Inc") == 2
+    assert names(text, "person") == []
