@@ -84,7 +84,8 @@ DATE_PATTERN = (
 )
 MAX_FILTER_VALUE = 1000  # characters; ids (search.ids) and names are shorter
 # an article's date: a real calendar date, then nothing or a time ("T..." / " ...")
-ARTICLE_DATE_PATTERN = f"^({_YEAR}-{_MONTH_DAY}|{_LEAP}-02-29)([T ][\\s\\S]*)?$"
+_TIME = r"([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{3}|\.\d{6})?)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)?"
+ARTICLE_DATE_PATTERN = f"^({_YEAR}-{_MONTH_DAY}|{_LEAP}-02-29)([T ]{_TIME})?$"
 # an id in a body: empty (derived from the content) or valid by search.ids' rules
 BODY_ID_PATTERN = f"^({ID_PATTERN[1:-1]})?$"
 

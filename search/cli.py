@@ -543,7 +543,7 @@ def index(obj: Context, paths: tuple[str, ...], force: bool, commit_every: int |
     Examples:
       newsquarry index corpus/
       newsquarry index archive.jsonl --processes 2 --optimize
-      newsquarry index archive.jsonl --cluster tcp://10.0.0.5:8786
+      newsquarry index archive.jsonl --cluster tcp://scheduler-host:8786
     """
     from .errors import ClusterError
     from .indexer import default_enricher, default_processes, index_paths, optimize

@@ -492,7 +492,20 @@ class WhooshStore:
                 f"the index at {self.path} was made by another version (schema "
                 f"{SCHEMA_VERSION} expected): re-create it with `newsquarry index --rebuild`"
             )
-        integrity.quick_check(self.path, self.generation)
+        self._quick_check()
+
+    def _quick_check(self, tries: int = 5) -> None:
+        """``integrity.quick_check`` of the newest generation. A file missing because a
+        commit or a background merge replaced that generation meanwhile is no damage:
+        check the newer generation instead (damage stays damage in every generation)."""
+        for attempt in range(tries):
+            generation = self.generation
+            try:
+                integrity.quick_check(self.path, generation)
+                return
+            except IndexDamaged:
+                if attempt == tries - 1 or self.ix.latest_generation() == generation:
+                    raise
 
     def _open(self, storage: DurableFileStorage) -> Any:
         """Open the newest generation; a TOC that cannot be parsed is damage, said so."""
@@ -556,6 +569,7 @@ class WhooshStore:
             except BaseException:
                 _release(w)
                 self.ix.storage.discard_uncommitted()
+                self._remove_orphan_doc_values()
                 raise
             integrity.remove_other_manifests(self.path, self.generation)
 
@@ -605,6 +619,23 @@ class WhooshStore:
             "segments_after": len(self.ix._segments()),
             "seconds": round(time.monotonic() - t0, 2),
         }
+
+    def _remove_orphan_doc_values(self) -> None:
+        """Remove doc-values files of segments no commit names (a failed commit's: they are
+        written straight to the folder before the TOC, not through the storage)."""
+        from . import dvstore
+
+        try:
+            live = {dvstore.file_name(s.segment_id()) for s in self.ix._segments()}
+            names = os.listdir(self.path)
+        except Exception:  # noqa: BLE001 - best effort: the next commit's cleanup tries again
+            return
+        for name in names:
+            if name.endswith(dvstore.EXT) and name not in live:
+                try:
+                    os.remove(self.path / name)
+                except OSError:
+                    pass
 
     def _remove_stale_files(self) -> None:
         """Remove what writers killed mid-commit left (we hold the lock, so none is in use).
