@@ -490,7 +490,7 @@ class WhooshStore:
         if not set(build_schema().names()) <= names:
             raise IndexUnavailable(
                 f"the index at {self.path} was made by another version (schema "
-                f"{SCHEMA_VERSION} expected): re-create it with `newsquarry index --rebuild`"
+                f"{SCHEMA_VERSION} expected): re-create it: index your articles again into a new folder (`newsquarry --index NEW index FILES`)"
             )
         self._quick_check()
 

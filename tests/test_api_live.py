@@ -326,7 +326,7 @@ def test_health_answers_fast_while_both_workers_run_slow_searches(tmp_path_facto
                     for _ in range(6)]  # fmt: skip
             time.sleep(1.0)  # the searches are running (each stops at its 4 s limit)
             assert not any(f.done() for f in slow)
-            took = health_times()
+            took = health_times(n=6)  # more samples: the median is steadier on a busy machine
             assert not all(f.done() for f in slow)  # still searching while we measured
             statuses = [f.result().status_code for f in slow]
         assert 503 in statuses  # the searches did hit the time limit
