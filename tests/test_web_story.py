@@ -6,53 +6,25 @@ from __future__ import annotations
 from urllib.parse import parse_qsl, urlsplit
 
 import feedparser
-import pytest
 import requests
 
 try:  # tests/ is a package (tests/__init__.py) or a plain folder on sys.path
     from tests.test_web_browser import (
-        CHROMIUM,
-        CHROMIUM_ARGS,
-        TIMEOUT,
-        Watch,
         pytestmark,  # noqa: F401  (skipped without Chromium, as the other browser tests)
         wait_loaded,
     )
-    from tests.test_web_conditions import axe_problems
-    from tests.web_support import make_app, serve
+    from tests.test_web_conditions import (  # noqa: F401  (the same fixtures)
+        api_url,
+        axe_problems,
+        browser,
+        page,
+    )
 except ModuleNotFoundError:
-    from test_web_browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT, Watch, pytestmark, wait_loaded  # noqa: F401
-    from test_web_conditions import axe_problems
-    from web_support import make_app, serve
+    from test_web_browser import pytestmark, wait_loaded  # noqa: F401
+    from test_web_conditions import api_url, axe_problems, browser, page  # noqa: F401
 
 CO_FACETS = ("speaker", "person", "org", "place")
 PERSON = "Juan Guaidó"
-
-
-@pytest.fixture(scope="module")
-def api_url():
-    with serve(make_app()) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture()
-def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    pg = context.new_page()
-    pg.set_default_timeout(TIMEOUT)
-    pg.watch = Watch(pg)
-    yield pg
-    context.close()
 
 
 def test_a_selected_person_shows_who_appears_with_them(page, api_url):
