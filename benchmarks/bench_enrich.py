@@ -32,8 +32,9 @@ from newsquarry.search.models import Article, Passage
 from newsquarry.search.passages import split_passages
 
 
-def read_articles(path: str, limit: int) -> list[Article]:
-    """The first ``limit`` articles of a JSONL file (id, title, text, date, source)."""
+def read_articles(path: str, limit: int | None) -> list[Article]:
+    """The first ``limit`` articles of a JSONL file (id, title, text, date, source; all
+    with None)."""
     out = []
     with open(path, encoding="utf-8") as f:
         for line in islice(f, limit):

@@ -25,8 +25,8 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
-from itertools import islice
 
+from benchmarks.bench_enrich import read_articles
 from newsquarry.search.enrich.assign import assign
 from newsquarry.search.enrich.nlp import load_nlp
 from newsquarry.search.enrich.pipeline import analyse_doc
@@ -36,23 +36,6 @@ from newsquarry.search.passages import split_passages
 CHUNK = 500
 FACETS = ("person", "org", "place", "speaker")
 
-
-def read_articles(path: str, limit: int | None) -> list[Article]:
-    """Articles of a JSONL file (id, title, text, date, source)."""
-    out = []
-    with open(path, encoding="utf-8") as f:
-        for line in islice(f, limit):
-            rec = json.loads(line)
-            out.append(
-                Article(
-                    id=str(rec["id"]),
-                    title=rec.get("title") or "",
-                    text=rec["text"],
-                    source=rec.get("source"),
-                    date=rec.get("date"),
-                )
-            )
-    return out
 
 
 def parsed_docs(

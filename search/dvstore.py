@@ -39,6 +39,8 @@ from typing import Any
 
 import numpy as np
 
+from .durability import fsync_path
+
 MAGIC = b"NQDV\x00\x01\r\n"
 VERSION = 1
 EXT = ".dv"
@@ -53,19 +55,6 @@ def file_name(segment_id: str) -> str:
 
 def _align(n: int) -> int:
     return (n + _ALIGN - 1) // _ALIGN * _ALIGN
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # some filesystems cannot fsync a folder
-        pass
-    finally:
-        os.close(fd)
 
 
 def write(
@@ -113,7 +102,7 @@ def write(
         except OSError:
             pass
         raise
-    _fsync_dir(folder)
+    fsync_path(folder)
     return final
 
 

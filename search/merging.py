@@ -34,6 +34,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from .durability import fsync_path
+
 log = logging.getLogger(__name__)
 
 FACTOR = 10  # segments per level before they merge
@@ -165,14 +167,6 @@ def plan_of(policy: Any) -> Callable[[list[tuple[int, int]]], list[int]]:
 MERGE_DIR = ".merging"
 
 
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def merge_once(store: Any) -> bool:
     """Run one planned merge of a ``WhooshStore``'s segments; False if none was due or possible."""
     ix = store.ix
@@ -238,7 +232,7 @@ def _merge(store: Any, ix: Any) -> bool:
         dvstore.write(work, merged.segment_id(), merged.doc_count_all(), arrays, meta)
         names = [n for n in os.listdir(work) if n.startswith(merged.segment_id() + ".")]
         for name in names:
-            _fsync(work / name)
+            fsync_path(work / name)
     else:  # every document of the chosen segments is deleted: drop them
         maps = [(s.segment_id(), set(), 0, []) for s in sources]
         names = []

@@ -38,6 +38,7 @@ from whoosh.index import TOC, clean_files
 from whoosh.reading import SegmentReader
 
 from . import integrity
+from .durability import fsync_path
 from .errors import IndexUnavailable, NotEnoughSpace
 from .locking import WriteLock
 from .merging import free_bytes, segment_bytes
@@ -203,16 +204,6 @@ def _next_generation(folder: Path) -> int:
     return max(gens, default=-1) + 1
 
 
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def repair(
     path: str | os.PathLike,
     paths: Iterable[str | os.PathLike] = (),
@@ -343,7 +334,7 @@ def _install(folder: Path, work: Path) -> int:
             os.replace(work / name, folder / name)
             moved.append(name)
     for name in moved:
-        _fsync(folder / name)
+        fsync_path(folder / name)
     generation = _next_generation(folder)
     toc.generation = generation
     storage = DurableFileStorage(str(folder))

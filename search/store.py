@@ -42,6 +42,7 @@ from . import (
     whoosh_fixes,  # noqa: F401  (applies the fixes)
 )
 from .docvalues import persist_on_commit
+from .durability import fsync_path
 from .errors import (
     READ_DAMAGE,
     IndexDamaged,
@@ -390,18 +391,8 @@ class DurableFileStorage(FileStorage):
             removed.append(temp.name)
         return removed
 
-    @staticmethod
-    def _sync(path: str) -> None:
-        try:
-            fd = os.open(path, os.O_RDONLY)
-        except OSError:  # deleted meanwhile (a compound segment's parts)
-            return
-        try:
-            os.fsync(fd)
-        except OSError:  # some filesystems cannot fsync a folder
-            pass
-        finally:
-            os.close(fd)
+    # a path deleted meanwhile (a compound segment's parts) or a folder: best effort
+    _sync = staticmethod(fsync_path)
 
 
 @contextmanager

@@ -22,11 +22,10 @@ import requests
 from werkzeug.serving import make_server
 
 try:  # tests/ is a package (tests/__init__.py) or a plain folder on sys.path
-    from tests.test_web_browser import (
-        CHROMIUM,
-        CHROMIUM_ARGS,
+    from tests.test_web_browser import (  # noqa: F401  (browser: the same fixture)
         TIMEOUT,
         Watch,
+        browser,
         pytestmark,  # noqa: F401  (skipped without Chromium, as the other browser tests)
         shot,
         wait_loaded,
@@ -45,10 +44,9 @@ try:  # tests/ is a package (tests/__init__.py) or a plain folder on sys.path
     )
 except ModuleNotFoundError:
     from test_web_browser import (  # noqa: F401
-        CHROMIUM,
-        CHROMIUM_ARGS,
         TIMEOUT,
         Watch,
+        browser,
         pytestmark,
         shot,
         wait_loaded,
@@ -92,16 +90,6 @@ def pages():
     with serve(app) as url:
         served["_base"] = url
         yield served
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture()
