@@ -313,11 +313,6 @@ def ensure_index(obj: Context, serving: bool = False) -> None:
     already (NoIndex: "no index at DIR"), except for ``serve``, which starts on a
     new, empty index there (articles come through the API's writes).
     """
-    from ._light import install
-
-    install()  # before Whoosh is first imported: without the modules it never uses
-    from .store import WhooshStore
-
     if not obj.default_location:
         try:
             obj.store(create=False)
@@ -327,7 +322,9 @@ def ensure_index(obj: Context, serving: bool = False) -> None:
             click.echo(f"No index at {obj.index_dir}: serving a new, empty index.", err=True)
         obj.store().searcher()  # opens (and checks) every segment: damage is reported here
         return
-    store = obj.store()
+    store = obj.store()  # first: it imports Whoosh without the modules it never uses
+    from .store import WhooshStore
+
     # a live document count from the segments' metadata: ``stats()`` would walk them all
     if isinstance(store, WhooshStore) and store.searcher().doc_count() == 0:
         from .corpus import bundled_corpus_path

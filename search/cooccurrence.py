@@ -117,10 +117,7 @@ def cooccurrence(
     view, final = prep.view, prep.final
     passages = view.doctype_mask("passage")
 
-    # passage -> article key id, for the article counts
-    art_docs, art_gids = view.docs["article_id"], view.gids["article_id"]
-    article_of = np.full(view.size, -1, dtype=np.int64)
-    article_of[art_docs] = art_gids
+    article_of = view.article_of  # per document, its article's key id (cached per view)
     matched_articles = np.unique(article_of[final & (article_of >= 0)])
     in_articles = passages & np.isin(article_of, matched_articles)
     if within is not None:

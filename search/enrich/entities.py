@@ -50,6 +50,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from spacy.tokens import Doc, Span, Token
 
@@ -305,36 +306,31 @@ def _char_bounds(doc: Doc, text: str, s: int, e: int) -> tuple[int, int]:
     return cs, ce
 
 
+def _lemma_index() -> Any:
+    """The lookup lemmatizer's index (part of speech -> words), or {} without one."""
+    from newsquarry.search.enrich.nlp import load_nlp
+
+    nlp = load_nlp()
+    if "lemmatizer" not in nlp.pipe_names:
+        return {}
+    lookups = nlp.get_pipe("lemmatizer").lookups
+    return lookups.get_table("lemma_index") if lookups.has_table("lemma_index") else {}
+
+
 @lru_cache(maxsize=1)
 def common_words() -> frozenset[str]:
     """English dictionary words (the lemmatizer's index): not a dropped first name.
 
     Empty when the pipeline has no lookup lemmatizer; then names are not extended.
     """
-    from newsquarry.search.enrich.nlp import load_nlp
-
-    nlp = load_nlp()
-    if "lemmatizer" not in nlp.pipe_names:
-        return frozenset()
-    lookups = nlp.get_pipe("lemmatizer").lookups
-    if not lookups.has_table("lemma_index"):
-        return frozenset()
-    table = lookups.get_table("lemma_index")
+    table = _lemma_index()
     return frozenset(w for key in table for w in table[key])
 
 
 @lru_cache(maxsize=1)
 def common_nouns() -> frozenset[str]:
     """English common nouns (the lemmatizer's noun index): "bank", "commission", "house"."""
-    from newsquarry.search.enrich.nlp import load_nlp
-
-    nlp = load_nlp()
-    if "lemmatizer" not in nlp.pipe_names:
-        return frozenset()
-    lookups = nlp.get_pipe("lemmatizer").lookups
-    if not lookups.has_table("lemma_index"):
-        return frozenset()
-    table = lookups.get_table("lemma_index")
+    table = _lemma_index()
     return frozenset(table["noun"]) if "noun" in table else frozenset()
 
 
