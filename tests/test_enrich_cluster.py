@@ -169,6 +169,26 @@ def test_cluster_run_builds_the_same_index_as_a_local_run(cluster, corpus, local
     assert dump(ix) == local_dump
 
 
+def test_the_scheduler_reads_the_jobs_without_importing_spacy(cluster, corpus, tmp_path):
+    """Dask's scheduler unpickles every task: the jobs name their functions, so it needs
+    neither spaCy nor the model (it imported both, a second of CPU, before)."""
+    from distributed import Client
+
+    def heavy_modules() -> list[str]:  # a local function: sent by value, run on the scheduler
+        import sys
+
+        return [m for m in ("spacy", "newsquarry.search.enrich.pipeline") if m in sys.modules]
+
+    cluster.ensure(1)
+    few = write_jsonl(tmp_path / "few.jsonl", articles(6))
+    r = subprocess.run(index_cmd(tmp_path / "ix", few, cluster.address), capture_output=True,
+                       text=True, cwd=ROOT, env=ENV, timeout=300)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "6 added" in r.stdout
+    with Client(cluster.address, set_as_default=False) as client:
+        assert client.run_on_scheduler(heavy_modules) == []
+
+
 def test_a_worker_killed_mid_run_loses_nothing_and_writes_nothing_twice(
     cluster, corpus, local_dump, tmp_path
 ):

@@ -14,15 +14,41 @@ passage that holds their start, with passage-relative offsets (``assign.py``).
 
 from __future__ import annotations
 
-from newsquarry.search.enrich.assign import assign
-from newsquarry.search.enrich.nlp import load_nlp
-from newsquarry.search.enrich.pipeline import Enricher, enrich_doc
-from newsquarry.search.models import Article, Passage
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from newsquarry.search.enrich.assign import assign
+    from newsquarry.search.enrich.nlp import load_nlp
+    from newsquarry.search.enrich.pipeline import Enricher, enrich_doc
+    from newsquarry.search.models import Article, Passage
 
 __all__ = ["Enricher", "assign", "enrich_article", "enrich_doc", "load_nlp"]
+
+# Imported on first use (PEP 562), so that importing one submodule (the Dask job
+# runner in ``cluster.py``, which a Dask scheduler imports to read a task) does not
+# import spaCy: the package's own names come from these modules.
+_LAZY = {
+    "assign": "newsquarry.search.enrich.assign",
+    "load_nlp": "newsquarry.search.enrich.nlp",
+    "Enricher": "newsquarry.search.enrich.pipeline",
+    "enrich_doc": "newsquarry.search.enrich.pipeline",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 
 def enrich_article(article: Article, passages: list[Passage]) -> list[Passage]:
     """Fill ``entities`` and ``quotes`` of one article's passages (in place) and return them."""
+    from newsquarry.search.enrich.nlp import load_nlp
+    from newsquarry.search.enrich.pipeline import enrich_doc
+
     doc = load_nlp()(article.text)
     return enrich_doc(doc, passages, article.source)
