@@ -34,6 +34,7 @@ import asyncio
 import hashlib
 import json
 import os
+import threading
 import time
 import uuid
 from collections import deque
@@ -344,6 +345,7 @@ class DaskExecutor:
 
     def _result(self, fut: Any) -> Any:
         """The job's result, watching the cluster while waiting; lost jobs become EnrichmentFailed."""
+        done: threading.Event | None = None
         while True:
             if time.monotonic() - self._checked >= self.poll:
                 self._refresh_workers()
@@ -355,9 +357,13 @@ class DaskExecutor:
                         f"(waited {self.worker_wait:g} s for one to join)"
                     )
             if not fut.done():
-                # polled rather than waited on with result(timeout=...), which
-                # leaves a gathering task behind at each timeout
-                time.sleep(0.05)
+                # waited on for its state only, up to the next check of the workers:
+                # result(timeout=...) would leave a gathering task behind at each
+                # timeout, and polling done() wakes this process 20 times a second
+                if done is None or done.is_set():  # set, yet not done: re-run after a loss
+                    done = threading.Event()
+                    fut.add_done_callback(lambda _fut, event=done: event.set())
+                done.wait(max(0.05, self.poll - (time.monotonic() - self._checked)))
                 continue
             try:
                 return fut.result(timeout=self.poll)
