@@ -168,7 +168,7 @@ def newsquarry_engine(store: WhooshStore, match: str | None) -> Callable[[str], 
         settings = settings or {**load_settings(), "max_query_length": 10000}
         kw = {"match": match} if match else {}
         out: list[str] = []
-        for page in (1, 2):  # 200 documents: enough for recall@100 and most of MAP
+        for page in range(1, MAP_DEPTH // 100 + 1):  # as deep as the baselines: MAP_DEPTH
             try:
                 r = run_search(
                     store,

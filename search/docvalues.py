@@ -459,19 +459,24 @@ class View:
             self._stats[key] = got
         return float(got)
 
-    def article_lengths(self, fieldname: str, doctype: str) -> tuple[np.ndarray, int, float]:
-        """Per article key id, the summed field length of its live documents of a
-        doctype; the number of such articles and their mean length."""
-        key = ("article_len", fieldname, doctype)
+    def article_lengths(
+        self, fieldname: str, doctype: str, per_article: str = "sum"
+    ) -> tuple[np.ndarray, int, float]:
+        """Per article key id, the summed (or, ``per_article="max"``, the largest) field
+        length of its live documents of a doctype; the number of such articles and
+        their mean length."""
+        key = ("article_len", fieldname, doctype, per_article)
         got = self._stats.get(key)
         if got is None:
             m = self.doctype_mask(doctype)
             art = self.article_of
             sel = m & (art >= 0)
-            lengths = np.bincount(
-                art[sel], weights=self.lengths[fieldname][sel].astype(np.float64),
-                minlength=self.nkeys["article_id"],
-            )  # fmt: skip
+            values = self.lengths[fieldname][sel].astype(np.float64)
+            if per_article == "max":
+                lengths = np.zeros(self.nkeys["article_id"], dtype=np.float64)
+                np.maximum.at(lengths, art[sel], values)
+            else:
+                lengths = np.bincount(art[sel], weights=values, minlength=self.nkeys["article_id"])
             count = np.bincount(art[sel], minlength=self.nkeys["article_id"])
             n = int(np.count_nonzero(count))
             avg = float(lengths.sum() / n) if n else 1.0
