@@ -227,6 +227,7 @@ class _Prepared:
         self.counter = FacetCounter(self.view, self.searcher, self.base, self.filters)
         self.reranked: np.ndarray | None = None  # proximity-reranked head (``_ordered``)
         self.article_rank: np.ndarray | None = None  # per article key id (``_article_rank``)
+        self.interpretation_bases: dict[tuple[str, str], Any] = {}  # ``interpret._count``
 
 
 def _settings(settings: dict[str, Any] | None) -> dict[str, Any]:
