@@ -121,7 +121,7 @@ def article_scores(
                 tf_a = np.bincount(a, weights=tf[keep], minlength=nkeys)
             else:  # the same title on every passage: its weight once
                 tf_a = np.zeros(nkeys, dtype=np.float64)
-                np.maximum.at(tf_a, a, tf[keep].astype(np.float64))
+                tf_a[a] = tf[keep]
             held = np.flatnonzero(tf_a)
             if not len(held):
                 continue
@@ -134,11 +134,9 @@ def article_scores(
 
 def per_document(view: View, per_article: np.ndarray) -> np.ndarray:
     """An article-level array spread to every document of the article (0 elsewhere)."""
-    out = np.zeros(view.size, dtype=np.float32)
-    art = view.article_of
-    has = art >= 0
-    out[has] = per_article[art[has]]
-    return out
+    padded = np.zeros(len(per_article) + 1, dtype=np.float32)
+    padded[:-1] = per_article
+    return padded[view.article_of]  # -1 (no article) reads the trailing 0
 
 
 def article_coordination(
@@ -197,14 +195,16 @@ def coordination(
     have = np.zeros(view.size, dtype=np.float32)
     total = 0.0
     for pairs in words:
-        held = np.zeros(view.size, dtype=bool)
+        lists = []
         df = 0
         for fieldname, text in pairs:
             ids, _ = postings.get(fieldname, schema[fieldname].to_bytes(text))
-            held[ids] = True
+            lists.append(ids)
             if fieldname != "title":
                 df = max(df, int(np.count_nonzero(live[ids])))
         w = idf(n, df)
+        # a document counts the word once, whichever of its forms and fields hold it
+        held = lists[0] if len(lists) == 1 else np.unique(np.concatenate(lists))
         have[held] += w
         total += w
         deadline.check()

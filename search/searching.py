@@ -228,6 +228,15 @@ class _Prepared:
         self.reranked: np.ndarray | None = None  # proximity-reranked head (``_ordered``)
         self.article_rank: np.ndarray | None = None  # per article key id (``_article_rank``)
         self.interpretation_bases: dict[tuple[str, str], Any] = {}  # ``interpret._count``
+        self._stored: dict[int, dict[str, Any]] = {}
+
+    def stored(self, docnum: int) -> dict[str, Any]:
+        """A document's stored fields, read (and decompressed) once per search: the
+        proximity rerank and the hits of the page read the same passages."""
+        got = self._stored.get(docnum)
+        if got is None:
+            got = self._stored[docnum] = self.searcher.stored_fields(docnum)
+        return got
 
 
 def _settings(settings: dict[str, Any] | None) -> dict[str, Any]:
@@ -448,7 +457,7 @@ def _ordered(
         fname = "quote" if prep.request.mode == "quotes" else "text"
         prep.reranked = rerank(
             head, scores, pairs,
-            lambda d: prep.searcher.stored_fields(d).get(fname) or "", prep.view.tiebreak,
+            lambda d: prep.stored(d).get(fname) or "", prep.view.tiebreak,
         )  # fmt: skip
     return top_k(matched, scores, k, prep.view.tiebreak), scores
 
@@ -539,7 +548,7 @@ def _passage_hits(prep: _Prepared, docnums: list[int], scores: list[float]) -> l
     hits = []
     terms = prep.parsed.highlight_terms
     for docnum, score in zip(docnums, scores, strict=True):
-        d = prep.searcher.stored_fields(docnum)
+        d = prep.stored(docnum)
         data = json.loads(d.get("data") or "{}")
         # names in their index-wide display form, quotes with article offsets (facets, models)
         record = canonical_record(
