@@ -207,7 +207,9 @@ def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
             validate=validate.OneOf(GROUPS),
             metadata={
                 "description": "article: one hit per article (its best), with more_count "
-                "and more_ids of its other hits; paging counts articles (total_articles)"
+                "and more_ids of its other hits; by relevance, articles are ordered by the "
+                "article's own score (its whole text and title); paging counts articles "
+                "(total_articles)"
             },
         )
         highlight = fields.Boolean(

@@ -37,9 +37,10 @@ word required, as SQLite's AND, except ``nl_filters2_facets4``):
 Engines:
 - ``newsquarry``: ``search.searching.run_search`` / ``facet_values`` (doc values,
   decoded postings kept per index state in a bounded LRU);
-- ``newsquarry-nocache``: the same with that postings cache off, so every call
-  decodes its posting lists from the index files (the worst case for a query
-  whose words were not searched recently);
+- ``newsquarry-nocache``: the same with both postings caches off (the view's
+  LRU and the per-segment one), so every call decodes its posting lists from
+  the index files (the worst case for a query whose words were not searched
+  recently);
 - ``groupedby``: the same index through plain Whoosh: ``searcher.search(q,
   limit=10, filter=..., groupedby=FieldFacet(..., allow_overlap=True))`` plus
   ``len(results)`` for the exact total. It makes one pass with every filter
@@ -52,7 +53,9 @@ Engines:
 
 Latency is wall time per call on a warm process (each query run once first);
 p50 and p95 over ``rounds`` x 10 calls per case and engine, engines
-interleaved per round so that machine noise hits them alike.
+interleaved per round so that machine noise hits them alike. The CPU time of
+each call (``time.process_time``) is printed too: on a shared machine it is the
+cost of the call itself, wall time adds the wait for a core.
 """
 
 from __future__ import annotations
@@ -432,8 +435,12 @@ def pct(values: list[float], p: float) -> float:
 def measure(
     engines: dict[str, Any], cases: list[str], rounds: int, slow_rounds: int | None = None
 ) -> dict:
-    """p50/p95 per (engine, case); ``groupedby`` runs only ``slow_rounds`` rounds if given."""
+    """p50/p95 per (engine, case) of wall time, and of the CPU time the process spent
+    (``cpu_p50``/``cpu_p95``: what a call costs whatever else runs on the machine; on
+    a loaded machine wall time also holds the time spent waiting for a core);
+    ``groupedby`` runs only ``slow_rounds`` rounds if given."""
     times: dict[tuple[str, str], list[float]] = {(e, c): [] for e in engines for c in cases}
+    cpu: dict[tuple[str, str], list[float]] = {(e, c): [] for e in engines for c in cases}
     for case in cases:  # warm-up: every query once per engine (two for the slow one)
         for name, fn in engines.items():
             for i in range(2 if name == "groupedby" and slow_rounds else len(QUERIES)):
@@ -446,11 +453,19 @@ def measure(
                 for name, fn in engines.items():
                     if name == "groupedby" and slow_rounds is not None and r >= slow_rounds:
                         continue
-                    t0 = time.perf_counter()
+                    t0, c0 = time.perf_counter(), time.process_time()
                     fn(case, i)
                     times[(name, case)].append((time.perf_counter() - t0) * 1000)
+                    cpu[(name, case)].append((time.process_time() - c0) * 1000)
     return {
-        k: {"p50": statistics.median(v), "p95": pct(v, 0.95), "n": len(v)} for k, v in times.items()
+        k: {
+            "p50": statistics.median(v),
+            "p95": pct(v, 0.95),
+            "cpu_p50": statistics.median(cpu[k]),
+            "cpu_p95": pct(cpu[k], 0.95),
+            "n": len(v),
+        }
+        for k, v in times.items()
     }
 
 
@@ -498,6 +513,7 @@ def main(argv: list[str] | None = None) -> None:
         # cache: every query decodes its posting lists from the index files again
         bare = WhooshStore(index_dir, create=False)
         cache_for(bare).view(bare.searcher()).postings_budget = 0
+        cache_for(bare).postings.budget = 0  # nor the per-segment one
         engines["newsquarry-nocache"] = lambda c, i: nq_case(bare, c, i)
     if not args.skip_groupedby:
         engines["groupedby"] = GroupedBy(store).run
@@ -529,6 +545,15 @@ def main(argv: list[str] | None = None) -> None:
                 f" {o['p50']:.1f} | {o['p95']:.1f} | {o['p50'] / nq['p50']:.1f}x |"
                 f" {o['p95'] / nq['p95']:.1f}x |"
             )
+        print(row)
+    print("\nCPU ms per call (p50 / p95): the process's own time, without waiting for a core\n")
+    print("| case | " + " | ".join(f"{e} p50 | p95" for e in engines) + " |")
+    print("|" + "---|" * (1 + 2 * len(engines)))
+    for case in cases:
+        row = f"| {case} |"
+        for e in engines:
+            o = res[(e, case)]
+            row += f" {o['cpu_p50']:.1f} | {o['cpu_p95']:.1f} |"
         print(row)
     if args.json:
         Path(args.json).write_text(

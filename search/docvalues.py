@@ -459,19 +459,24 @@ class View:
             self._stats[key] = got
         return float(got)
 
-    def article_lengths(self, fieldname: str, doctype: str) -> tuple[np.ndarray, int, float]:
-        """Per article key id, the summed field length of its live documents of a
-        doctype; the number of such articles and their mean length."""
-        key = ("article_len", fieldname, doctype)
+    def article_lengths(
+        self, fieldname: str, doctype: str, per_article: str = "sum"
+    ) -> tuple[np.ndarray, int, float]:
+        """Per article key id, the summed (or, ``per_article="max"``, the largest) field
+        length of its live documents of a doctype; the number of such articles and
+        their mean length."""
+        key = ("article_len", fieldname, doctype, per_article)
         got = self._stats.get(key)
         if got is None:
             m = self.doctype_mask(doctype)
             art = self.article_of
             sel = m & (art >= 0)
-            lengths = np.bincount(
-                art[sel], weights=self.lengths[fieldname][sel].astype(np.float64),
-                minlength=self.nkeys["article_id"],
-            )  # fmt: skip
+            values = self.lengths[fieldname][sel].astype(np.float64)
+            if per_article == "max":
+                lengths = np.zeros(self.nkeys["article_id"], dtype=np.float64)
+                np.maximum.at(lengths, art[sel], values)
+            else:
+                lengths = np.bincount(art[sel], weights=values, minlength=self.nkeys["article_id"])
             count = np.bincount(art[sel], minlength=self.nkeys["article_id"])
             n = int(np.count_nonzero(count))
             avg = float(lengths.sum() / n) if n else 1.0
@@ -543,12 +548,31 @@ class View:
         return m
 
     def key_mask(self, fieldname: str, gids: list[int]) -> np.ndarray:
-        """Documents holding any of the given key ids in a field."""
+        """Documents holding any of the given key ids in a field.
+
+        Reads only those keys' documents (``key_docs``), not the whole field: a
+        search builds a mask per filter and per offered interpretation, and a scan
+        of the field (``numpy.isin``) cost 2 ms each at 70k passages.
+        """
         m = self.empty()
         if gids:
-            hit = np.isin(self.gids[fieldname], np.asarray(gids, dtype=np.int32))
-            m[self.docs[fieldname][hit]] = True
+            docs, starts = self.key_docs(fieldname)
+            for g in gids:
+                if 0 <= g < len(starts) - 1:
+                    m[docs[starts[g] : starts[g + 1]]] = True
         return m
+
+    def key_docs(self, fieldname: str) -> tuple[np.ndarray, np.ndarray]:
+        """A field's documents grouped by key id (computed once per view): the
+        documents holding key ``g`` are ``docs[starts[g]:starts[g + 1]]``."""
+        key = ("key_docs", fieldname)
+        got = self._stats.get(key)
+        if got is None:
+            gids = self.gids[fieldname]
+            order = np.argsort(gids, kind="stable")
+            starts = np.searchsorted(gids[order], np.arange(self.nkeys[fieldname] + 1))
+            got = self._stats[key] = (self.docs[fieldname][order], starts)
+        return got  # type: ignore[return-value]
 
     def date_mask(self, lo: int | None, hi: int | None) -> np.ndarray:
         """Documents whose date (YYYYMMDD int) lies in [lo, hi]; dateless docs never match."""

@@ -59,7 +59,6 @@ def _names(view: View, facet: str) -> dict[tuple[str, ...], list[int]]:
 def interpretations(prep: Any) -> list[Interpretation]:
     """The readings of ``prep``'s query (a ``searching._Prepared``), most hits first."""
     from .docvalues import match_mask
-    from .facets import build_filters
     from .query import parse_query
 
     r = prep.request
@@ -95,12 +94,10 @@ def interpretations(prep: Any) -> list[Interpretation]:
                     kind = "quotes" if facet == "speaker" else "filter"
                     rest = _without(text, start, end, drop_speech=kind == "quotes", tokens=tokens)
                     mode = "quotes" if kind == "quotes" else r.mode
-                    count = _count(prep, rest, mode, facet, value, parse_query, match_mask,
-                                   build_filters)  # fmt: skip
+                    count = _count(prep, rest, mode, facet, value, parse_query, match_mask)
                     if not count and kind == "quotes" and rest:  # all that speaker's quotes
                         rest = ""
-                        count = _count(prep, rest, mode, facet, value, parse_query, match_mask,
-                                       build_filters)  # fmt: skip
+                        count = _count(prep, rest, mode, facet, value, parse_query, match_mask)
                     if not count:
                         continue
                     if kind == "quotes":
@@ -135,25 +132,36 @@ def _without(text: str, start: int, end: int, *, drop_speech: bool, tokens: list
 
 
 def _count(prep: Any, q: str, mode: str, facet: str, value: str, parse_query: Any,
-           match_mask: Any, build_filters: Any) -> int:  # fmt: skip
+           match_mask: Any) -> int:  # fmt: skip
     """Hits of the offered search (the request's other filters kept)."""
     from .searching import DOCTYPE_FOR_MODE
 
     r = prep.request
-    try:
-        parsed = parse_query(
-            q, searcher=prep.searcher, view=prep.view, mode=mode,
-            max_expansion=prep.settings["max_term_expansion"],
-            max_length=prep.settings["max_query_length"], deadline=prep.deadline,
-            match=r.match,
-        )  # fmt: skip
-        base = prep.view.doctype_mask(DOCTYPE_FOR_MODE[mode])
-        if not parsed.empty:
-            base = base & match_mask(
-                prep.searcher, prep.view, parsed.query, prep.deadline, prep.postings
-            )
-    except (QueryError, SearchTimeout):
+    # one name is often offered under several facets (a place and an org): the rest
+    # of the query is parsed and matched once per search
+    cache = prep.interpretation_bases
+    base = cache.get((q, mode))
+    if base is None:
+        try:
+            parsed = parse_query(
+                q, searcher=prep.searcher, view=prep.view, mode=mode,
+                max_expansion=prep.settings["max_term_expansion"],
+                max_length=prep.settings["max_query_length"], deadline=prep.deadline,
+                match=r.match,
+            )  # fmt: skip
+            base = prep.view.doctype_mask(DOCTYPE_FOR_MODE[mode])
+            if not parsed.empty:
+                base = base & match_mask(
+                    prep.searcher, prep.view, parsed.query, prep.deadline, prep.postings
+                )
+        except (QueryError, SearchTimeout):
+            base = False
+        cache[(q, mode)] = base
+    if base is False:
         return 0
-    filters = {**r.filters, facet: [value]}
-    fs = build_filters(prep.view, filters, r.date_from or None, r.date_to or None)
+    # the request's filters (masks built once per search), this facet's replaced by the value
+    from .facets import FilterSet, filter_mask
+
+    masks = {**prep.filters.masks, facet: filter_mask(prep.view, facet, [value])}
+    fs = FilterSet(masks=masks, always=prep.filters.always)
     return int(np.count_nonzero(fs.combined(base)))

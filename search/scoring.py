@@ -79,44 +79,100 @@ def article_scores(
     deadline: Deadline,
     doctype: str = "passage",
 ) -> np.ndarray:
-    """Per document, the BM25 score of its whole article's text (its passages together).
+    """Per article key id, the BM25F score of the whole article: its passages' text
+    together, and its title counted once.
 
     Passage-level evidence alone misses what an article is about: a passage naming
     "production", "crop" and "estimates" once each outranks a passage of a sugar
-    story that names "sugar" once. Adding the article's score (Callan, "Passage-level
-    evidence in document retrieval", SIGIR 1994) lets the story's topic count. The
-    statistics are over articles: N = articles with live passages, df = articles
+    story that names "sugar" once. The article's score (Callan, "Passage-level
+    evidence in document retrieval", SIGIR 1994) lets the story's topic count; it is
+    added to each passage's score, and it alone orders articles (``group=article``).
+    Statistics are over articles: N = articles with live passages, df = articles
     holding the term, tf = the term's count over the article's passages, dl = the
-    sum of their (quantized) text lengths.
+    sum of their (quantized) text lengths. Every passage carries its article's title,
+    so the title is read from one passage: its tf and length once per article, its
+    df over articles (per passage, a title word's df and weight would grow with the
+    article's length).
     """
-    out = np.zeros(view.size, dtype=np.float32)
-    text_terms = {t: b for (f, t), b in terms.items() if f == "text"}
-    if not text_terms or not view.size:
-        return out
+    art = view.article_of
+    nkeys = view.nkeys["article_id"] if view.size else 0
+    acc = np.zeros(nkeys, dtype=np.float64)
+    if not terms or not view.size:
+        return acc
+    live = view.doctype_mask(doctype)
+    schema = postings.searcher.schema
+    for fieldname in ("text", "title"):
+        field_terms = {t: b for (f, t), b in terms.items() if f == fieldname}
+        if not field_terms:
+            continue
+        if fieldname == "text":
+            dl, n_articles, avg = view.article_lengths(fieldname, doctype)
+        else:
+            dl, n_articles, avg = view.article_lengths(fieldname, doctype, per_article="max")
+        if not n_articles:
+            continue
+        for text, boost in sorted(field_terms.items()):
+            ids, tf = postings.get(fieldname, schema[fieldname].to_bytes(text))
+            if not len(ids):
+                continue
+            keep = live[ids] & (art[ids] >= 0)
+            a = art[ids[keep]]
+            if fieldname == "text":
+                tf_a = np.bincount(a, weights=tf[keep], minlength=nkeys)
+            else:  # the same title on every passage: its weight once
+                tf_a = np.zeros(nkeys, dtype=np.float64)
+                tf_a[a] = tf[keep]
+            held = np.flatnonzero(tf_a)
+            if not len(held):
+                continue
+            t = tf_a[held]
+            norm = K1 * ((1 - B) + B * dl[held] / avg)
+            acc[held] += boost * idf(float(n_articles), len(held)) * t * (K1 + 1) / (t + norm)
+            deadline.check()
+    return acc
+
+
+def per_document(view: View, per_article: np.ndarray) -> np.ndarray:
+    """An article-level array spread to every document of the article (0 elsewhere)."""
+    padded = np.zeros(len(per_article) + 1, dtype=np.float32)
+    padded[:-1] = per_article
+    return padded[view.article_of]  # -1 (no article) reads the trailing 0
+
+
+def article_coordination(
+    view: View,
+    postings: Postings,
+    words: list[list[tuple[str, str]]],
+    deadline: Deadline,
+    doctype: str = "passage",
+) -> np.ndarray | None:
+    """Per article key id, the idf-weighted share of ``words`` the article holds
+    (in any passage's text, or its title); None under two words. The article-level
+    twin of ``coordination``: a story that names three of four query words across
+    its passages beats one that repeats one of them."""
+    if len(words) < 2 or not view.size:
+        return None
     art = view.article_of
     live = view.doctype_mask(doctype)
-    dl, n_articles, avg = view.article_lengths("text", doctype)
-    if not n_articles:
-        return out
+    n = float(view.live_count(doctype)) or 1.0
+    nkeys = view.nkeys["article_id"]
+    have = np.zeros(nkeys, dtype=np.float64)
+    total = 0.0
     schema = postings.searcher.schema
-    acc = np.zeros(len(dl), dtype=np.float64)
-    for text, boost in sorted(text_terms.items()):
-        ids, tf = postings.get("text", schema["text"].to_bytes(text))
-        if not len(ids):
-            continue
-        keep = live[ids] & (art[ids] >= 0)
-        a = art[ids[keep]]
-        tf_a = np.bincount(a, weights=tf[keep], minlength=len(dl))
-        held = np.flatnonzero(tf_a)
-        if not len(held):
-            continue
-        t = tf_a[held]
-        norm = K1 * ((1 - B) + B * dl[held] / avg)
-        acc[held] += boost * idf(float(n_articles), len(held)) * t * (K1 + 1) / (t + norm)
+    for pairs in words:
+        held = np.zeros(nkeys, dtype=bool)
+        df = 0
+        for fieldname, text in pairs:
+            ids, _ = postings.get(fieldname, schema[fieldname].to_bytes(text))
+            keep = live[ids] & (art[ids] >= 0)
+            held[art[ids[keep]]] = True
+            if fieldname != "title":
+                df = max(df, int(np.count_nonzero(live[ids])))
+        w = idf(n, df)
+        have[held] += w
+        total += w
         deadline.check()
-    has = art >= 0
-    out[has] = acc[art[has]]
-    return out
+    return have / total if total else None
 
 
 def coordination(
@@ -139,14 +195,16 @@ def coordination(
     have = np.zeros(view.size, dtype=np.float32)
     total = 0.0
     for pairs in words:
-        held = np.zeros(view.size, dtype=bool)
+        lists = []
         df = 0
         for fieldname, text in pairs:
             ids, _ = postings.get(fieldname, schema[fieldname].to_bytes(text))
-            held[ids] = True
+            lists.append(ids)
             if fieldname != "title":
                 df = max(df, int(np.count_nonzero(live[ids])))
         w = idf(n, df)
+        # a document counts the word once, whichever of its forms and fields hold it
+        held = lists[0] if len(lists) == 1 else np.unique(np.concatenate(lists))
         have[held] += w
         total += w
         deadline.check()

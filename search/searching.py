@@ -59,10 +59,12 @@ from .schema import FACETS
 from .scoring import (
     ARTICLE_WEIGHT,
     COORD_POWER,
+    article_coordination,
     article_scores,
     bm25_scores,
     coordination,
     idf,
+    per_document,
     top_k,
 )
 from .store import stored_document
@@ -224,6 +226,17 @@ class _Prepared:
         self.final = self.filters.combined(self.base)
         self.counter = FacetCounter(self.view, self.searcher, self.base, self.filters)
         self.reranked: np.ndarray | None = None  # proximity-reranked head (``_ordered``)
+        self.article_rank: np.ndarray | None = None  # per article key id (``_article_rank``)
+        self.interpretation_bases: dict[tuple[str, str], Any] = {}  # ``interpret._count``
+        self._stored: dict[int, dict[str, Any]] = {}
+
+    def stored(self, docnum: int) -> dict[str, Any]:
+        """A document's stored fields, read (and decompressed) once per search: the
+        proximity rerank and the hits of the page read the same passages."""
+        got = self._stored.get(docnum)
+        if got is None:
+            got = self._stored[docnum] = self.searcher.stored_fields(docnum)
+        return got
 
 
 def _settings(settings: dict[str, Any] | None) -> dict[str, Any]:
@@ -322,41 +335,71 @@ def _generation(searcher: Any) -> int:
 
 
 def _scores(prep: _Prepared) -> np.ndarray:
-    """Relevance of every document: BM25F; in ``most`` mode plus the article's own
-    score (``scoring.article_scores``, passage mode) and times the coordination factor.
+    """Relevance of every document.
+
+    ``all`` and ``any``: BM25F over the passage's text and title (quotes: the
+    quotation). ``most``, passages: the passage's BM25 over its text times its
+    coordination (the idf-weighted share of the important words it holds), plus
+    its article's score (``scoring.article_scores``: the whole article's text and
+    its title once, times the article's coordination), which is also kept in
+    ``prep.article_rank`` to order articles (``group=article``). ``most``, quotes:
+    BM25 times coordination.
 
     A plain word with several index forms ("say": "sai" and "said") scores by its
     best form in each document, so it never counts twice.
     """
     parsed = prep.parsed
+    view, postings, deadline, doctype = prep.view, prep.postings, prep.deadline, prep.doctype
+    passages = prep.request.mode == "passages"
+    most = parsed.match == "most"
+    if not passages:
+        fields = ["quote"]
+    elif most:  # the title scores once per article, in the article's score
+        fields = ["text"]
+    else:
+        fields = ["text", "title"]
     terms = dict(parsed.scoring_terms)
-    fields = ["quote"] if prep.request.mode == "quotes" else ["text", "title"]
+    if passages and most:
+        terms = {k: b for k, b in terms.items() if k[0] != "title"}
     multi = [w for w in parsed.loose if len(w.terms) > 1 and (w.terms[0] and not w.stop)]
     for w in multi:
         for t in w.terms:
             for f in fields:
                 terms.pop((f, t), None)
-    scores = bm25_scores(prep.view, prep.postings, terms, prep.deadline, prep.doctype)
+    scores = bm25_scores(view, postings, terms, deadline, doctype)
     for w in multi:
         best = None
         for t in w.terms:
-            one = bm25_scores(
-                prep.view, prep.postings, {(f, t): 1.0 for f in fields}, prep.deadline,
-                prep.doctype,
-            )  # fmt: skip
+            one = bm25_scores(view, postings, {(f, t): 1.0 for f in fields}, deadline, doctype)
             best = one if best is None else np.maximum(best, one)
         if best is not None:
             scores += best
-    if parsed.match == "most" and prep.request.mode == "passages" and ARTICLE_WEIGHT:
-        scores += ARTICLE_WEIGHT * article_scores(
-            prep.view, prep.postings, parsed.scoring_terms, prep.deadline, prep.doctype
-        )
-    if parsed.match == "most" and COORD_POWER:
+    if most and COORD_POWER:
         words = [[(f, t) for t in w.terms for f in fields] for w in parsed.important]
-        coord = coordination(prep.view, prep.postings, words, prep.deadline, prep.doctype)
+        coord = coordination(view, postings, words, deadline, doctype)
         if coord is not None:
             scores *= coord**COORD_POWER
+    if most and passages and ARTICLE_WEIGHT:
+        prep.article_rank = _article_rank(prep)
+        scores += ARTICLE_WEIGHT * per_document(view, prep.article_rank)
     return scores
+
+
+def _article_rank(prep: _Prepared) -> np.ndarray:
+    """Per article key id, the score that orders articles: ``scoring.article_scores``,
+    in ``most`` mode times the article's coordination."""
+    if prep.article_rank is not None:
+        return prep.article_rank
+    parsed = prep.parsed
+    view, postings, deadline, doctype = prep.view, prep.postings, prep.deadline, prep.doctype
+    rank = article_scores(view, postings, parsed.scoring_terms, deadline, doctype)
+    if parsed.match == "most" and COORD_POWER:
+        words = [[(f, t) for t in w.terms for f in ("text", "title")] for w in parsed.important]
+        coord = article_coordination(view, postings, words, deadline, doctype)
+        if coord is not None:
+            rank *= coord**COORD_POWER
+    prep.article_rank = rank
+    return rank
 
 
 def _pairs(prep: _Prepared) -> list[tuple[set[str], set[str], float]]:
@@ -414,7 +457,7 @@ def _ordered(
         fname = "quote" if prep.request.mode == "quotes" else "text"
         prep.reranked = rerank(
             head, scores, pairs,
-            lambda d: prep.searcher.stored_fields(d).get(fname) or "", prep.view.tiebreak,
+            lambda d: prep.stored(d).get(fname) or "", prep.view.tiebreak,
         )  # fmt: skip
     return top_k(matched, scores, k, prep.view.tiebreak), scores
 
@@ -444,6 +487,8 @@ def _grouped_page(
         return [], [], []
     matched = np.flatnonzero(prep.final)
     art = prep.view.article_of
+    if r.mode == "passages" and r.sort == "relevance" and not prep.parsed.empty:
+        return _article_ranked_page(prep, matched, start, end)
     k = min(len(matched), max(4 * end, 64))
     scores = None
     while True:  # widen the ranked prefix until it holds ``end`` distinct articles
@@ -466,11 +511,44 @@ def _grouped_page(
     return [int(d) for d in best], [float(scores[d]) for d in best], others
 
 
+def _article_ranked_page(
+    prep: _Prepared, matched: np.ndarray, start: int, end: int
+) -> tuple[list[int], list[float], list[list[int]]]:
+    """Relevance-sorted ``group=article`` for passages: articles ordered by their own
+    score (``_article_rank``: the whole article, its title once), ties by article id;
+    each shown by its best passage, with its other matching passages, best first.
+
+    The unit ranked is the unit shown: an article's order does not depend on how its
+    text happens to be cut into passages, and a story about the query's topic ranks
+    above one with a single passage that mentions it (docs/quality.md, "Ranking").
+    """
+    view = prep.view
+    scores = _scores(prep)
+    prep.reranked = None
+    rank = _article_rank(prep)
+    art = view.article_of
+    m_art = art[matched]
+    present = np.zeros(len(rank), dtype=bool)
+    present[m_art[m_art >= 0]] = True
+    candidates = np.flatnonzero(present)
+    chosen = top_k(candidates, rank, end, view.rank("article_id"))[start:end]
+    best: list[int] = []
+    out_scores: list[float] = []
+    others: list[list[int]] = []
+    for a in chosen:
+        same = matched[m_art == a]
+        ordered = _ordered(prep, same, len(same), scores)[0]
+        best.append(int(ordered[0]))
+        out_scores.append(float(rank[a]))
+        others.append([int(x) for x in ordered[1:]])
+    return best, out_scores, others
+
+
 def _passage_hits(prep: _Prepared, docnums: list[int], scores: list[float]) -> list[Hit]:
     hits = []
     terms = prep.parsed.highlight_terms
     for docnum, score in zip(docnums, scores, strict=True):
-        d = prep.searcher.stored_fields(docnum)
+        d = prep.stored(docnum)
         data = json.loads(d.get("data") or "{}")
         # names in their index-wide display form, quotes with article offsets (facets, models)
         record = canonical_record(

@@ -27,11 +27,20 @@ RARE = 50  # a known word in at most this many articles may be a misspelling ...
 RATIO = 10  # ... of a word one edit away found in at least RATIO times as many articles
 
 
-def _df(searcher: Any, word: str) -> int:
+def _df(searcher: Any, word: str, cap: int | None = None) -> int:
+    """Articles holding ``word``; with ``cap``, counting stops once it is exceeded
+    (segment by segment: a common word is known to be common after one lookup)."""
+    from .docvalues import leaves_of
+
+    total = 0
     try:
-        return int(searcher.doc_frequency("spell", word))
+        for reader, _ in leaves_of(searcher):
+            total += int(reader.doc_frequency("spell", word))
+            if cap is not None and total > cap:
+                break
     except (KeyError, ValueError):
         return 0
+    return total
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -94,7 +103,7 @@ def _correct_word(searcher: Any, word: str, articles: int | None = None) -> str 
     folded = fold(word)
     if len(folded) < 3 or folded.isdigit() or not folded.isalnum():
         return None
-    df = _df(searcher, folded)
+    df = _df(searcher, folded, cap=RARE)
     if df > RARE or (df and articles is not None and articles < RATIO * (df + 1)):
         return None  # common, or no neighbour could be RATIO times as frequent
     vocab = _vocabulary(searcher)

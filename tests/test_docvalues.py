@@ -200,3 +200,26 @@ def test_a_damaged_file_is_rebuilt_not_trusted(tmp_path):
     assert run_search(again, SearchRequest(facets=["person", "place"])).facets == expected
     assert cache_for(again).builds == 1
     assert path.read_bytes() == data  # rewritten whole
+
+
+def test_key_mask_selects_the_documents_holding_the_keys(tmp_path):
+    """``View.key_mask`` (through the per-field key index) marks exactly the documents
+    whose field holds one of the keys, over several segments and a deletion."""
+    store = WhooshStore(tmp_path / "ix")
+    for n, (people, orgs, places) in enumerate(
+        [(PEOPLE[:2], ORGS[:1], PLACES[:1]), (PEOPLE[2:4], ORGS, PLACES[2:]), ([], [], [])]
+        + [([PEOPLE[k % 5]], [ORGS[k % 3]], [PLACES[k % 4]]) for k in range(5)]
+    ):
+        with store.writer() as w:  # one commit (segment) per article
+            w.put(*make_article(n, 1, people, orgs, places))
+    store.delete("a1")
+    view = DocValuesCache(None).view(store.searcher())
+    for fname in ("person", "org", "place"):
+        docs, gids = view.docs[fname], view.gids[fname]
+        nkeys = view.nkeys[fname]
+        assert nkeys >= 2
+        for keys in [[g] for g in range(nkeys)] + [[0, nkeys - 1], [], [nkeys + 5]]:
+            want = np.zeros(view.size, dtype=bool)
+            want[docs[np.isin(gids, keys)]] = True
+            assert np.array_equal(view.key_mask(fname, keys), want), (fname, keys)
+    store.close()

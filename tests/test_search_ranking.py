@@ -10,6 +10,7 @@ import random
 
 import pytest
 from conftest import PassThrough, build, seed_items
+from whoosh import query as wq
 
 from newsquarry.search.indexer import index_articles
 from newsquarry.search.models import Article
@@ -96,9 +97,10 @@ def test_group_article_gives_one_hit_per_article_with_its_others(corpus_store):
     articles = {h.article_id for h in flat.hits}
     assert grouped.total == flat.total  # passages, exact in both forms
     assert grouped.total_articles == flat.total_articles == len(articles) >= 2
-    assert [h.article_id for h in grouped.hits] == list(
-        dict.fromkeys(h.article_id for h in flat.hits)
-    )
+    # articles in the order of their own score (shown as the hit's score), each once
+    assert sorted(h.article_id for h in grouped.hits) == sorted(articles)
+    scores = [h.score for h in grouped.hits]
+    assert scores == sorted(scores, reverse=True)
     for h in grouped.hits:
         same = [x.id for x in flat.hits if x.article_id == h.article_id]
         assert h.id == same[0]  # the best passage
@@ -119,6 +121,75 @@ def test_group_article_pages_are_exact(corpus_store):
         assert r.total_pages == full.total_articles
         pages += [h.id for h in r.hits]
     assert pages == [h.id for h in full.hits]
+
+
+def test_group_article_ranks_articles_by_their_own_evidence(tmp_path):
+    """A story about the query's topic outranks a roundup with one passage that
+    mentions it, though that passage alone is the best-matching passage."""
+    topic = Article(
+        id="topic",
+        title="Producers meet in London",
+        text="\n\n".join(
+            [
+                "Coffee producers met in London to discuss export quotas for the year.",
+                "Brazil wants a larger share of the coffee quotas than last season.",
+                "Colombia said export quotas should follow past coffee shipments.",
+                "Consumers asked producers to agree on quotas before the market moves.",
+            ]
+        ),
+    )
+    roundup = Article(
+        id="roundup",
+        title="Markets roundup",
+        text="\n\n".join(
+            [
+                "Shares rose in Tokyo and fell in Frankfurt on profit taking by dealers.",
+                "Coffee export quotas: coffee export quotas.",
+                "The dollar was steady against the yen and the mark in quiet trading.",
+                "Oil prices eased after a report of higher stocks in the United States.",
+                "Gold was little changed in Zurich, dealers in the metal said today.",
+            ]
+        ),
+    )
+    store = build(tmp_path / "ix", [(a, split_passages(a, min_chars=10)) for a in (topic, roundup)])
+    flat = run_search(store, SearchRequest(q="coffee export quotas", per_page=20))
+    grouped = run_search(store, SearchRequest(q="coffee export quotas", group="article"))
+    assert flat.hits[0].id == "roundup#p2"  # the best single passage
+    assert [h.article_id for h in grouped.hits] == ["topic", "roundup"]
+    best_topic = next(h.id for h in flat.hits if h.article_id == "topic")
+    assert grouped.hits[0].id == best_topic  # shown by its best passage
+    assert grouped.hits[0].more_count == 3
+
+
+def test_a_title_counts_once_per_article(tmp_path):
+    """The title scores in the article's score, once per article, with df over
+    articles: an article cut into many passages does not weigh its title words more."""
+    from math import log
+
+    long_text = "\n\n".join(f"Rain fell on the farms of the valley {k}." for k in range(6))
+    x = Article(id="x", title="Sugar", text="Sugar crop fell.")
+    y = Article(id="y", title="Sugar", text=long_text)  # six passages, no sugar in the text
+    z = Article(id="z", title="Rain", text="Sugar prices rose.")
+    store = build(tmp_path / "ix", [(a, split_passages(a, min_chars=10)) for a in (x, y, z)])
+    assert store.stats()["passages"] == 8
+    r = run_search(store, SearchRequest(q="sugar", group="article"))
+    assert [h.article_id for h in r.hits] == ["x", "z"]  # y's passages lack the word
+
+    def bm25(idf, tf, dl, avg):
+        return idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * dl / avg))
+
+    s = store.searcher()
+    text_len = {a: 0 for a in "xyz"}
+    for n in s.docs_for_query(wq.Term("doctype", "passage")):
+        text_len[s.stored_fields(n)["article_id"]] += s.doc_field_length(n, "text", 0)
+    avg_text = sum(text_len.values()) / 3
+    text_idf = log(3 / (2 + 1)) + 1  # 2 of 3 articles hold "sugar" in their text
+    title_idf = log(3 / (2 + 1)) + 1  # 2 of 3 articles (not 7 of 8 passages) in their title
+    # titles are one word each (mean 1); the title weight holds its field boost (2.0)
+    want_x = bm25(text_idf, 1, text_len["x"], avg_text) + bm25(title_idf, 2.0, 1, 1)
+    want_z = bm25(text_idf, 1, text_len["z"], avg_text)
+    assert r.hits[0].score == pytest.approx(want_x, rel=1e-3)
+    assert r.hits[1].score == pytest.approx(want_z, rel=1e-3)
 
 
 # -- statistics independent of segment history ------------------------------------
@@ -178,14 +249,14 @@ def test_scores_do_not_depend_on_segment_history(tmp_path):
     rnd = random.Random(7)
     queries = [" ".join(rnd.sample(WORDS, rnd.randint(1, 4))) for _ in range(50)]
     for q in queries:
-        for match in ("most", "all"):
-            want = run_search(one, SearchRequest(q=q, per_page=20, match=match))
+        for match, group in (("most", "none"), ("all", "none"), ("most", "article")):
+            want = run_search(one, SearchRequest(q=q, per_page=20, match=match, group=group))
             for other in (ten, opt, upd):
-                got = run_search(other, SearchRequest(q=q, per_page=20, match=match))
+                got = run_search(other, SearchRequest(q=q, per_page=20, match=match, group=group))
                 assert got.total == want.total
                 assert [(h.id, h.score) for h in got.hits] == [
                     (h.id, h.score) for h in want.hits
-                ], (q, match)
+                ], (q, match, group)
 
 
 # -- artefacts ---------------------------------------------------------------------
