@@ -1,0 +1,270 @@
+"""The alias table (search/aliases.py): learnt from articles, applied at query time.
+
+Unit tests of the learning rules, then a real index on disk: an article that
+teaches an alias merges facet counts and filters at the next search, with no
+re-indexing; hits show the canonical name and keep the mention as written; the
+override file and the ``aliases`` command.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from newsquarry.search.aliases import AliasTable, normal_form, parse_overrides
+from newsquarry.search.cli import cli
+from newsquarry.search.errors import InvalidRequest
+from newsquarry.search.models import Article, Entity, Passage, Quote
+from newsquarry.search.requests import SearchRequest
+from newsquarry.search.searching import facet_values, run_search
+from newsquarry.search.store import WhooshStore
+
+
+def table_of(*articles: list[tuple[str, str]]) -> AliasTable:
+    t = AliasTable()
+    for a in articles:
+        t.learn(a)
+    return t
+
+
+def test_spelling_variants_share_a_normal_form():
+    assert normal_form("u.s.") == normal_form("u.s") == normal_form("us") == "us"
+    assert normal_form("carl c. icahn") == normal_form("carl icahn")
+    assert normal_form("trans world airlines inc") == "trans world airlines"
+    assert normal_form("federal reserve board") == "federal reserve"
+    t = table_of(
+        [("person", "Carl C. Icahn")], [("person", "Carl Icahn")], [("person", "Carl Icahn")]
+    )
+    assert t.canonical("person", "Carl C. Icahn") == "Carl Icahn"
+
+
+def test_acronym_joins_its_expansion_when_they_meet_in_an_article():
+    t = table_of(
+        [("org", "Securities and Exchange Commission"), ("org", "SEC")],
+        [("org", "SEC")],
+        [("speaker", "S and P"), ("org", "Standard and Poor's Corp")],
+        [("org", "USDA"), ("org", "U.S. Agriculture Department")],
+    )
+    assert t.canonical("org", "SEC") == "Securities and Exchange Commission"
+    assert t.canonical("speaker", "S and P") == "Standard and Poor's Corp"
+    # the same letters in another order need a second article
+    assert t.canonical("org", "USDA") == "USDA"
+    t.learn([("org", "USDA"), ("org", "U.S. Agriculture Department")])
+    assert t.canonical("org", "USDA") == "U.S. Agriculture Department"
+
+
+def test_a_word_in_lower_case_is_not_an_acronym():
+    t = table_of([("org", "Sec"), ("org", "Securities and Exchange Commission")])
+    assert t.canonical("org", "Sec") == "Sec"
+
+
+def test_clipping_needs_two_articles_and_a_majority():
+    t = table_of([("org", "Fed"), ("org", "Federal Reserve")])
+    assert t.canonical("org", "Fed") == "Fed"
+    t.learn([("org", "Fed"), ("org", "Federal Reserve Board")])
+    assert t.canonical("org", "Fed") in ("Federal Reserve", "Federal Reserve Board")
+    assert t.canonical("org", "Federal Reserve Board") == t.canonical("org", "Federal Reserve")
+
+
+def test_surname_joins_the_one_full_name_the_archive_knows():
+    t = table_of(
+        [("person", "Ronald Reagan")], [("person", "Ronald Reagan")], [("person", "Reagan")]
+    )
+    assert t.canonical("person", "Reagan") == "Ronald Reagan"
+    # a second full name with that surname, as common: ambiguous, left alone
+    t.learn([("person", "Nancy Reagan")])
+    t.learn([("person", "Nancy Reagan")])
+    assert t.canonical("person", "Reagan") == "Reagan"
+
+
+def test_forgetting_an_article_takes_its_evidence_away():
+    t = AliasTable()
+    t.learn([("org", "European Community"), ("org", "EC")], article_id="a1")
+    assert t.canonical("org", "EC") == "European Community"
+    t.forget("a1")
+    assert t.canonical("org", "EC") == "EC"
+
+
+def test_overrides_win_and_can_keep_a_name_apart():
+    t = table_of([("org", "European Community"), ("org", "EC")])
+    t.overrides = parse_overrides("# mine\nEC = EC\nBig Blue = International Business Machines\n")
+    assert t.canonical("org", "EC") == "EC"
+    assert t.canonical("org", "Big Blue") == "International Business Machines"
+    with pytest.raises(InvalidRequest, match="line 2"):
+        parse_overrides("A = B\nno equals sign here\n")
+
+
+# -- on a real index -------------------------------------------------------------------
+
+
+def article_with(aid: str, sentences: list[tuple[str, list[tuple[str, str]], str | None]]):
+    """An article of one passage per sentence, with the given entities and speaker."""
+    text = "\n\n".join(s for s, _, _ in sentences)
+    article = Article(id=aid, title=aid, text=text, source="Test wire", date="1987-03-01")
+    passages, pos = [], 0
+    for n, (sentence, ents, speaker) in enumerate(sentences, 1):
+        start = text.index(sentence, pos)
+        end = pos = start + len(sentence)
+        entities = [
+            Entity(
+                text=t, name=t, type=typ, start=sentence.index(t), end=sentence.index(t) + len(t)
+            )
+            for typ, t in ents
+        ]
+        quotes = []
+        if speaker:
+            quotes = [
+                Quote(
+                    text=sentence,
+                    start=0,
+                    end=len(sentence),
+                    kind="indirect",
+                    speaker=speaker,
+                    speaker_mention=speaker,
+                    speaker_start=sentence.index(speaker),
+                    speaker_end=sentence.index(speaker) + len(speaker),
+                    cue="say",
+                )
+            ]
+        passages.append(
+            Passage(
+                id=f"{aid}#p{n}",
+                article_id=aid,
+                position=n,
+                start=start,
+                end=end,
+                text=sentence,
+                entities=entities,
+                quotes=quotes,
+            )
+        )
+    return article, passages
+
+
+def counts(store, facet, **kw):
+    r = run_search(store, SearchRequest(facets=[facet], facet_size=50, **kw))
+    return {v.value: v.count for v in r.facets[facet].values}, r
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = WhooshStore(tmp_path / "ix")
+    s.add(
+        [
+            article_with(
+                "a1", [("EC ministers said farm prices would fall.", [("org", "EC")], "EC")]
+            ),
+            article_with("a2", [("The EC said quotas stay.", [("org", "EC")], "EC")]),
+            article_with(
+                "a0",
+                [("The European Community budget grew.", [("org", "European Community")], None)],
+            ),
+        ]
+    )
+    yield s
+    s.close()
+
+
+def test_an_article_that_teaches_an_alias_merges_counts_and_filters_at_once(store):
+    before, _ = counts(store, "org")
+    assert before == {"EC": 2, "European Community": 1}
+    # one article naming both, an acronym of the exact initials, teaches the alias
+    store.add(
+        [
+            article_with(
+                "a3",
+                [
+                    (
+                        "The European Community (EC) agreed on Tuesday.",
+                        [("org", "European Community"), ("org", "EC")],
+                        None,
+                    )
+                ],
+            )
+        ]
+    )
+    after, _ = counts(store, "org")
+    assert after == {"European Community": 4}  # the a3 passage counts once, not twice
+    # filtering by either name selects the same passages
+    _, by_short = counts(store, "org", filters={"org": ["EC"]})
+    _, by_long = counts(store, "org", filters={"org": ["European Community"]})
+    assert by_short.total == by_long.total == 4
+    assert [v.selected for v in by_short.facets["org"].values] == [True]
+    # the speaker facet and a speaker: query use the canonical name too
+    speakers, _ = counts(store, "speaker")
+    assert speakers == {"European Community": 2}
+    r = run_search(store, SearchRequest(q='speaker:"European Community"'))
+    assert r.total == 2
+    # hits: the canonical name, with the mention as written and its offsets
+    hit = next(h for h in r.hits if h.article_id == "a1")
+    assert hit.entities[0]["name"] == "European Community"
+    assert hit.entities[0]["text"] == "EC"
+    assert hit.text[hit.entities[0]["start"] : hit.entities[0]["end"]] == "EC"
+    assert hit.quotes[0]["speaker"] == "European Community"
+    assert hit.quotes[0]["speaker_mention"] == "EC"
+    # facet value search finds the canonical value
+    fv = facet_values(store, "org", "europ", SearchRequest(), 10)
+    assert [(v.value, v.count) for v in fv.values] == [("European Community", 4)]
+
+
+def test_deleting_the_teaching_article_splits_the_names_again(store):
+    store.add(
+        [
+            article_with(
+                "a3",
+                [
+                    (
+                        "EC or European Community.",
+                        [("org", "EC"), ("org", "European Community")],
+                        None,
+                    )
+                ],
+            )
+        ]
+    )
+    assert counts(store, "org")[0] == {"European Community": 4}
+    with store.writer() as w:
+        w.delete("a3")
+    assert counts(store, "org")[0] == {"EC": 2, "European Community": 1}
+
+
+def test_override_file_applies_to_the_next_search_without_reindexing(store, tmp_path):
+    (tmp_path / "ix" / "aliases.txt").write_text("EC = Common Market\n", encoding="utf-8")
+    after, _ = counts(store, "org")
+    assert after == {"Common Market": 2, "European Community": 1}
+
+
+def test_aliases_command_lists_rebuilds_and_rejects_a_bad_override_file(store, tmp_path):
+    index = str(tmp_path / "ix")
+    store.add(
+        [
+            article_with(
+                "a3",
+                [
+                    (
+                        "The European Community (EC) agreed.",
+                        [("org", "European Community"), ("org", "EC")],
+                        None,
+                    )
+                ],
+            )
+        ]
+    )
+    runner = CliRunner()
+    res = runner.invoke(cli, ["--index", index, "aliases", "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert {"facet": "org", "alias": "EC", "canonical": "European Community"} in data["aliases"]
+    assert data["overrides"].endswith("aliases.txt")
+    # evidence lost: --rebuild reads it back from the stored passages
+    (tmp_path / "ix" / "aliases-evidence.json").unlink()
+    (tmp_path / "ix" / "aliases.json").unlink()
+    res = runner.invoke(cli, ["--index", index, "aliases", "--rebuild", "--search", "ec"])
+    assert res.exit_code == 0
+    assert "EC  ->  European Community" in res.stdout
+    (tmp_path / "ix" / "aliases.txt").write_text("just a name\n", encoding="utf-8")
+    res = runner.invoke(cli, ["--index", index, "aliases"])
+    assert res.exit_code == 2
+    assert "aliases.txt line 1" in res.stderr
