@@ -68,6 +68,30 @@ def test_clipping_needs_two_articles_and_a_majority():
     assert t.canonical("org", "Federal Reserve Board") == t.canonical("org", "Federal Reserve")
 
 
+def test_an_acronym_is_a_name_of_its_own_not_the_first_word_of_a_longer_one():
+    # "GATT" starts "GATT Council" in two stories: still two bodies
+    t = table_of(
+        [("org", "GATT"), ("org", "GATT Council")], [("org", "GATT"), ("org", "GATT Council")]
+    )
+    assert t.canonical("org", "GATT") == "GATT"
+    # a word that is not an acronym does join the name it starts
+    t = table_of(
+        [("org", "Moody's"), ("org", "Moody's Investors Service")],
+        [("org", "Moody's"), ("org", "Moody's Investors Service")],
+    )
+    assert t.canonical("org", "Moody's") == "Moody's Investors Service"
+
+
+def test_a_place_before_an_org_name_makes_the_bare_name_its_alias():
+    both = [("org", "U.S. Treasury"), ("org", "Treasury"), ("place", "U.S.")]
+    t = table_of(both, both, [("org", "Treasury")])
+    assert t.canonical("org", "Treasury") == "U.S. Treasury"
+    # the words before must be a place of the archive: "World" is not
+    pair = [("org", "World Bank"), ("org", "Bank")]
+    t = table_of(pair, pair, [("place", "U.S.")])
+    assert t.canonical("org", "Bank") == "Bank"
+
+
 def test_surname_joins_the_one_full_name_the_archive_knows():
     t = table_of(
         [("person", "Ronald Reagan")], [("person", "Ronald Reagan")], [("person", "Reagan")]
@@ -268,3 +292,67 @@ def test_aliases_command_lists_rebuilds_and_rejects_a_bad_override_file(store, t
     res = runner.invoke(cli, ["--index", index, "aliases"])
     assert res.exit_code == 2
     assert "aliases.txt line 1" in res.stderr
+
+
+class AcronymTagger:
+    """A real (dictionary) enricher: tags the two names of one body as orgs."""
+
+    NAMES = ("European Community", "EC")
+
+    def enrich(self, items):
+        import re
+
+        for article, passages in items:
+            for p in passages:
+                taken: list[tuple[int, int]] = []
+                for name in self.NAMES:
+                    for m in re.finditer(rf"\b{re.escape(name)}\b", p.text):
+                        if not any(s <= m.start() < e for s, e in taken):
+                            taken.append((m.start(), m.end()))
+                            p.entities.append(Entity(m.group(0), name, "org", m.start(), m.end()))
+                p.entities.sort(key=lambda e: e.start)
+            yield article, passages
+
+
+def test_the_api_counts_filters_and_shows_the_canonical_name(tmp_path):
+    from newsquarry.api import create_app
+
+    token = "t" * 24
+    app = create_app(
+        {"index": str(tmp_path / "ix"), "write_token": token}, enricher=AcronymTagger()
+    )
+    c = app.test_client()
+    auth = {"Authorization": f"Bearer {token}"}
+    c.put("/v1/articles/b1", json={"text": "EC farm ministers met on Monday."}, headers=auth)
+    c.put("/v1/articles/b2", json={"text": "The European Community grew."}, headers=auth)
+    body = c.get("/v1/search?facet=org").get_json()
+    assert {v["value"]: v["count"] for v in body["facets"]["org"]["values"]} == {
+        "EC": 1,
+        "European Community": 1,
+    }
+    # an article naming both teaches the alias: the next search counts one value
+    c.put(
+        "/v1/articles/b3",
+        json={"text": "The European Community (EC) agreed on quotas."},
+        headers=auth,
+    )
+    body = c.get("/v1/search?facet=org").get_json()
+    assert {v["value"]: v["count"] for v in body["facets"]["org"]["values"]} == {
+        "European Community": 3
+    }
+    picked = c.get("/v1/search?org=EC&facet=org").get_json()
+    assert picked["total"] == 3
+    assert picked["facets"]["org"]["values"][0]["selected"] is True
+    # the hit and the article: canonical name, the mention as written with its offsets
+    hit = next(h for h in picked["hits"] if h["article_id"] == "b1")
+    ent = hit["entities"][0]
+    assert (ent["name"], ent["text"]) == ("European Community", "EC")
+    assert hit["text"][ent["start"] : ent["end"]] == "EC"
+    article = c.get("/v1/articles/b1").get_json()
+    assert article["passages"][0]["entities"][0]["name"] == "European Community"
+    # an override edited by hand changes the next response (no stale ETag or cache)
+    first = c.get("/v1/search?facet=org")
+    (tmp_path / "ix" / "aliases.txt").write_text("European Community = EEC\n", encoding="utf-8")
+    again = c.get("/v1/search?facet=org", headers={"If-None-Match": first.headers["ETag"]})
+    assert again.status_code == 200
+    assert [v["value"] for v in again.get_json()["facets"]["org"]["values"]] == ["EEC"]
