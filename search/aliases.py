@@ -486,32 +486,44 @@ class AliasStore:
                 self._stamp = stamp
             return self._resolver
 
-    def evidence(self) -> dict[str, list]:
-        """Article id -> its [facet, value] name pairs, as saved."""
+    def evidence(self) -> dict[str, list] | None:
+        """Article id -> its [facet, value] name pairs, as saved; None when the file is
+        missing or unreadable (the caller rebuilds it from the stored passages)."""
         stamp = self._file_stamp(self.evidence_path)
         if self._evidence is not None and self._evidence[0] == stamp:
             return self._evidence[1]
         try:
             with open(self.evidence_path, encoding="utf-8") as fh:
-                articles = json.load(fh).get("articles", {})
-        except (OSError, ValueError, AttributeError):
-            articles = {}
+                articles = json.load(fh)["articles"]
+            if not isinstance(articles, dict):
+                raise ValueError("not a mapping")
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
         self._evidence = (stamp, articles)
         return articles
 
     def table(self) -> AliasTable:
         """The whole table (evidence and overrides), for listing the aliases."""
         t = AliasTable()
-        t.articles = self.evidence()
+        t.articles = self.evidence() or {}
         t.overrides = self._overrides()
         return t
 
     def prepare(
-        self, learnt: dict[str, list[tuple[str, str]]], deleted: Iterable[str]
+        self,
+        learnt: dict[str, list[tuple[str, str]]],
+        deleted: Iterable[str],
+        stored: Callable[[], dict[str, list]],
     ) -> Callable[[], None]:
         """Write one commit's evidence (articles put and deleted) and the new table to
-        temporary files; returns the function that puts them in place (after the commit)."""
-        articles = dict(self.evidence())
+        temporary files; returns the function that puts them in place (after the commit).
+
+        ``stored()`` gives the evidence of the index as committed, read from its stored
+        passages: used when the evidence file is missing (an index made before the
+        alias table) or damaged, so no article's names are lost.
+        """
+        before = self.evidence()
+        articles = dict(before if before is not None else stored())
         for aid in deleted:
             articles.pop(aid, None)
         for aid, values in learnt.items():

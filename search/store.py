@@ -229,6 +229,26 @@ def stored_document(searcher: Any, doc_id: str, doctype: str) -> dict[str, Any] 
     return None
 
 
+def stored_names(searcher: Any) -> dict[str, list]:
+    """Article id -> the [facet, value] names of its stored passages (alias evidence)."""
+    names: dict[str, set[tuple[str, str]]] = {}
+    for doc in searcher.documents(doctype="passage"):
+        try:
+            data = json.loads(doc.get("data") or "{}")
+        except ValueError:
+            continue
+        found = names.setdefault(doc["article_id"], set())
+        for e in data.get("entities", []):
+            if e.get("type") in ("person", "org", "place") and e.get("name"):
+                found.add((e["type"], e["name"]))
+        for q in data.get("quotes", []):
+            if q.get("speaker"):
+                found.add(("speaker", q["speaker"]))
+    for doc in searcher.documents(doctype="article"):
+        names.setdefault(doc["article_id"], set())
+    return {aid: [list(p) for p in sorted(v)] for aid, v in names.items()}
+
+
 class WriteSession:
     """Puts and deletes inside one commit; use ``WhooshStore.writer()``."""
 
@@ -592,7 +612,9 @@ class WhooshStore:
             # the alias table (evidence and learnt table) is written beside the commit,
             # under the same lock, and put in place once the commit succeeded
             try:
-                install = self.aliases.prepare(session.learnt, session.forgotten)
+                install = self.aliases.prepare(
+                    session.learnt, session.forgotten, lambda: stored_names(session._searcher)
+                )
                 # merges run in the background (``merging.Merger``), off the write path
                 w.commit(mergetype=NO_MERGE if self.merger else self.merge_policy)
             except BaseException:
@@ -772,27 +794,13 @@ class WhooshStore:
         Runs under the write lock; returns the number of articles read.
         """
         with self.write_lock():
-            names: dict[str, set[tuple[str, str]]] = {}
             with reading(self.path):
                 searcher = self.ix.searcher()
             try:
-                for doc in searcher.documents(doctype="passage"):
-                    try:
-                        data = json.loads(doc.get("data") or "{}")
-                    except ValueError:
-                        continue
-                    found = names.setdefault(doc["article_id"], set())
-                    for e in data.get("entities", []):
-                        if e.get("type") in ("person", "org", "place") and e.get("name"):
-                            found.add((e["type"], e["name"]))
-                    for q in data.get("quotes", []):
-                        if q.get("speaker"):
-                            found.add(("speaker", q["speaker"]))
-                for doc in searcher.documents(doctype="article"):
-                    names.setdefault(doc["article_id"], set())
+                names = stored_names(searcher)
             finally:
                 searcher.close()
-            self.aliases.replace({aid: sorted(v) for aid, v in names.items()})
+            self.aliases.replace(names)
         return len(names)
 
     def alias_resolver(self) -> Resolver:

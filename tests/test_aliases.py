@@ -356,3 +356,24 @@ def test_the_api_counts_filters_and_shows_the_canonical_name(tmp_path):
     again = c.get("/v1/search?facet=org", headers={"If-None-Match": first.headers["ETag"]})
     assert again.status_code == 200
     assert [v["value"] for v in again.get_json()["facets"]["org"]["values"]] == ["EEC"]
+
+
+def test_a_damaged_evidence_file_is_rebuilt_from_the_stored_passages(store, tmp_path):
+    teach = article_with(
+        "a3",
+        [
+            (
+                "The European Community (EC) met.",
+                [("org", "European Community"), ("org", "EC")],
+                None,
+            )
+        ],
+    )
+    store.add([teach])
+    assert counts(store, "org")[0] == {"European Community": 4}
+    (tmp_path / "ix" / "aliases-evidence.json").write_text('{"articles": [', encoding="utf-8")
+    store.add([article_with("a4", [("Rain in Spain.", [("place", "Spain")], None)])])
+    # the next commit read the names of a0-a3 back from the index: the alias holds
+    assert counts(store, "org")[0] == {"European Community": 4}
+    saved = json.loads((tmp_path / "ix" / "aliases-evidence.json").read_text(encoding="utf-8"))
+    assert set(saved["articles"]) == {"a0", "a1", "a2", "a3", "a4"}
