@@ -68,6 +68,7 @@ from .errors import InvalidRequest
 from .textnorm import fold
 
 NAME_FACETS = ("person", "org", "place", "speaker")
+ENTITY_FACETS = ("person", "org", "place")  # a name moves between these by its type
 EVIDENCE_FILE = "aliases-evidence.json"
 TABLE_FILE = "aliases.json"
 OVERRIDE_FILE = "aliases.txt"
@@ -139,6 +140,9 @@ class Resolver:
     canon: dict[str, str] = field(default_factory=dict)
     display: dict[str, str] = field(default_factory=dict)
     targets: set[str] = field(default_factory=set)  # keys some other key maps to
+    # canonical key -> the entity facet the archive types it as, where that is clear
+    # ("Dome" tagged place in one story is Dome Petroleum, an org): counted there
+    types: dict[str, str] = field(default_factory=dict)
 
     def key(self, key: str) -> str:
         """The canonical folded key of a folded key (itself when it has no alias)."""
@@ -248,16 +252,56 @@ class AliasTable:
             group_forms[group_of[k]].update(c)
         # "U.S. Treasury" / "Treasury": the prefix must be a place of the archive
         places = {group_of[k] for k, t in types.items() if t["place"] > t["org"] + t["person"]}
+        articles_of: Counter = Counter()  # norm -> articles naming it
+        for k, c in forms.items():
+            articles_of[group_of[k]] += sum(c.values())
+        target: dict[str, str] = {}  # norm -> norm it joins
         for (snorm, lnorm, prefix), n in prefixed.items():
             if prefix in places:
-                votes[snorm][lnorm] += n
-        target: dict[str, str] = {}  # norm -> norm it joins
+                # one body; shown under the form the archive writes more often
+                if articles_of[snorm] > articles_of[lnorm]:
+                    votes[lnorm][snorm] += n
+                else:
+                    votes[snorm][lnorm] += n
         # 2. short forms by votes (2 = exact initials, 1 = reordered letters or clipping)
         for snorm, cands in votes.items():
             (best, n), *rest = cands.most_common() + [("", 0)]
             total = sum(cands.values())
             if best and n >= 2 and n * 2 > total:
                 target[snorm] = best
+        # "Calif." / "California": an abbreviation (a word ending in a dot) of the one
+        # longer word of the archive of the same type that it starts
+        words_of_type: dict[str, dict[str, int]] = defaultdict(dict)
+        for k, t in types.items():
+            norm = group_of[k]
+            if len(_words(norm)) == 1 and articles_of[norm] >= 2:
+                words_of_type[t.most_common(1)[0][0]][norm] = articles_of[norm]
+        for k, t in types.items():
+            written = forms[k].most_common(1)[0][0]
+            if not re.fullmatch(r"[A-Z][a-z]{2,}\.", written) or group_of[k] in target:
+                continue
+            stem = group_of[k]
+            longer = [w for w in words_of_type[t.most_common(1)[0][0]] if w.startswith(stem)]
+            longer = [w for w in longer if len(w) > len(stem) + 1]
+            if len(longer) == 1:
+                target[stem] = longer[0]
+        # an acronym never written beside its expansion ("ATT"): the one org name of the
+        # archive with exactly its initials, when both are common (3 articles or more)
+        by_initials: dict[str, list[str]] = defaultdict(list)
+        for k, t in types.items():
+            norm = group_of[k]
+            if t["org"] and len(_words(norm)) >= 2 and articles_of[norm] >= 3:
+                ini = initials(k)
+                if len(ini) >= 3 and norm not in by_initials[ini]:
+                    by_initials[ini].append(norm)
+        for k, t in types.items():
+            norm = group_of[k]
+            if norm in target or norm in votes or articles_of[norm] < 3 or not t["org"]:
+                continue
+            written = forms[k].most_common(1)[0][0]
+            letters = short_letters(norm) if _acronym_form(written) else None
+            if letters and len(letters) >= 3 and len(by_initials.get(letters, [])) == 1:
+                target[norm] = by_initials[letters][0]
         # 3. a surname alone -> the dominant full person name with that surname
         people: dict[str, Counter] = defaultdict(Counter)
         for k, t in types.items():
@@ -301,12 +345,26 @@ class AliasTable:
         for ckey in set(r.canon.values()):
             r.canon.pop(ckey, None)  # a canonical key is its own
         r.targets = set(r.canon.values())
+        # 4. the type of each canonical name: the entity facet of at least two thirds of
+        # the articles naming it (or one of its aliases), in three articles or more
+        typed: dict[str, Counter] = defaultdict(Counter)
+        for k, t in types.items():
+            c = r.canon.get(k, k)
+            for f in ENTITY_FACETS:
+                typed[c][f] += t[f]
+        for c, t in typed.items():
+            f, n = t.most_common(1)[0]
+            if n >= 3 and 3 * n >= 2 * sum(t.values()) and n < sum(t.values()):
+                r.types[c] = f
+                shown = display_of_norm.get(group_of.get(c, ""), "")
+                if c not in r.display and shown and fold(shown) == c:
+                    r.display[c] = shown
         return r
 
 
 def with_overrides(learnt: Resolver, overrides: dict[str, str], version: str) -> Resolver:
     """The learnt mapping with the override file's lines applied on top (they win)."""
-    r = Resolver(version, dict(learnt.canon), dict(learnt.display))
+    r = Resolver(version, dict(learnt.canon), dict(learnt.display), types=dict(learnt.types))
     for alias, canonical in overrides.items():
         ckey = fold(canonical)
         for k, c in list(r.canon.items()):
@@ -323,28 +381,67 @@ def with_overrides(learnt: Resolver, overrides: dict[str, str], version: str) ->
 
 
 def remap(
-    docs: np.ndarray, gids: np.ndarray, registry: Any, resolver: Resolver
+    fname: str,
+    docs: np.ndarray,
+    gids: np.ndarray,
+    registries: dict[str, Any],
+    resolver: Resolver,
+    raw_field: Callable[[str], tuple[np.ndarray, np.ndarray]],
 ) -> tuple[np.ndarray, np.ndarray, int, list[str], np.ndarray]:
     """One name field's (doc, key id) pairs under their canonical key ids, once per doc.
 
-    ``registry`` (``docvalues.KeyRegistry``) gives canonical keys no passage
-    writes as such an id. Returns (docs, key ids, key count, keys, key id ->
-    canonical key id), so a passage naming both "Fed" and "Federal Reserve"
-    counts once.
+    ``registries`` (``docvalues.KeyRegistry`` per field) give canonical keys no
+    passage writes as such an id; ``raw_field(f)`` gives another field's pairs as
+    indexed, for the names the archive types as this field's (``Resolver.types``).
+    Returns (docs, key ids, key count, keys, key id -> canonical key id, -1 for a
+    name counted in another facet), so a passage naming both "Fed" and "Federal
+    Reserve" counts once.
     """
+    registry = registries[fname]
+    canon, types = resolver.canon, resolver.types if fname in ENTITY_FACETS else {}
+    incoming: list[tuple[np.ndarray, list[str]]] = []
+    if fname in set(types.values()):
+        for other in ENTITY_FACETS:
+            if other == fname:
+                continue
+            odocs, ogids = raw_field(other)  # registers the other field's keys first
+            with registries[other].lock:
+                okeys = list(registries[other].keys)
+            moved = {}
+            for g, k in enumerate(okeys):
+                c = canon.get(k, k)
+                if types.get(c) == fname:
+                    moved[g] = c
+            if moved and len(ogids):
+                sel = np.isin(ogids, np.fromiter(moved, dtype=np.int64, count=len(moved)))
+                incoming.append((odocs[sel], [moved[int(g)] for g in ogids[sel]]))
     with registry.lock:
         known = list(registry.keys)
-    targets = {g: resolver.canon[k] for g, k in enumerate(known) if k in resolver.canon}
-    cids = registry.ids_for(sorted(set(targets.values()))) if targets else None
-    cid_of = dict(zip(sorted(set(targets.values())), cids.tolist(), strict=True)) if targets else {}
+    target: dict[int, str] = {}
+    dropped: list[int] = []
+    for g, k in enumerate(known):
+        c = canon.get(k, k)
+        if types.get(c, fname) != fname:
+            dropped.append(g)
+        elif c != k:
+            target[g] = c
+    wanted = sorted(set(target.values()) | {c for _, cs in incoming for c in cs})
+    cid_of = dict(zip(wanted, registry.ids_for(wanted).tolist(), strict=True)) if wanted else {}
     with registry.lock:
         nkeys = len(registry.keys)
         keys = registry.keys[:nkeys]
     mapping = np.arange(nkeys, dtype=np.int32)
-    for g, ckey in targets.items():
+    for g, ckey in target.items():
         mapping[g] = cid_of[ckey]
-    if targets and len(gids):
-        pairs = np.unique(docs.astype(np.int64) * nkeys + mapping[gids])
+    mapping[dropped] = -1
+    if target or dropped or incoming:
+        new = mapping[gids] if len(gids) else np.zeros(0, np.int32)
+        keep = new >= 0
+        all_docs = [docs[keep].astype(np.int64)] + [d.astype(np.int64) for d, _ in incoming]
+        all_gids = [new[keep].astype(np.int64)] + [
+            np.asarray([cid_of[c] for c in cs], dtype=np.int64) for _, cs in incoming
+        ]
+        pairs = np.unique(np.concatenate(all_docs) * nkeys + np.concatenate(all_gids))
         docs, gids = pairs // nkeys, (pairs % nkeys).astype(np.int32)
     return docs, gids, nkeys, keys, mapping
 
@@ -479,6 +576,7 @@ class AliasStore:
                         data = json.load(fh)
                     learnt.canon = dict(data.get("canon", {}))
                     learnt.display = dict(data.get("display", {}))
+                    learnt.types = dict(data.get("types", {}))
                 except (OSError, ValueError, AttributeError):
                     pass  # no table yet (or unreadable): names stay as indexed
                 version = ".".join(str(x) for part in stamp for x in part)
@@ -541,7 +639,10 @@ class AliasStore:
         t.articles = articles
         r = t.learnt()
         evidence = _write_tmp(self.evidence_path, {"version": 1, "articles": articles})
-        table = _write_tmp(self.table_path, {"version": 1, "canon": r.canon, "display": r.display})
+        table = _write_tmp(
+            self.table_path,
+            {"version": 1, "canon": r.canon, "display": r.display, "types": r.types},
+        )
 
         def install() -> None:
             os.replace(evidence, self.evidence_path)

@@ -401,7 +401,9 @@ class View:
         self.registries = registries
         # the alias table (search.aliases.Resolver): name fields count, filter and show
         # every value under its canonical key; canon[field] maps key id -> canonical id
-        self.resolver = resolver if resolver is not None and resolver.canon else None
+        self.resolver = (
+            resolver if resolver is not None and (resolver.canon or resolver.types) else None
+        )
         self.canon: dict[str, np.ndarray] = {}
         self.size = sum(c.ndocs for c in cols)
         live = []
@@ -515,11 +517,22 @@ class View:
 
     def _make_field(self, fname: str) -> tuple[np.ndarray, np.ndarray, int, list[str]]:
         """(global docnums, key ids, key count, keys) of a field over this view's segments."""
-        parts = [c.field(fname) for c in self.cols]
+        docs, gids = self._raw_field(fname)
         reg = self.registries[fname]
         with reg.lock:  # every key id of these segments is registered by now
             nkeys = len(reg.keys)
             keys = reg.keys[:nkeys]
+        if self.resolver is not None and fname in ALIAS_FIELDS:
+            from .aliases import remap
+
+            docs, gids, nkeys, keys, self.canon[fname] = remap(
+                fname, docs, gids, self.registries, self.resolver, self._raw_field
+            )
+        return docs, gids, nkeys, keys
+
+    def _raw_field(self, fname: str) -> tuple[np.ndarray, np.ndarray]:
+        """(global docnums, key ids) of a field as indexed (no alias applied)."""
+        parts = [c.field(fname) for c in self.cols]
         docs = (
             np.concatenate(
                 [p.docs.astype(np.int64) + off for p, off in zip(parts, self.offsets, strict=True)]
@@ -528,11 +541,7 @@ class View:
             else np.zeros(0, np.int64)
         )
         gids = np.concatenate([p.gids for p in parts]) if parts else np.zeros(0, np.int32)
-        if self.resolver is not None and fname in ALIAS_FIELDS:
-            from .aliases import remap
-
-            docs, gids, nkeys, keys, self.canon[fname] = remap(docs, gids, reg, self.resolver)
-        return docs, gids, nkeys, keys
+        return docs, gids
 
     @property
     def date(self) -> np.ndarray:
@@ -560,7 +569,7 @@ class View:
         m = self.empty()
         canon = self.canon.get(fieldname)
         if gids and canon is not None:
-            gids = sorted({int(canon[g]) if g < len(canon) else g for g in gids})
+            gids = sorted({int(canon[g]) if g < len(canon) else g for g in gids} - {-1})
         if gids:
             hit = np.isin(self.gids[fieldname], np.asarray(gids, dtype=np.int32))
             m[self.docs[fieldname][hit]] = True
@@ -623,7 +632,9 @@ class View:
         if gid is None or gid >= self.nkeys[fieldname]:
             return None
         canon = self.canon.get(fieldname)  # an alias is counted under its canonical key
-        return int(canon[gid]) if canon is not None else gid
+        if canon is None or gid >= len(canon):
+            return gid
+        return int(canon[gid]) if canon[gid] >= 0 else None
 
     def canonical_key(self, fieldname: str, key: str) -> str:
         """The folded key a folded value is counted under (the alias table's canonical)."""
@@ -635,7 +646,7 @@ class View:
         """The key ids counted under the same key as ``gid`` (its aliases and itself)."""
         self.nkeys[fieldname]  # resolves the field's key ids
         canon = self.canon.get(fieldname)
-        if canon is None or gid >= len(canon):
+        if canon is None or gid >= len(canon) or canon[gid] < 0:
             return [gid]
         return np.flatnonzero(canon == canon[gid]).tolist()
 

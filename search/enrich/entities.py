@@ -146,9 +146,10 @@ CORPORATE_SUFFIXES = frozenset(
 )
 DETERMINERS = frozenset({"the", "a", "an", "this", "that", "these", "those"})
 # the last word of an institution's name: such a name is an organisation, not a place
+# (not "union": the Soviet Union is a country)
 INSTITUTION_HEADS = frozenset(
     "agency ministry department bank commission council board authority institute "
-    "association exchange party organization organisation corporation company union "
+    "association exchange party organization organisation corporation company "
     "federation fund office service administration committee".split()
 )
 INSTITUTION_NOUNS = frozenset(
