@@ -149,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
                 {
                     "counts": {f: counts[f].most_common(200) for f in FACETS},
                     "aliases": table.pairs(),
+                    "evidence": table.articles,
                 },
                 fh,
                 indent=1,

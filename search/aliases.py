@@ -239,7 +239,7 @@ class AliasTable:
                     if letters and _acronym_of(letters, lkey):
                         votes[snorm][lnorm] += 2 if initials(lkey) == letters else 1
                     elif keys[skey] == keys[lkey] == "org":
-                        if not letters and (_clips(snorm, lnorm) or _leads(snorm, lnorm)):
+                        if not letters and (_clips(snorm, lnorm) or _leads(snorm, lnorm, written_as[skey])):
                             # not "Brazil" / "Brazilian Coffee Institute" (a place), nor
                             # "GATT" / "GATT Council" (an acronym is a name of its own)
                             votes[snorm][lnorm] += 1
@@ -461,10 +461,14 @@ def _acronym_of(letters: str, long_norm: str) -> bool:
     return len(whole) >= 2 and whole == letters
 
 
-def _leads(short_norm: str, long_norm: str) -> bool:
-    """ "moody" / "moody investors service": one word that starts a longer org name."""
+def _leads(short_norm: str, long_norm: str, written: str) -> bool:
+    """ "Moody's" / "Moody's Investors Service", "House" / "House of Representatives": one
+    word that starts a longer org name as its owner or its head; not a modifier ("House"
+    / "House Banking Committee", a committee of the House)."""
     ws, lw = _words(short_norm), _words(long_norm)
-    return len(ws) == 1 and len(ws[0]) >= 3 and len(lw) > 1 and lw[0] == ws[0]
+    if not (len(ws) == 1 and len(ws[0]) >= 3 and len(lw) > 1 and lw[0] == ws[0]):
+        return False
+    return written.endswith(("'s", "’s")) or lw[1] in LINK_WORDS
 
 
 def _place_prefix(short_norm: str, long_norm: str) -> str | None:
