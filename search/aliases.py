@@ -24,16 +24,30 @@ evidence with it) is the set of name values of each article, in the facets
   letters in another order count too, "USDA" / "U.S. Agriculture
   Department"), or, between organisation names, a short clipping of its
   first word ("Fed" / "Federal Reserve"; not "Brazil" / "Brazilian Coffee
-  Institute") or its first word alone ("Moody's" / "Moody's Investors Service").
+  Institute") or its first word alone as owner or head ("Moody's" / "Moody's
+  Investors Service", "House" / "House of Representatives"; not "House" / "House
+  Banking Committee", nor an acronym: "GATT" / "GATT Council").
   Each article holding both is a vote; the short form joins the name with the
   most votes (at least two for reordered letters and clippings, one for exact
-  initials) when that name holds most of its votes.
+  initials) when that name holds most of its votes. An acronym whose letters
+  occur in order in a one-word org name, from its first letter ("VW" /
+  "Volkswagen AG"), is one vote too.
 * **A surname alone** ("Reagan") joins the one full name of a person the
   archive knows with that surname, when one name holds at least 80% of the
   articles naming someone of that surname in full, and appears in two.
 * **A place before an org name** ("U.S. Treasury" / "Treasury"): the short
   name is the longer one without a leading name the archive knows as a place,
-  seen together in an article (two votes needed).
+  seen together in an article (two votes needed); shown in the form the archive
+  writes more often.
+* **An abbreviation** written with a final dot ("Calif.") joins the one longer
+  one-word name of the same type that it starts ("California").
+* **An acronym never written beside its name** ("ATT", in three stories or
+  more) joins the one org name of the archive (three stories or more) whose
+  initials it is exactly ("American Telephone and Telegraph Co").
+* **Types**: a canonical name the archive types as person, org or place in at
+  least two thirds of the stories naming it (three or more) is counted in that
+  facet wherever it was tagged otherwise ("Dome", a place in one story, is Dome
+  Petroleum, an org).
 * **Overrides**, in the user-editable file ``aliases.txt`` in the index
   folder, win over everything: ``alias = canonical`` (one per line, ``#``
   comments); ``name = name`` keeps a name to itself.
@@ -233,13 +247,21 @@ class AliasTable:
             for snorm, skey in by_norm.items():
                 letters = short_letters(snorm) if _acronym_form(written_as[skey]) else None
                 for lnorm in by_norm:
-                    if lnorm == snorm or len(_words(lnorm)) < 2:
+                    if lnorm == snorm:
                         continue
                     lkey = by_norm[lnorm]
+                    if len(_words(lnorm)) < 2:
+                        if (
+                            letters
+                            and keys[skey] == keys[lkey] == "org"
+                            and _letters_in(letters, lnorm)
+                        ):
+                            votes[snorm][lnorm] += 1  # "VW" / "Volkswagen AG"
+                        continue
                     if letters and _acronym_of(letters, lkey):
                         votes[snorm][lnorm] += 2 if initials(lkey) == letters else 1
                     elif keys[skey] == keys[lkey] == "org":
-                        if not letters and (_clips(snorm, lnorm) or _leads(snorm, lnorm, written_as[skey])):
+                        if not letters and (_clips(snorm, lnorm) or _leads(snorm, lnorm, lkey)):
                             # not "Brazil" / "Brazilian Coffee Institute" (a place), nor
                             # "GATT" / "GATT Council" (an acronym is a name of its own)
                             votes[snorm][lnorm] += 1
@@ -461,14 +483,26 @@ def _acronym_of(letters: str, long_norm: str) -> bool:
     return len(whole) >= 2 and whole == letters
 
 
-def _leads(short_norm: str, long_norm: str, written: str) -> bool:
-    """ "Moody's" / "Moody's Investors Service", "House" / "House of Representatives": one
-    word that starts a longer org name as its owner or its head; not a modifier ("House"
-    / "House Banking Committee", a committee of the House)."""
+def _leads(short_norm: str, long_norm: str, long_key: str) -> bool:
+    """ "Moody's" / "Moody's Investors Service", "House" / "House of Representatives",
+    "Dome" / "Dome Petroleum Ltd": one word that starts a longer org name as its owner,
+    its head or a firm's name; not a modifier ("House" / "House Banking Committee", a
+    committee of the House)."""
     ws, lw = _words(short_norm), _words(long_norm)
     if not (len(ws) == 1 and len(ws[0]) >= 3 and len(lw) > 1 and lw[0] == ws[0]):
         return False
-    return written.endswith(("'s", "’s")) or lw[1] in LINK_WORDS
+    kw = _words(long_key)
+    return kw[0].endswith(("'s", "’s")) or lw[1] in LINK_WORDS or kw[-1].rstrip(".") in CORPORATE
+
+
+def _letters_in(letters: str, long_norm: str) -> bool:
+    """ "vw" / "volkswagen": an acronym whose letters all occur, in order, in the first
+    word of a one-word (plus suffix) name, starting with its first letter."""
+    lw = _words(long_norm)
+    if len(lw) != 1 or len(letters) < 2 or not lw[0].startswith(letters[0]):
+        return False
+    rest = iter(lw[0][1:])
+    return all(ch in rest for ch in letters[1:])
 
 
 def _place_prefix(short_norm: str, long_norm: str) -> str | None:

@@ -145,6 +145,11 @@ CORPORATE_SUFFIXES = frozenset(
     "inc corp corporation co ltd llc plc ag sa nv bv gmbh lp llp group holdings".split()
 )
 DETERMINERS = frozenset({"the", "a", "an", "this", "that", "these", "those"})
+# nouns for a firm: a name in apposition to one is the firm's ("the oil company Petrobras")
+COMPANY_NOUNS = frozenset(
+    "company firm corporation conglomerate airline carrier utility subsidiary concern "
+    "bank insurer brokerage automaker carmaker".split()
+)
 # the last word of an institution's name: such a name is an organisation, not a place
 # (not "union": the Soviet Union is a country)
 INSTITUTION_HEADS = frozenset(
@@ -460,6 +465,55 @@ def _name_key(text: str) -> tuple[str, ...]:
     return tuple(fold(text).replace("’", "'").split())
 
 
+def _title_words(doc: Doc, s: int, e: int) -> bool:
+    """ "Finance" in "Finance Minister Kiichi Miyazawa": common words before a title."""
+    return (
+        e < len(doc)
+        and doc[e].lower_ in TITLES
+        and doc[e].text[:1].isupper()
+        and all(t.lower_ in common_words() for t in doc[s:e])
+    )
+
+
+def _named_as_company(doc: Doc, s: int, e: int) -> bool:
+    """ "the state oil company Petrobras", "the company, Petrobras,": a name in
+    apposition to a company noun is the company's."""
+    k = s - 1
+    if k >= 0 and doc[k].text == ",":
+        k -= 1
+    if k >= 0 and doc[k].lemma_.lower() in COMPANY_NOUNS and doc[k].pos_ == "NOUN":
+        return True
+    root = doc[s:e].root
+    return root.dep_ == "appos" and root.head.lemma_.lower() in COMPANY_NOUNS
+
+
+def _retype(doc: Doc, raw: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """One type per name in a story, where the model gave a name two.
+
+    A name the story names as a company ("the oil company Petrobras") is an org
+    everywhere in it; a name tagged both as a place and as a person is a place
+    unless most of its mentions are people ("in Sri Lanka" and "Sri Lanka's output").
+    """
+    keys = [_name_key(doc[s:e].text) for s, e, _ in raw]
+    firms = {k for k, (s, e, lab) in zip(keys, raw, strict=True)
+             if lab == "PERSON" and _named_as_company(doc, s, e)}  # fmt: skip
+    places: Counter[tuple[str, ...]] = Counter()
+    people: Counter[tuple[str, ...]] = Counter()
+    for k, (_, _, lab) in zip(keys, raw, strict=True):
+        if lab in ("GPE", "LOC"):
+            places[k] += 1
+        elif lab == "PERSON":
+            people[k] += 1
+    out = []
+    for k, (s, e, lab) in zip(keys, raw, strict=True):
+        if lab == "PERSON" and k in firms:
+            lab = "ORG"
+        elif lab == "PERSON" and places[k] >= people[k]:
+            lab = "GPE"
+        out.append((s, e, lab))
+    return out
+
+
 def _keep(
     doc: Doc, raw: list[tuple[int, int, str]], publisher: str | None
 ) -> list[tuple[int, int, str]]:
@@ -478,6 +532,8 @@ def _keep(
         if label != "INSTITUTION" and _is_quantity_unit(doc, s, e):
             continue
         if _lowercase_elsewhere(doc, lowered, doc[e - 1]):
+            continue
+        if label == "ORG" and _title_words(doc, s, e):
             continue
         if (
             pub
@@ -508,6 +564,20 @@ def _join_partners(
             raw.pop()
             return prev_start
         return start
+    # "American Telephone" + "and" + "Telegraph Co": a name without a suffix, then
+    # one word and its corporate suffix, is one firm (not "General Motors and Ford Motor Co")
+    if (
+        raw
+        and raw[-1][1] == start - 1
+        and raw[-1][2] == "ORG"
+        and len(words) >= 2
+        and words[0] not in CORPORATE_SUFFIXES
+        and all(w in CORPORATE_SUFFIXES for w in words[1:])
+        and not any(t.lower_.rstrip(".") in CORPORATE_SUFFIXES for t in doc[raw[-1][0] : start - 1])
+    ):
+        prev_start = raw[-1][0]
+        raw.pop()
+        return prev_start
     prev = doc[start - 2]
     linked = prev.head.i in range(start, end) or any(t.head.i == prev.i for t in doc[start:end])
     if (
@@ -584,7 +654,7 @@ def extract_mentions(doc: Doc, publisher: str | None = None) -> list[Mention]:
             elif label in ("GPE", "LOC", "FAC") and e - s > 1 and last in INSTITUTION_HEADS:
                 label = "ORG"  # "Illinois Environmental Protection Agency"
             raw.append((s, e, label))
-    raw = _keep(doc, raw, publisher)
+    raw = _retype(doc, _keep(doc, raw, publisher))
 
     # Person names known in the article, fullest first.
     person_keys: Counter[tuple[str, ...]] = Counter()
