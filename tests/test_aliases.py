@@ -82,6 +82,22 @@ def test_an_acronym_is_a_name_of_its_own_not_the_first_word_of_a_longer_one():
     assert t.canonical("org", "Moody's") == "Moody's Investors Service"
 
 
+def test_a_firm_s_first_word_and_an_acronym_of_its_one_word_name_join_it():
+    firm = [("org", "Dome"), ("org", "Dome Petroleum Ltd")]
+    t = table_of(firm, firm)
+    assert t.canonical("org", "Dome") == "Dome Petroleum Ltd"
+    # a modifier of another body does not: "House" / "House Banking Committee"
+    t = table_of(*[[("org", "House"), ("org", "House Banking Committee")]] * 2)
+    assert t.canonical("org", "House") == "House"
+    t = table_of(*[[("org", "House"), ("org", "House of Representatives")]] * 2)
+    assert t.canonical("org", "House") == "House of Representatives"
+    both = [("org", "VW"), ("org", "Volkswagen AG")]
+    t = table_of(both, both)
+    assert t.canonical("org", "VW") == "Volkswagen AG"
+    t = table_of(*[[("org", "WV"), ("org", "Volkswagen AG")]] * 2)  # letters out of order
+    assert t.canonical("org", "WV") == "WV"
+
+
 def test_a_place_before_an_org_name_makes_the_bare_name_its_alias():
     both = [("org", "U.S. Treasury"), ("org", "Treasury"), ("place", "U.S.")]
     t = table_of(both, both, [("org", "Treasury")])
