@@ -264,7 +264,11 @@ class AliasTable:
                         if not letters and (_clips(snorm, lnorm) or _leads(snorm, lnorm, lkey)):
                             # not "Brazil" / "Brazilian Coffee Institute" (a place), nor
                             # "GATT" / "GATT Council" (an acronym is a name of its own)
-                            votes[snorm][lnorm] += 1
+                            tail = " ".join(_words(lnorm)[2:])
+                            if _words(lnorm)[1] in LINK_WORDS and tail:
+                                prefixed[(snorm, lnorm, "of " + tail)] += 1  # place? below
+                            else:
+                                votes[snorm][lnorm] += 1
                         elif prefix := _place_prefix(snorm, lnorm):
                             prefixed[(snorm, lnorm, prefix)] += 1
         # 1. spelling variants: one group per normal form
@@ -279,7 +283,12 @@ class AliasTable:
             articles_of[group_of[k]] += sum(c.values())
         target: dict[str, str] = {}  # norm -> norm it joins
         for (snorm, lnorm, prefix), n in prefixed.items():
-            if prefix in places:
+            if prefix.startswith("of "):
+                # "House" / "House of Representatives"; not "Volkswagen" / "Volkswagen of
+                # America", a branch named after a place
+                if prefix[3:] not in places:
+                    votes[snorm][lnorm] += n
+            elif prefix in places:
                 # one body; shown under the form the archive writes more often
                 if articles_of[snorm] > articles_of[lnorm]:
                     votes[lnorm][snorm] += n

@@ -91,6 +91,10 @@ def test_a_firm_s_first_word_and_an_acronym_of_its_one_word_name_join_it():
     assert t.canonical("org", "House") == "House"
     t = table_of(*[[("org", "House"), ("org", "House of Representatives")]] * 2)
     assert t.canonical("org", "House") == "House of Representatives"
+    # "X of <a place>" is a branch, not the body itself
+    branch = [("org", "Volkswagen"), ("org", "Volkswagen of America"), ("place", "America")]
+    t = table_of(branch, branch)
+    assert t.canonical("org", "Volkswagen") == "Volkswagen"
     both = [("org", "VW"), ("org", "Volkswagen AG")]
     t = table_of(both, both)
     assert t.canonical("org", "VW") == "Volkswagen AG"
