@@ -461,6 +461,7 @@ def _has_place_apposition(span: Span) -> bool:
     return bool(head.dep_ == "appos" and head.head.lemma_.lower() in PLACE_NOUNS)
 
 
+@lru_cache(maxsize=8192)
 def _name_key(text: str) -> tuple[str, ...]:
     return tuple(fold(text).replace("’", "'").split())
 
@@ -515,10 +516,9 @@ def _retype(doc: Doc, raw: list[tuple[int, int, str]]) -> list[tuple[int, int, s
 
 
 def _keep(
-    doc: Doc, raw: list[tuple[int, int, str]], publisher: str | None
+    doc: Doc, raw: list[tuple[int, int, str]], publisher: str | None, text: str
 ) -> list[tuple[int, int, str]]:
     """Drop spans that are not names: table rows, units, codes, the publisher as addressee."""
-    text = doc.text
     table = _table_lines(doc, text)
     lowered = set(re.findall(r"\b[a-z]+\b", text))
     pub = _publisher_words(publisher)
@@ -604,12 +604,16 @@ def _generic_head(tok: Token) -> bool:
     )
 
 
-def extract_mentions(doc: Doc, publisher: str | None = None) -> list[Mention]:
+def extract_mentions(
+    doc: Doc, publisher: str | None = None, text: str | None = None
+) -> list[Mention]:
     """All person/org/place mentions of the document with canonical names, in order.
 
     ``publisher``: the name of the article's source, if known; its mentions as
-    the addressee of speech ("told Reuters") are dropped.
+    the addressee of speech ("told Reuters") are dropped. ``text``: ``doc.text`` if
+    the caller has it (spaCy rebuilds it on every access).
     """
+    doc_text = doc.text if text is None else text
     raw: list[tuple[int, int, str]] = []  # token start, end, label
     ents = list(doc.ents)
     taken = {t.i for e in ents for t in e}
@@ -654,7 +658,7 @@ def extract_mentions(doc: Doc, publisher: str | None = None) -> list[Mention]:
             elif label in ("GPE", "LOC", "FAC") and e - s > 1 and last in INSTITUTION_HEADS:
                 label = "ORG"  # "Illinois Environmental Protection Agency"
             raw.append((s, e, label))
-    raw = _retype(doc, _keep(doc, raw, publisher))
+    raw = _retype(doc, _keep(doc, raw, publisher, doc_text))
 
     # Person names known in the article, fullest first.
     person_keys: Counter[tuple[str, ...]] = Counter()
@@ -726,7 +730,6 @@ def extract_mentions(doc: Doc, publisher: str | None = None) -> list[Mention]:
 
     mentions: list[Mention] = []
     last_seen: dict[tuple[str, ...], int] = {}
-    doc_text = doc.text  # built once: spaCy rebuilds it on every access
     for s, e, label in raw:
         cs, ce = _char_bounds(doc, doc_text, s, e)
         text = doc_text[cs:ce]
