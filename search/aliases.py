@@ -72,6 +72,7 @@ import threading
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -100,10 +101,12 @@ OVERRIDE_HELP = """\
 """
 
 
-def _words(key: str) -> list[str]:
-    return [w for w in re.split(r"[\s]+", key.replace("’", "'")) if w]
+@lru_cache(maxsize=1 << 17)
+def _words(key: str) -> tuple[str, ...]:
+    return tuple(key.replace("’", "'").split())
 
 
+@lru_cache(maxsize=1 << 17)
 def normal_form(key: str) -> str:
     """Spelling-variant key of a folded name: dots, middle initials, corporate suffixes."""
     words = [w.replace(".", "") for w in _words(key)]
@@ -121,6 +124,7 @@ def normal_form(key: str) -> str:
     return " ".join(words)
 
 
+@lru_cache(maxsize=1 << 17)
 def initials(key: str) -> str:
     """Initials of a name's significant words: "securities and exchange commission" -> "sec"."""
     out = []
@@ -135,6 +139,7 @@ def initials(key: str) -> str:
     return "".join(x[0] for x in out)
 
 
+@lru_cache(maxsize=1 << 17)
 def short_letters(key: str) -> str | None:
     """The letters of an acronym ("sec", "s and p" -> "sp", "u.s." -> "us"), else None."""
     words = [w for w in _words(key) if w not in ("and", "&")]
@@ -235,15 +240,18 @@ class AliasTable:
         types: dict[str, Counter] = defaultdict(Counter)  # key -> facets
         votes: dict[str, Counter] = defaultdict(Counter)  # short norm -> long norm -> votes
         prefixed: Counter = Counter()  # (short norm, long norm, prefix) seen together
+        folded: dict[str, str] = {}
         for values in self.articles.values():
             keys = {}
             for facet, value in values:
-                k = fold(value)
+                k = folded.get(value)
+                if k is None:
+                    k = folded[value] = fold(value)
                 keys.setdefault(k, facet)
                 types[k][facet] += 1
                 forms[k][value] += 1
             by_norm = {normal_form(k): k for k in keys}
-            written_as = {fold(v): v for _, v in values}
+            written_as = {folded[v]: v for _, v in values}
             for snorm, skey in by_norm.items():
                 letters = short_letters(snorm) if _acronym_form(written_as[skey]) else None
                 for lnorm in by_norm:
@@ -477,6 +485,7 @@ def remap(
     return docs, gids, nkeys, keys, mapping
 
 
+@lru_cache(maxsize=1 << 17)
 def _acronym_form(written: str) -> bool:
     """Written as an acronym: capitals and dots, words joined by "and"/"&" ("S and P")."""
     words = [w for w in written.split() if w not in ("and", "&")]
