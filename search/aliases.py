@@ -272,11 +272,9 @@ class AliasTable:
                         if not letters and (_clips(snorm, lnorm) or _leads(snorm, lnorm, lkey)):
                             # not "Brazil" / "Brazilian Coffee Institute" (a place), nor
                             # "GATT" / "GATT Council" (an acronym is a name of its own)
-                            tail = " ".join(_words(lnorm)[2:])
-                            if _words(lnorm)[1] in LINK_WORDS and tail:
-                                prefixed[(snorm, lnorm, "of " + tail)] += 1  # place? below
-                            else:
-                                votes[snorm][lnorm] += 1
+                            rest = [w for w in _words(lnorm)[1:] if w not in LINK_WORDS]
+                            # a place after the name makes a branch: checked below
+                            prefixed[(snorm, lnorm, "of " + " ".join(rest))] += 1
                         elif prefix := _place_prefix(snorm, lnorm):
                             prefixed[(snorm, lnorm, prefix)] += 1
         # 1. spelling variants: one group per normal form
@@ -293,8 +291,9 @@ class AliasTable:
         for (snorm, lnorm, prefix), n in prefixed.items():
             if prefix.startswith("of "):
                 # "House" / "House of Representatives"; not "Volkswagen" / "Volkswagen of
-                # America", a branch named after a place
-                if prefix[3:] not in places:
+                # America" or "Volkswagen U.S. Inc", a branch named after a place
+                tail = prefix[3:]
+                if tail and tail not in places and tail.split()[-1] not in places:
                     votes[snorm][lnorm] += n
             elif prefix in places:
                 # one body; shown under the form the archive writes more often
