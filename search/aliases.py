@@ -292,8 +292,12 @@ class AliasTable:
             if prefix.startswith("of "):
                 # "House" / "House of Representatives"; not "Volkswagen" / "Volkswagen of
                 # America" or "Volkswagen U.S. Inc", a branch named after a place
+                # nor "Texaco" (written "Texaco Inc": a firm of its own) / "Texaco Pipeline Co"
                 tail = prefix[3:]
-                if tail and tail not in places and tail.split()[-1] not in places:
+                firm = any(
+                    f.split()[-1].rstrip(".").lower() in CORPORATE for f in group_forms[snorm]
+                )
+                if tail and not firm and tail not in places and tail.split()[-1] not in places:
                     votes[snorm][lnorm] += n
             elif prefix in places:
                 # one body; shown under the form the archive writes more often

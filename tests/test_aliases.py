@@ -95,6 +95,8 @@ def test_a_firm_s_first_word_and_an_acronym_of_its_one_word_name_join_it():
     branch = [("org", "Volkswagen"), ("org", "Volkswagen of America"), ("place", "America")]
     t = table_of(branch, branch)
     assert t.canonical("org", "Volkswagen") == "Volkswagen"
+    unit = [("org", "Texaco Inc"), ("org", "Texaco"), ("org", "Texaco Pipeline Co")]
+    assert table_of(unit, unit).canonical("org", "Texaco") == "Texaco Inc"  # a firm of its own
     branch = [("org", "Volkswagen"), ("org", "Volkswagen U.S. Inc"), ("place", "U.S.")]
     assert table_of(branch, branch).canonical("org", "Volkswagen") == "Volkswagen"
     both = [("org", "VW"), ("org", "Volkswagen AG")]
