@@ -292,11 +292,14 @@ class AliasTable:
             if prefix.startswith("of "):
                 # "House" / "House of Representatives"; not "Volkswagen" / "Volkswagen of
                 # America" or "Volkswagen U.S. Inc", a branch named after a place
-                # nor "Texaco" (written "Texaco Inc": a firm of its own) / "Texaco Pipeline Co"
+                # nor "Texaco" (mostly written "Texaco Inc": a firm of its own) / "Texaco
+                # Pipeline Co"
                 tail = prefix[3:]
-                firm = any(
-                    f.split()[-1].rstrip(".").lower() in CORPORATE for f in group_forms[snorm]
+                gf = group_forms[snorm]
+                suffixed = sum(
+                    n for f, n in gf.items() if f.split()[-1].rstrip(".").lower() in CORPORATE
                 )
+                firm = 3 * suffixed >= sum(gf.values())  # mostly written as a firm
                 if tail and not firm and tail not in places and tail.split()[-1] not in places:
                     votes[snorm][lnorm] += n
             elif prefix in places:

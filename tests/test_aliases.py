@@ -97,6 +97,9 @@ def test_a_firm_s_first_word_and_an_acronym_of_its_one_word_name_join_it():
     assert t.canonical("org", "Volkswagen") == "Volkswagen"
     unit = [("org", "Texaco Inc"), ("org", "Texaco"), ("org", "Texaco Pipeline Co")]
     assert table_of(unit, unit).canonical("org", "Texaco") == "Texaco Inc"  # a firm of its own
+    # a short name only rarely written with a suffix still joins
+    t = table_of(*[[("org", "Ford"), ("org", "Ford Motor Co")]] * 3, [("org", "Ford Inc")])
+    assert t.canonical("org", "Ford") == "Ford Motor Co"
     branch = [("org", "Volkswagen"), ("org", "Volkswagen U.S. Inc"), ("place", "U.S.")]
     assert table_of(branch, branch).canonical("org", "Volkswagen") == "Volkswagen"
     both = [("org", "VW"), ("org", "Volkswagen AG")]
