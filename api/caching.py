@@ -1,7 +1,7 @@
 """HTTP caching: ETags from the index generation, 304s, and a response cache.
 
 A read response depends only on the index generation (which changes on every
-commit) and on the request (path, query string, negotiated format, host for
+commit), the alias table's override file and on the request (path, query string, negotiated format, host for
 the absolute URLs inside). The ETag is a hash of both, so it is known before
 the search runs: a matching ``If-None-Match`` is answered 304 without
 searching. ``ResponseCache`` keeps recent response bodies per process, keyed
@@ -15,17 +15,24 @@ import hashlib
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Any
 
 from flask import Request, Response
 
 CACHE_CONTROL = "public, no-cache"  # cache, but revalidate with the ETag each time
 
 
-def request_key(req: Request, fmt: str) -> str:
-    """The parts of a request that decide its response body."""
+def request_key(req: Request, fmt: str, store: Any = None) -> str:
+    """The parts of a request that decide its response body.
+
+    With ``store``, also the version of its alias table: the override file can
+    change names without a commit (``newsquarry.search.aliases``).
+    """
     query = "&".join(sorted(req.query_string.decode("latin-1").split("&")))
     key = req.headers.get("X-Newsquarry-Key", "")
-    return f"{req.host}|{req.path}|{query}|{fmt}|{key}"
+    resolver = getattr(store, "alias_resolver", None)
+    aliases = resolver().version if resolver is not None else ""
+    return f"{req.host}|{req.path}|{query}|{fmt}|{key}|{aliases}"
 
 
 def make_etag(generation: int, key: str) -> str:

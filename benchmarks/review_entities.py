@@ -32,6 +32,7 @@ from newsquarry.search.enrich.nlp import load_nlp
 from newsquarry.search.enrich.pipeline import analyse_doc
 from newsquarry.search.models import Article
 from newsquarry.search.passages import split_passages
+from newsquarry.search.textnorm import fold
 
 CHUNK = 500
 FACETS = ("person", "org", "place", "speaker")
@@ -124,9 +125,16 @@ def main(argv: list[str] | None = None) -> int:
         table.learn([(f, v) for pv in vals for f in FACETS for v in pv[f]])
         per_passage.extend(vals)
     counts: dict[str, Counter[str]] = {f: Counter() for f in FACETS}
+    resolver = table.resolver()
     for pv in per_passage:
+        found: dict[str, set[str]] = {f: set() for f in FACETS}
         for f in FACETS:
-            for v in {table.canonical(f, x) for x in pv[f]}:
+            for x in pv[f]:
+                # as the facets count: under the canonical name, in the facet of its type
+                shown = resolver.name(x)
+                found[resolver.types.get(fold(shown), f) if f != "speaker" else f].add(shown)
+        for f in FACETS:
+            for v in found[f]:
                 counts[f][v] += 1
     for f in FACETS:
         print(f"\n## {f} (top {args.top} of {len(counts[f])} values)")
@@ -141,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
                 {
                     "counts": {f: counts[f].most_common(200) for f in FACETS},
                     "aliases": table.pairs(),
+                    "evidence": table.articles,
                 },
                 fh,
                 indent=1,

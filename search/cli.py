@@ -1014,6 +1014,63 @@ def delete(obj: Context, article_ids: tuple[str, ...]) -> None:
         fail("no such article: " + ", ".join(missing), 3)
 
 
+@cli.command()
+@click.option(
+    "--search", "search_text", default="", help="Only pairs naming this (accents ignored)."
+)
+@click.option(
+    "--facet",
+    type=click.Choice(["person", "org", "place", "speaker"]),
+    help="Only aliases seen in this facet.",
+)
+@click.option("--rebuild", is_flag=True, help="Recompute the table from the stored passages.")
+@click.option("--json", "as_json", is_flag=True, help="Print the pairs as JSON.")
+@click.pass_obj
+@handle_errors
+def aliases(
+    obj: Context, search_text: str, facet: str | None, rebuild: bool, as_json: bool
+) -> None:
+    """The alias table: which names are shown, counted and filtered as which.
+
+    Aliases are learnt from the articles as they are indexed (acronyms, spelling
+    variants, a surname alone); the override file (its path is printed) holds your
+    own, one "alias = canonical" per line, and "name = name" keeps a name apart.
+    Changes apply to the next search, with no re-indexing.
+
+    \b
+    Examples:
+      newsquarry aliases
+      newsquarry aliases --search fed --facet org
+      newsquarry aliases --rebuild
+    """
+    from .aliases import OVERRIDE_HELP
+    from .textnorm import fold
+
+    store = obj.store(create=False)
+    if rebuild:
+        n = store.rebuild_aliases()
+        click.echo(f"alias table rebuilt from {n} articles", err=True)
+    path = store.aliases.override_path
+    if not path.exists():
+        try:
+            path.write_text(OVERRIDE_HELP, encoding="utf-8")
+        except OSError:
+            pass  # a read-only index: the path is still printed
+    store.aliases.check_overrides()
+    want = fold(search_text)
+    rows = [
+        {"facet": f, "alias": a, "canonical": c}
+        for f, a, c in store.aliases.table().pairs()
+        if (facet is None or f == facet) and (not want or want in fold(a) or want in fold(c))
+    ]
+    if as_json:
+        click.echo(to_json({"overrides": str(path), "aliases": rows}))
+        return
+    for r in rows:
+        click.echo(f"{r['facet']:<8} {r['alias']}  ->  {r['canonical']}")
+    click.echo(f"{len(rows)} aliases; your overrides: {path}", err=True)
+
+
 def port_free_or_fail(host: str, port: int) -> None:
     """Exit with a message when something already listens on ``host:port``.
 

@@ -47,6 +47,7 @@ from .textnorm import fold
 from .whoosh_fixes import length_bytes
 
 VALUE_FIELDS = ("person", "org", "place", "speaker", "source", "quote_kind", "article_id")
+ALIAS_FIELDS = ("person", "org", "place", "speaker")  # name fields the alias table maps
 SCORED_FIELDS = ("text", "title", "quote")
 _LENGTHS = np.array([byte_to_length(b) for b in range(256)], dtype=np.float32)
 DOCTYPES = {"article": 0, "passage": 1, "quote": 2}
@@ -387,13 +388,23 @@ class View:
     """The doc values of one searcher's segments as global arrays (built per field on use)."""
 
     def __init__(
-        self, leaves: list[tuple[Any, int]], cols: list[SegmentColumns], registries: dict
+        self,
+        leaves: list[tuple[Any, int]],
+        cols: list[SegmentColumns],
+        registries: dict,
+        resolver: Any = None,
     ) -> None:
         # readers are not kept: each thread evaluates queries on its own searcher's
         # readers (Whoosh readers are not thread-safe and may be closed on refresh)
         self.offsets = [off for _, off in leaves]
         self.cols = cols
         self.registries = registries
+        # the alias table (search.aliases.Resolver): name fields count, filter and show
+        # every value under its canonical key; canon[field] maps key id -> canonical id
+        self.resolver = (
+            resolver if resolver is not None and (resolver.canon or resolver.types) else None
+        )
+        self.canon: dict[str, np.ndarray] = {}
         self.size = sum(c.ndocs for c in cols)
         live = []
         for (reader, _), c in zip(leaves, cols, strict=True):
@@ -511,11 +522,22 @@ class View:
 
     def _make_field(self, fname: str) -> tuple[np.ndarray, np.ndarray, int, list[str]]:
         """(global docnums, key ids, key count, keys) of a field over this view's segments."""
-        parts = [c.field(fname) for c in self.cols]
+        docs, gids = self._raw_field(fname)
         reg = self.registries[fname]
         with reg.lock:  # every key id of these segments is registered by now
             nkeys = len(reg.keys)
             keys = reg.keys[:nkeys]
+        if self.resolver is not None and fname in ALIAS_FIELDS:
+            from .aliases import remap
+
+            docs, gids, nkeys, keys, self.canon[fname] = remap(
+                fname, docs, gids, self.registries, self.resolver, self._raw_field
+            )
+        return docs, gids, nkeys, keys
+
+    def _raw_field(self, fname: str) -> tuple[np.ndarray, np.ndarray]:
+        """(global docnums, key ids) of a field as indexed (no alias applied)."""
+        parts = [c.field(fname) for c in self.cols]
         docs = (
             np.concatenate(
                 [p.docs.astype(np.int64) + off for p, off in zip(parts, self.offsets, strict=True)]
@@ -524,7 +546,7 @@ class View:
             else np.zeros(0, np.int64)
         )
         gids = np.concatenate([p.gids for p in parts]) if parts else np.zeros(0, np.int32)
-        return docs, gids, nkeys, keys
+        return docs, gids
 
     @property
     def date(self) -> np.ndarray:
@@ -555,6 +577,9 @@ class View:
         of the field (``numpy.isin``) cost 2 ms each at 70k passages.
         """
         m = self.empty()
+        canon = self.canon.get(fieldname)
+        if gids and canon is not None:
+            gids = sorted({int(canon[g]) if g < len(canon) else g for g in gids} - {-1})
         if gids:
             docs, starts = self.key_docs(fieldname)
             for g in gids:
@@ -628,7 +653,26 @@ class View:
     def gid(self, fieldname: str, key: str) -> int | None:
         self.nkeys[fieldname]  # resolves the field's key ids
         gid = self.registries[fieldname].ids.get(key)
-        return gid if gid is not None and gid < self.nkeys[fieldname] else None
+        if gid is None or gid >= self.nkeys[fieldname]:
+            return None
+        canon = self.canon.get(fieldname)  # an alias is counted under its canonical key
+        if canon is None or gid >= len(canon):
+            return gid
+        return int(canon[gid]) if canon[gid] >= 0 else None
+
+    def canonical_key(self, fieldname: str, key: str) -> str:
+        """The folded key a folded value is counted under (the alias table's canonical)."""
+        if self.resolver is None or fieldname not in ALIAS_FIELDS:
+            return key
+        return self.resolver.key(key)
+
+    def members(self, fieldname: str, gid: int) -> list[int]:
+        """The key ids counted under the same key as ``gid`` (its aliases and itself)."""
+        self.nkeys[fieldname]  # resolves the field's key ids
+        canon = self.canon.get(fieldname)
+        if canon is None or gid >= len(canon) or canon[gid] < 0:
+            return [gid]
+        return np.flatnonzero(canon == canon[gid]).tolist()
 
     def display(self, fieldname: str, gid: int) -> str:
         """The most common written form of a key (ties: more accented, then smaller).
@@ -638,6 +682,11 @@ class View:
         got = self._displays.get((fieldname, gid))
         if got is not None:
             return got
+        if fieldname in self.canon:  # a canonical name is shown as the alias table says
+            got = self.resolver.display.get(self.keys[fieldname][gid])
+            if got is not None:
+                self._displays[(fieldname, gid)] = got
+                return got
         total: Counter = Counter()
         for c in self.cols:
             fc = c.field(fieldname)
@@ -719,6 +768,7 @@ class DocValuesCache:
         self.views: dict[tuple, View] = {}
         self.postings = SegmentPostingsCache()
         self.lock = threading.Lock()
+        self.aliases: Any = None  # () -> the store's alias Resolver (search.aliases), if any
         self.loads = 0  # segments opened so far, from their file or their postings
         self.builds = 0  # segments read from their postings (no valid file)
 
@@ -742,9 +792,11 @@ class DocValuesCache:
     def view(self, searcher: Any) -> View:
         """The view for a searcher, opening only segments not seen before."""
         leaves = leaves_of(searcher)
-        key = tuple(
+        segkey = tuple(
             (r.segment().segment_id(), r.segment().deleted_count(), off) for r, off in leaves
         )
+        resolver = self.aliases() if self.aliases is not None else None
+        key = (segkey, resolver.version if resolver is not None else None)
         v = self.views.get(key)
         if v is not None:
             return v
@@ -759,10 +811,10 @@ class DocValuesCache:
                 if c is None:
                     c = self.segments[segid] = self._open_segment(r)
                 cols.append(c)
-            v = View(leaves, cols, self.registries)
+            v = View(leaves, cols, self.registries, resolver)
             v.segment_postings = self.postings
             # keep only what the newest views need
-            wanted = {segid for segid, _, _ in key}
+            wanted = {segid for segid, _, _ in segkey}
             for segid in list(self.segments):
                 if segid not in wanted:
                     del self.segments[segid]
@@ -782,6 +834,7 @@ def cache_for(store: Any) -> DocValuesCache:
         c = _CACHES.get(store)
         if c is None:
             c = _CACHES[store] = DocValuesCache(getattr(store, "path", None))
+            c.aliases = getattr(store, "alias_resolver", None)
         return c
 
 

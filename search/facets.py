@@ -233,10 +233,7 @@ class FacetCounter:
         counts = self.view.count(fname, self.mask_for(facet))
         nz = np.flatnonzero(counts)
         top = self._top(fname, counts, nz, size) if len(nz) else []
-        selected_keys = {
-            (v if fname == "article_id" else fold(v)): v
-            for v in self.filters.selected.get(facet, [])
-        }
+        selected_keys = self._selected_keys(facet, fname)
         values = [self._value(fname, g, int(counts[g]), selected_keys) for g in top]
         shown = set(top)
         for key, given in selected_keys.items():
@@ -249,6 +246,13 @@ class FacetCounter:
                 values.append(FacetValue(value=given, count=0, selected=True))
         other = int(counts[nz].sum()) - sum(int(counts[g]) for g in top)
         return FacetResult(name=facet, values=values, other=other, more=len(nz) - len(top))
+
+    def _selected_keys(self, facet: str, fname: str) -> dict[str, str]:
+        """Key (folded, and canonical for names: ``search.aliases``) -> value as selected."""
+        return {
+            (v if fname == "article_id" else self.view.canonical_key(fname, fold(v))): v
+            for v in self.filters.selected.get(facet, [])
+        }
 
     def _value(self, fname: str, gid: int, count: int, selected: dict[str, str]) -> FacetValue:
         key = self.view.keys[fname][gid]
@@ -339,10 +343,7 @@ class FacetCounter:
             if not want or k.startswith(want) or any(w.startswith(want) for w in k.split()):
                 hits.append(int(g))
         hits.sort(key=lambda g: (-int(counts[g]), keys[g]))
-        selected_keys = {
-            (v if fname == "article_id" else fold(v)): v
-            for v in self.filters.selected.get(facet, [])
-        }
+        selected_keys = self._selected_keys(facet, fname)
         values = [self._value(fname, g, int(counts[g]), selected_keys) for g in hits[:size]]
         return FacetResult(
             name=facet,

@@ -698,9 +698,17 @@ class _Rewriter:
         else:
             match = _words_matcher(wanted_f, exact=fname in ("article_id", "quote_kind"))
         chosen: list[str] = []
-        for gid, terms in raw.items():
-            if match(keys[gid]):
-                chosen.extend(terms)
+        if fname in self.view.canon:
+            # a name matches with all its aliases ("speaker:fed" finds "Federal Reserve"),
+            # also through a canonical name no passage writes as such
+            matched = [gid for gid, key in enumerate(keys) if match(key)]
+            for gid in dict.fromkeys(m for g in matched for m in self.view.members(fname, g)):
+                chosen.extend(raw.get(gid, []))
+            chosen = list(dict.fromkeys(chosen))
+        else:
+            for gid, terms in raw.items():
+                if match(keys[gid]):
+                    chosen.extend(terms)
         if len(chosen) > self.cap:
             raise QueryError(
                 f"{fname}:{wanted} matches more than {self.cap} values; make it more specific",

@@ -41,6 +41,7 @@ from . import (
     integrity,
     whoosh_fixes,  # noqa: F401  (applies the fixes)
 )
+from .aliases import AliasStore, Resolver, article_names
 from .docvalues import persist_on_commit
 from .durability import fsync_path
 from .errors import (
@@ -228,6 +229,26 @@ def stored_document(searcher: Any, doc_id: str, doctype: str) -> dict[str, Any] 
     return None
 
 
+def stored_names(searcher: Any) -> dict[str, list]:
+    """Article id -> the [facet, value] names of its stored passages (alias evidence)."""
+    names: dict[str, set[tuple[str, str]]] = {}
+    for doc in searcher.documents(doctype="passage"):
+        try:
+            data = json.loads(doc.get("data") or "{}")
+        except ValueError:
+            continue
+        found = names.setdefault(doc["article_id"], set())
+        for e in data.get("entities", []):
+            if e.get("type") in ("person", "org", "place") and e.get("name"):
+                found.add((e["type"], e["name"]))
+        for q in data.get("quotes", []):
+            if q.get("speaker"):
+                found.add(("speaker", q["speaker"]))
+    for doc in searcher.documents(doctype="article"):
+        names.setdefault(doc["article_id"], set())
+    return {aid: [list(p) for p in sorted(v)] for aid, v in names.items()}
+
+
 class WriteSession:
     """Puts and deletes inside one commit; use ``WhooshStore.writer()``."""
 
@@ -238,6 +259,9 @@ class WriteSession:
         self._seen: set[str] = set()
         self.report = WriteReport()
         self.changed = False  # anything put or deleted: without it, nothing is committed
+        # alias evidence of this commit (search.aliases): names per article put, ids deleted
+        self.learnt: dict[str, list[tuple[str, str]]] = {}
+        self.forgotten: set[str] = set()
 
     def _exists(self, article_id: str) -> bool:
         return stored_document(self._searcher, article_id, "article") is not None
@@ -254,6 +278,7 @@ class WriteSession:
         for doc in passage_documents(article, passages):
             self._writer.add_document(**{k: v for k, v in doc.items() if v is not None})
         self.report.passages += len(passages)
+        self.learnt[article.id] = article_names(passages)
         outcome = "replaced" if existed else "added"
         getattr(self.report, outcome).append(article.id)
         return outcome
@@ -265,6 +290,8 @@ class WriteSession:
         self._writer.delete_by_term("article_id", article_id)
         self.changed = True
         self.report.deleted.append(article_id)
+        self.forgotten.add(article_id)
+        self.learnt.pop(article_id, None)
         return True
 
 
@@ -455,6 +482,7 @@ class WhooshStore:
         background_merges: bool = True,
     ) -> None:
         self.path = Path(path)
+        self.aliases = AliasStore(self.path)  # search.aliases: one name per entity
         self.lock_timeout = lock_timeout
         self.merge_policy = merge_tiered()  # see search.merging
         # merges run in a background thread, not inside the commit that makes them due
@@ -581,8 +609,18 @@ class WhooshStore:
                 w.cancel()
                 self.ix.storage.discard_uncommitted()
                 return
-            # merges run in the background (``merging.Merger``), off the write path
-            w.commit(mergetype=NO_MERGE if self.merger else self.merge_policy)
+            # the alias table (evidence and learnt table) is written beside the commit,
+            # under the same lock, and put in place once the commit succeeded
+            try:
+                install = self.aliases.prepare(
+                    session.learnt, session.forgotten, lambda: stored_names(session._searcher)
+                )
+                # merges run in the background (``merging.Merger``), off the write path
+                w.commit(mergetype=NO_MERGE if self.merger else self.merge_policy)
+            except BaseException:
+                self.aliases.discard()
+                raise
+            install()
         if self.merger:
             self.merger.request()
 
@@ -748,6 +786,26 @@ class WhooshStore:
 
         view = cache_for(self).view(self.searcher())
         return lambda record: canonical_record(view, record)
+
+    def rebuild_aliases(self) -> int:
+        """Recompute the alias evidence and table from the stored passages (an index made
+        before the alias table existed, or whose evidence file was lost).
+
+        Runs under the write lock; returns the number of articles read.
+        """
+        with self.write_lock():
+            with reading(self.path):
+                searcher = self.ix.searcher()
+            try:
+                names = stored_names(searcher)
+            finally:
+                searcher.close()
+            self.aliases.replace(names)
+        return len(names)
+
+    def alias_resolver(self) -> Resolver:
+        """The alias table's current mapping (reloaded when its files change)."""
+        return self.aliases.resolver()
 
     def get_passage(self, passage_id: str) -> dict[str, Any]:
         """One passage with its entities, quotes and its article's metadata."""

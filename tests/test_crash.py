@@ -258,4 +258,5 @@ def test_a_commit_reaches_the_disk_before_it_counts(tmp_path, monkeypatch):
     temp_toc = events[toc_rename].split()[1]
     assert {f"fsync {name}" for name in live} <= set(before), "segment data not on disk"
     assert f"fsync {temp_toc}" in before and "fsync ix" in before
-    assert after == ["fsync ix"], "the rename itself not on disk"
+    # then the alias table's files (search.aliases) are put in place, the folder synced again
+    assert after in (["fsync ix"], ["fsync ix", "fsync ix"]), "the rename itself not on disk"

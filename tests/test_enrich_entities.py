@@ -100,3 +100,37 @@ def test_firm_names_cut_at_and_are_joined():
     assert "Standard and Poor's Corp" in orgs
     assert orgs.count("J.P. Morgan and Co Inc") == 2
     assert names(text, "person") == []
+
+
+def test_a_firm_cut_at_and_before_one_word_and_a_suffix_is_one_name():
+    text = "Northern Cable and Wireless Co said its profit rose. Two firms, Halvard Motors and Keel Boat Co, merged."
+    orgs = names(text, "org")
+    assert "Northern Cable and Wireless Co" in orgs
+    assert "Wireless Co" not in orgs and "Northern Cable" not in orgs
+
+
+def test_a_name_in_apposition_to_a_company_noun_is_an_org_in_the_whole_story():
+    text = (
+        "Dockers stopped ships of the state oil company Elisabras on Monday.\n\n"
+        "Elisabras said exports would fall."
+    )
+    assert names(text, "person") == []
+    assert set(names(text, "org")) == {"Elisabras"}
+
+
+def test_a_name_tagged_place_and_person_in_one_story_is_a_place():
+    text = (
+        "A leaf blight hit rubber trees in Sri Lanka and Indonesia.\n\n"
+        "Sri Lanka's output may fall by a tenth, the ministry said."
+    )
+    assert "Sri Lanka" not in names(text, "person")
+    assert "Sri Lanka" in names(text, "place")
+
+
+def test_common_words_before_a_title_are_not_an_organisation():
+    text = (
+        "Details will be given by Finance Minister Odile Marchand on Monday.\n\n"
+        "Finance Minister Odile Marchand said rates would stay."
+    )
+    assert names(text, "org") == []
+    assert "Odile Marchand" in names(text, "person")

@@ -272,10 +272,10 @@ def test_an_article_the_rules_fail_on_is_reported_and_the_rest_indexed(tmp_path,
 
     real = pipeline.extract_quotes
 
-    def breaks_on_one(doc, mentions):
+    def breaks_on_one(doc, mentions, text=None):
         if "BOOM" in doc.text:
             raise IndexError("list index out of range")
-        return real(doc, mentions)
+        return real(doc, mentions, text)
 
     monkeypatch.setattr(pipeline, "extract_quotes", breaks_on_one)
     arts = [

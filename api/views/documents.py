@@ -73,7 +73,7 @@ WRITE_RESPONSES = {
 def _read(loader: Any) -> Response:
     """Run a store getter with ETag handling."""
     store = backend().store()
-    key = request_key(request, "json")
+    key = request_key(request, "json", store)
     generation = int(store.generation)
     etag = make_etag(generation, key)
     body = None

@@ -195,7 +195,7 @@ def run_search(args: dict[str, Any], mode: str) -> Response:
     if fmt in FEED_MIMETYPES:
         return feed_response(store, feed_request(req), fmt, settings)
 
-    key = request_key(request, fmt)
+    key = request_key(request, fmt, store)
     generation = int(store.generation)
     etag = make_etag(generation, key)
     if etag_matches(request, etag):
@@ -233,7 +233,7 @@ def run_search(args: dict[str, Any], mode: str) -> Response:
 
 def feed_response(store: Any, req: SearchRequest, fmt: str, settings: dict[str, Any]) -> Response:
     """A search as an Atom or JSON Feed document, with ETag and Last-Modified."""
-    key = request_key(request, fmt)
+    key = request_key(request, fmt, store)
     generation = int(store.generation)
     etag = make_etag(generation, key)
     modified = datetime.fromtimestamp(int(store.last_modified()), tz=UTC)
@@ -339,7 +339,7 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
         req = apply_read_key(to_search_request(args, mode, be.settings), args.pop("key", None))
         req.facets, req.facet_size, req.highlight, req.suggest = [facet], size, False, False
         req.page, req.per_page, req.sort = 1, 10, "relevance"
-        key = request_key(request, "json")
+        key = request_key(request, "json", store)
         generation = int(store.generation)
         etag = make_etag(generation, key)
         if etag_matches(request, etag):
@@ -378,7 +378,7 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
         targets = args.pop("facet")
         size = args.pop("size")
         req = apply_read_key(to_search_request(args, "passages", be.settings), args.pop("key", None))
-        key = request_key(request, "json")
+        key = request_key(request, "json", store)
         generation = int(store.generation)
         etag = make_etag(generation, key)
         if etag_matches(request, etag):

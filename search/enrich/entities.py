@@ -145,10 +145,16 @@ CORPORATE_SUFFIXES = frozenset(
     "inc corp corporation co ltd llc plc ag sa nv bv gmbh lp llp group holdings".split()
 )
 DETERMINERS = frozenset({"the", "a", "an", "this", "that", "these", "those"})
+# nouns for a firm: a name in apposition to one is the firm's ("the oil company Petrobras")
+COMPANY_NOUNS = frozenset(
+    "company firm corporation conglomerate airline carrier utility subsidiary concern "
+    "bank insurer brokerage automaker carmaker".split()
+)
 # the last word of an institution's name: such a name is an organisation, not a place
+# (not "union": the Soviet Union is a country)
 INSTITUTION_HEADS = frozenset(
     "agency ministry department bank commission council board authority institute "
-    "association exchange party organization organisation corporation company union "
+    "association exchange party organization organisation corporation company "
     "federation fund office service administration committee".split()
 )
 INSTITUTION_NOUNS = frozenset(
@@ -455,15 +461,64 @@ def _has_place_apposition(span: Span) -> bool:
     return bool(head.dep_ == "appos" and head.head.lemma_.lower() in PLACE_NOUNS)
 
 
+@lru_cache(maxsize=8192)
 def _name_key(text: str) -> tuple[str, ...]:
     return tuple(fold(text).replace("’", "'").split())
 
 
+def _title_words(doc: Doc, s: int, e: int) -> bool:
+    """ "Finance" in "Finance Minister Kiichi Miyazawa": common words before a title."""
+    return (
+        e < len(doc)
+        and doc[e].lower_ in TITLES
+        and doc[e].text[:1].isupper()
+        and all(t.lower_ in common_words() for t in doc[s:e])
+    )
+
+
+def _named_as_company(doc: Doc, s: int, e: int) -> bool:
+    """ "the state oil company Petrobras", "the company, Petrobras,": a name in
+    apposition to a company noun is the company's."""
+    k = s - 1
+    if k >= 0 and doc[k].text == ",":
+        k -= 1
+    if k >= 0 and doc[k].lemma_.lower() in COMPANY_NOUNS and doc[k].pos_ == "NOUN":
+        return True
+    root = doc[s:e].root
+    return root.dep_ == "appos" and root.head.lemma_.lower() in COMPANY_NOUNS
+
+
+def _retype(doc: Doc, raw: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """One type per name in a story, where the model gave a name two.
+
+    A name the story names as a company ("the oil company Petrobras") is an org
+    everywhere in it; a name tagged both as a place and as a person is a place
+    unless most of its mentions are people ("in Sri Lanka" and "Sri Lanka's output").
+    """
+    keys = [_name_key(doc[s:e].text) for s, e, _ in raw]
+    firms = {k for k, (s, e, lab) in zip(keys, raw, strict=True)
+             if lab == "PERSON" and _named_as_company(doc, s, e)}  # fmt: skip
+    places: Counter[tuple[str, ...]] = Counter()
+    people: Counter[tuple[str, ...]] = Counter()
+    for k, (_, _, lab) in zip(keys, raw, strict=True):
+        if lab in ("GPE", "LOC"):
+            places[k] += 1
+        elif lab == "PERSON":
+            people[k] += 1
+    out = []
+    for k, (s, e, lab) in zip(keys, raw, strict=True):
+        if lab == "PERSON" and k in firms:
+            lab = "ORG"
+        elif lab == "PERSON" and places[k] >= people[k]:
+            lab = "GPE"
+        out.append((s, e, lab))
+    return out
+
+
 def _keep(
-    doc: Doc, raw: list[tuple[int, int, str]], publisher: str | None
+    doc: Doc, raw: list[tuple[int, int, str]], publisher: str | None, text: str
 ) -> list[tuple[int, int, str]]:
     """Drop spans that are not names: table rows, units, codes, the publisher as addressee."""
-    text = doc.text
     table = _table_lines(doc, text)
     lowered = set(re.findall(r"\b[a-z]+\b", text))
     pub = _publisher_words(publisher)
@@ -477,6 +532,8 @@ def _keep(
         if label != "INSTITUTION" and _is_quantity_unit(doc, s, e):
             continue
         if _lowercase_elsewhere(doc, lowered, doc[e - 1]):
+            continue
+        if label == "ORG" and _title_words(doc, s, e):
             continue
         if (
             pub
@@ -507,6 +564,20 @@ def _join_partners(
             raw.pop()
             return prev_start
         return start
+    # "American Telephone" + "and" + "Telegraph Co": a name without a suffix, then
+    # one word and its corporate suffix, is one firm (not "General Motors and Ford Motor Co")
+    if (
+        raw
+        and raw[-1][1] == start - 1
+        and raw[-1][2] == "ORG"
+        and len(words) >= 2
+        and words[0] not in CORPORATE_SUFFIXES
+        and all(w in CORPORATE_SUFFIXES for w in words[1:])
+        and not any(t.lower_.rstrip(".") in CORPORATE_SUFFIXES for t in doc[raw[-1][0] : start - 1])
+    ):
+        prev_start = raw[-1][0]
+        raw.pop()
+        return prev_start
     prev = doc[start - 2]
     linked = prev.head.i in range(start, end) or any(t.head.i == prev.i for t in doc[start:end])
     if (
@@ -533,12 +604,16 @@ def _generic_head(tok: Token) -> bool:
     )
 
 
-def extract_mentions(doc: Doc, publisher: str | None = None) -> list[Mention]:
+def extract_mentions(
+    doc: Doc, publisher: str | None = None, text: str | None = None
+) -> list[Mention]:
     """All person/org/place mentions of the document with canonical names, in order.
 
     ``publisher``: the name of the article's source, if known; its mentions as
-    the addressee of speech ("told Reuters") are dropped.
+    the addressee of speech ("told Reuters") are dropped. ``text``: ``doc.text`` if
+    the caller has it (spaCy rebuilds it on every access).
     """
+    doc_text = doc.text if text is None else text
     raw: list[tuple[int, int, str]] = []  # token start, end, label
     ents = list(doc.ents)
     taken = {t.i for e in ents for t in e}
@@ -583,7 +658,7 @@ def extract_mentions(doc: Doc, publisher: str | None = None) -> list[Mention]:
             elif label in ("GPE", "LOC", "FAC") and e - s > 1 and last in INSTITUTION_HEADS:
                 label = "ORG"  # "Illinois Environmental Protection Agency"
             raw.append((s, e, label))
-    raw = _keep(doc, raw, publisher)
+    raw = _retype(doc, _keep(doc, raw, publisher, doc_text))
 
     # Person names known in the article, fullest first.
     person_keys: Counter[tuple[str, ...]] = Counter()
@@ -655,7 +730,6 @@ def extract_mentions(doc: Doc, publisher: str | None = None) -> list[Mention]:
 
     mentions: list[Mention] = []
     last_seen: dict[tuple[str, ...], int] = {}
-    doc_text = doc.text  # built once: spaCy rebuilds it on every access
     for s, e, label in raw:
         cs, ce = _char_bounds(doc, doc_text, s, e)
         text = doc_text[cs:ce]

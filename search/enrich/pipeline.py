@@ -43,8 +43,9 @@ def analyse_doc(doc: Doc, publisher: str | None = None) -> Found:
     ``publisher``: the article's source, so that "told Reuters" in a Reuters
     story is not taken for an organisation of the story.
     """
-    mentions = extract_mentions(doc, publisher)
-    return mentions, extract_quotes(doc, mentions)
+    text = doc.text  # built once: spaCy rebuilds it from the tokens on every access
+    mentions = extract_mentions(doc, publisher, text)
+    return mentions, extract_quotes(doc, mentions, text)
 
 
 def enrich_doc(doc: Doc, passages: list[Passage], publisher: str | None = None) -> list[Passage]:

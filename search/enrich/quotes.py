@@ -1069,9 +1069,14 @@ def indirect_speech(doc: Doc, ctx: _Context) -> list[ArticleQuote]:
     return out
 
 
-def extract_quotes(doc: Doc, mentions: list[Mention]) -> list[ArticleQuote]:
-    """All quotations (direct, partial, indirect) of a parsed article, in text order."""
-    text = doc.text  # built once: spaCy rebuilds it on every access
+def extract_quotes(
+    doc: Doc, mentions: list[Mention], text: str | None = None
+) -> list[ArticleQuote]:
+    """All quotations (direct, partial, indirect) of a parsed article, in text order.
+
+    ``text``: ``doc.text`` if the caller has it (spaCy rebuilds it on every access).
+    """
+    text = doc.text if text is None else text
     paragraphs = paragraph_bounds(text)
     spans = find_quote_spans(text, paragraphs)
     ctx = _Context(doc, mentions, spans, paragraphs, text)

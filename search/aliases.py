@@ -1,0 +1,739 @@
+"""Canonical entity names across the archive: the alias table.
+
+Enrichment gives each mention the fullest name *its article* knows ("Volcker"
+-> "Paul Volcker" when the article names him in full). Across the archive one
+entity still has many values: "EC" and "European Community", "Carl C. Icahn"
+and "Carl Icahn", "Fed" and "Federal Reserve", "Reagan" in an article that never
+says "Ronald". This module maps each value to one canonical value, at query
+and facet time, so that an alias learnt today applies to every passage already
+indexed: nothing is re-indexed when the table changes.
+
+Evidence (kept per article, so a replaced or deleted article takes its
+evidence with it) is the set of name values of each article, in the facets
+``person``, ``org``, ``place`` and ``speaker``. From it, with no list of names:
+
+* **Spelling variants** share a normal form: dots dropped ("U.S" / "U.S." /
+  "US"), a middle initial dropped from a person's name ("Carl C. Icahn" /
+  "Carl Icahn"), trailing corporate suffixes dropped from any name ("Trans
+  World Airlines Inc" / "Trans World Airlines"), and a trailing "Board" or
+  "System" of a name of two words or more ("Federal Reserve Board"). They are one value, shown in
+  its most common written form.
+* **Short forms** of a longer name found in the *same article*: an acronym
+  whose letters are the initials of the name's words ("SEC" / "Securities and
+  Exchange Commission", "S and P" / "Standard and Poor's Corp"; the same
+  letters in another order count too, "USDA" / "U.S. Agriculture
+  Department"), or, between organisation names, a short clipping of its
+  first word ("Fed" / "Federal Reserve"; not "Brazil" / "Brazilian Coffee
+  Institute") or its first word alone as owner or head ("Moody's" / "Moody's
+  Investors Service", "House" / "House of Representatives"; not "House" / "House
+  Banking Committee", nor an acronym: "GATT" / "GATT Council").
+  Each article holding both is a vote; the short form joins the name with the
+  most votes (at least two for reordered letters and clippings, one for exact
+  initials) when that name holds most of its votes. An acronym whose letters
+  occur in order in a one-word org name, from its first letter ("VW" /
+  "Volkswagen AG"), is one vote too.
+* **A surname alone** ("Reagan") joins the one full name of a person the
+  archive knows with that surname, when one name holds at least 80% of the
+  articles naming someone of that surname in full, and appears in two.
+* **A place before an org name** ("U.S. Treasury" / "Treasury"): the short
+  name is the longer one without a leading name the archive knows as a place,
+  seen together in an article (two votes needed); shown in the form the archive
+  writes more often.
+* **An abbreviation** written with a final dot ("Calif.") joins the one longer
+  one-word name of the same type that it starts ("California").
+* **An acronym never written beside its name** ("ATT", in three stories or
+  more) joins the one org name of the archive (three stories or more) whose
+  initials it is exactly ("American Telephone and Telegraph Co").
+* **Types**: a canonical name the archive types as person, org or place in at
+  least two thirds of the stories naming it (three or more) is counted in that
+  facet wherever it was tagged otherwise ("Dome", a place in one story, is Dome
+  Petroleum, an org).
+* **Overrides**, in the user-editable file ``aliases.txt`` in the index
+  folder, win over everything: ``alias = canonical`` (one per line, ``#``
+  comments); ``name = name`` keeps a name to itself.
+
+The table is applied to folded keys (``textnorm.fold``), the keys facets use;
+``AliasTable.resolver()`` returns a ``Resolver`` (key -> canonical key and its
+display form) that the doc-values view applies to every name facet.
+
+On disk (``AliasStore``), in the index folder: ``aliases-evidence.json`` (the
+names of each article; only writers and ``newsquarry aliases`` read it) and
+``aliases.json`` (the learnt mapping, small, read by searches), both rewritten
+at each commit under the write lock; and the override file, read at the next
+search after it changes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .durability import fsync_path
+from .errors import InvalidRequest
+from .textnorm import fold
+
+NAME_FACETS = ("person", "org", "place", "speaker")
+ENTITY_FACETS = ("person", "org", "place")  # a name moves between these by its type
+EVIDENCE_FILE = "aliases-evidence.json"
+TABLE_FILE = "aliases.json"
+OVERRIDE_FILE = "aliases.txt"
+CORPORATE = frozenset(
+    "inc corp corporation co ltd llc plc ag sa nv bv gmbh lp llp group holdings cos".split()
+)
+# the governing body of an institution goes by the institution's name
+GOVERNING_BODIES = frozenset({"board", "system"})
+LINK_WORDS = frozenset({"and", "of", "the", "for", "&", "de", "du", "des", "la", "le", "del"})
+SURNAME_SHARE = 0.8
+OVERRIDE_HELP = """\
+# Aliases for this index: one "alias = canonical" per line; "name = name" keeps a
+# name apart from the aliases learnt from the articles. Lines starting with # are
+# comments. Changes apply to the next search (no re-indexing).
+"""
+
+
+@lru_cache(maxsize=1 << 17)
+def _words(key: str) -> tuple[str, ...]:
+    return tuple(key.replace("’", "'").split())
+
+
+@lru_cache(maxsize=1 << 17)
+def normal_form(key: str) -> str:
+    """Spelling-variant key of a folded name: dots, middle initials, corporate suffixes."""
+    words = [w.replace(".", "") for w in _words(key)]
+    words = [w[:-2] if w.endswith("'s") else w for w in words]
+    words = [w for w in words if w]
+    while len(words) > 1 and (words[-1] in CORPORATE or words[-1] in LINK_WORDS):
+        words.pop()
+    if len(words) >= 3 and words[-1] in GOVERNING_BODIES:
+        words.pop()  # "federal reserve board" / "federal reserve"
+    if len(words) >= 3:
+        middle = [w for w in words[1:-1] if len(w) > 1]
+        words = [words[0], *middle, words[-1]]
+    if words and all(len(w) == 1 for w in words):
+        return "".join(words)  # "u s" -> "us"
+    return " ".join(words)
+
+
+@lru_cache(maxsize=1 << 17)
+def initials(key: str) -> str:
+    """Initials of a name's significant words: "securities and exchange commission" -> "sec"."""
+    out = []
+    for w in _words(key):
+        w = w.strip(".,'")
+        if not w or w in LINK_WORDS or w in CORPORATE:
+            continue
+        if "." in w:  # "u.s." -> "us"
+            out.extend(p for p in w.split(".") if p)
+            continue
+        out.append(w[0])
+    return "".join(x[0] for x in out)
+
+
+@lru_cache(maxsize=1 << 17)
+def short_letters(key: str) -> str | None:
+    """The letters of an acronym ("sec", "s and p" -> "sp", "u.s." -> "us"), else None."""
+    words = [w for w in _words(key) if w not in ("and", "&")]
+    if len(words) == 1:
+        w = words[0].replace(".", "")
+        return w if 2 <= len(w) <= 6 and w.isalpha() else None
+    if words and all(len(w.strip(".")) == 1 for w in words):
+        return "".join(w.strip(".") for w in words)
+    return None
+
+
+@dataclass
+class Resolver:
+    """key -> canonical key, and canonical key -> display form, for one table state."""
+
+    version: str = ""
+    canon: dict[str, str] = field(default_factory=dict)
+    display: dict[str, str] = field(default_factory=dict)
+    targets: set[str] = field(default_factory=set)  # keys some other key maps to
+    # canonical key -> the entity facet the archive types it as, where that is clear
+    # ("Dome" tagged place in one story is Dome Petroleum, an org): counted there
+    types: dict[str, str] = field(default_factory=dict)
+
+    def key(self, key: str) -> str:
+        """The canonical folded key of a folded key (itself when it has no alias)."""
+        return self.canon.get(key, key)
+
+    def name(self, value: str) -> str:
+        """The canonical display form of a value as written."""
+        k = fold(value)
+        c = self.canon.get(k, k)
+        if c == k and k not in self.display:
+            return value
+        return self.display.get(c, value)
+
+
+class AliasTable:
+    """Evidence per article, and the aliases it gives (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.articles: dict[str, list[list[str]]] = {}  # article id -> [facet, value] pairs
+        self.overrides: dict[str, str] = {}  # folded alias -> canonical as written
+        self._n = 0  # anonymous articles learnt (benchmarks)
+        self._resolver: Resolver | None = None
+        self.version = "0"
+
+    # -- evidence ------------------------------------------------------------
+    def learn(self, values: Iterable[tuple[str, str]], article_id: str | None = None) -> None:
+        """Record the name values of one article (replacing its earlier evidence)."""
+        if article_id is None:
+            self._n += 1
+            article_id = f"\0{self._n}"
+        pairs = sorted({(f, v) for f, v in values if f in NAME_FACETS and v and v.strip()})
+        self.articles[article_id] = [list(p) for p in pairs]
+        self._resolver = None
+
+    def forget(self, article_id: str) -> None:
+        """Drop the evidence of a deleted article."""
+        if self.articles.pop(article_id, None) is not None:
+            self._resolver = None
+
+    # -- the aliases -----------------------------------------------------------
+    def resolver(self) -> Resolver:
+        """The mapping for the current evidence and overrides (computed once per change)."""
+        if self._resolver is None:
+            self._resolver = with_overrides(self.learnt(), self.overrides, self.version)
+        return self._resolver
+
+    def canonical(self, facet: str, value: str) -> str:
+        """The canonical display form of one value."""
+        return self.resolver().name(value)
+
+    def pairs(self) -> list[tuple[str, str, str]]:
+        """(facet, alias as written, canonical) for every value that is not its own canonical."""
+        r = self.resolver()
+        written = self._written()
+        out = []
+        for (facet, key), forms in sorted(written.items()):
+            c = r.key(key)
+            if c == key and key not in r.targets:
+                continue  # a name with no alias: nothing to list
+            shown = r.display.get(c, forms.most_common(1)[0][0])
+            for form in sorted(forms):
+                if form != shown:
+                    out.append((facet, form, shown))
+        return out
+
+    def _written(self) -> dict[tuple[str, str], Counter]:
+        written: dict[tuple[str, str], Counter] = defaultdict(Counter)
+        for values in self.articles.values():
+            for facet, value in values:
+                written[(facet, fold(value))][value] += 1
+        return written
+
+    def learnt(self) -> Resolver:
+        """The aliases the evidence gives, without the overrides."""
+        forms: dict[str, Counter] = defaultdict(Counter)  # key -> written forms (articles)
+        types: dict[str, Counter] = defaultdict(Counter)  # key -> facets
+        votes: dict[str, Counter] = defaultdict(Counter)  # short norm -> long norm -> votes
+        prefixed: Counter = Counter()  # (short norm, long norm, prefix) seen together
+        folded: dict[str, str] = {}
+        for values in self.articles.values():
+            keys = {}
+            for facet, value in values:
+                k = folded.get(value)
+                if k is None:
+                    k = folded[value] = fold(value)
+                keys.setdefault(k, facet)
+                types[k][facet] += 1
+                forms[k][value] += 1
+            by_norm = {normal_form(k): k for k in keys}
+            written_as = {folded[v]: v for _, v in values}
+            for snorm, skey in by_norm.items():
+                letters = short_letters(snorm) if _acronym_form(written_as[skey]) else None
+                for lnorm in by_norm:
+                    if lnorm == snorm:
+                        continue
+                    lkey = by_norm[lnorm]
+                    if len(_words(lnorm)) < 2:
+                        if (
+                            letters
+                            and keys[skey] == keys[lkey] == "org"
+                            and _letters_in(letters, lnorm)
+                        ):
+                            votes[snorm][lnorm] += 1  # "VW" / "Volkswagen AG"
+                        continue
+                    if letters and _acronym_of(letters, lkey):
+                        votes[snorm][lnorm] += 2 if initials(lkey) == letters else 1
+                    elif keys[skey] == keys[lkey] == "org":
+                        if not letters and (_clips(snorm, lnorm) or _leads(snorm, lnorm, lkey)):
+                            # not "Brazil" / "Brazilian Coffee Institute" (a place), nor
+                            # "GATT" / "GATT Council" (an acronym is a name of its own)
+                            rest = [w for w in _words(lnorm)[1:] if w not in LINK_WORDS]
+                            # a place after the name makes a branch: checked below
+                            prefixed[(snorm, lnorm, "of " + " ".join(rest))] += 1
+                        elif prefix := _place_prefix(snorm, lnorm):
+                            prefixed[(snorm, lnorm, prefix)] += 1
+        # 1. spelling variants: one group per normal form
+        group_of: dict[str, str] = {k: normal_form(k) for k in forms}
+        group_forms: dict[str, Counter] = defaultdict(Counter)
+        for k, c in forms.items():
+            group_forms[group_of[k]].update(c)
+        # "U.S. Treasury" / "Treasury": the prefix must be a place of the archive
+        places = {group_of[k] for k, t in types.items() if t["place"] > t["org"] + t["person"]}
+        articles_of: Counter = Counter()  # norm -> articles naming it
+        for k, c in forms.items():
+            articles_of[group_of[k]] += sum(c.values())
+        target: dict[str, str] = {}  # norm -> norm it joins
+        for (snorm, lnorm, prefix), n in prefixed.items():
+            if prefix.startswith("of "):
+                # "House" / "House of Representatives"; not "Volkswagen" / "Volkswagen of
+                # America" or "Volkswagen U.S. Inc", a branch named after a place
+                # nor "Texaco" (mostly written "Texaco Inc": a firm of its own) / "Texaco
+                # Pipeline Co"
+                tail = prefix[3:]
+                gf = group_forms[snorm]
+                suffixed = sum(
+                    n for f, n in gf.items() if f.split()[-1].rstrip(".").lower() in CORPORATE
+                )
+                firm = 3 * suffixed >= sum(gf.values())  # mostly written as a firm
+                if tail and not firm and tail not in places and tail.split()[-1] not in places:
+                    votes[snorm][lnorm] += n
+            elif prefix in places:
+                # one body; shown under the form the archive writes more often
+                if articles_of[snorm] > articles_of[lnorm]:
+                    votes[lnorm][snorm] += n
+                else:
+                    votes[snorm][lnorm] += n
+        # 2. short forms by votes (2 = exact initials, 1 = reordered letters or clipping)
+        for snorm, cands in votes.items():
+            (best, n), *rest = cands.most_common() + [("", 0)]
+            total = sum(cands.values())
+            if best and n >= 2 and n * 2 > total:
+                target[snorm] = best
+        # "Calif." / "California": an abbreviation (a word ending in a dot) of the one
+        # longer word of the archive of the same type that it starts
+        words_of_type: dict[str, dict[str, int]] = defaultdict(dict)
+        for k, t in types.items():
+            norm = group_of[k]
+            if len(_words(norm)) == 1 and articles_of[norm] >= 2:
+                words_of_type[t.most_common(1)[0][0]][norm] = articles_of[norm]
+        for k, t in types.items():
+            written = forms[k].most_common(1)[0][0]
+            if not re.fullmatch(r"[A-Z][a-z]{2,}\.", written) or group_of[k] in target:
+                continue
+            stem = group_of[k]
+            longer = [w for w in words_of_type[t.most_common(1)[0][0]] if w.startswith(stem)]
+            longer = [w for w in longer if len(w) > len(stem) + 1]
+            if len(longer) == 1:
+                target[stem] = longer[0]
+        # an acronym never written beside its expansion ("ATT"): the one org name of the
+        # archive with exactly its initials, when both are common (3 articles or more)
+        by_initials: dict[str, list[str]] = defaultdict(list)
+        for k, t in types.items():
+            norm = group_of[k]
+            if t["org"] and len(_words(norm)) >= 2 and articles_of[norm] >= 3:
+                ini = initials(k)
+                if len(ini) >= 3 and norm not in by_initials[ini]:
+                    by_initials[ini].append(norm)
+        for k, t in types.items():
+            norm = group_of[k]
+            if norm in target or norm in votes or articles_of[norm] < 3 or not t["org"]:
+                continue
+            written = forms[k].most_common(1)[0][0]
+            letters = short_letters(norm) if _acronym_form(written) else None
+            if letters and len(letters) >= 3 and len(by_initials.get(letters, [])) == 1:
+                target[norm] = by_initials[letters][0]
+        # 3. a surname alone -> the dominant full person name with that surname
+        people: dict[str, Counter] = defaultdict(Counter)
+        for k, t in types.items():
+            if t["person"]:
+                norm = group_of[k]
+                ws = _words(norm)
+                if len(ws) >= 2:
+                    people[ws[-1]][norm] += sum(forms[k].values())
+        for k, t in types.items():
+            norm = group_of[k]
+            ws = _words(norm)
+            if len(ws) != 1 or norm in target or not (t["person"] or t["speaker"]):
+                continue
+            if t["org"] + t["place"] > t["person"] + t["speaker"]:
+                continue
+            cands = people.get(ws[0])
+            if not cands:
+                continue
+            best, n = cands.most_common(1)[0]
+            if n >= 2 and n >= SURNAME_SHARE * sum(cands.values()):
+                target[norm] = best
+
+        def final(norm: str) -> str:
+            seen = {norm}
+            while norm in target and target[norm] not in seen:
+                norm = target[norm]
+                seen.add(norm)
+            return norm
+
+        r = Resolver()
+        display_of_norm: dict[str, str] = {}
+        for norm, c in group_forms.items():
+            display_of_norm[norm] = min(c, key=lambda f: (-c[f], -len(f), f))
+        for k in forms:
+            cnorm = final(group_of[k])
+            shown = display_of_norm.get(cnorm, k)
+            ckey = fold(shown)
+            if ckey != k:
+                r.canon[k] = ckey
+                r.display[ckey] = shown
+        for ckey in set(r.canon.values()):
+            r.canon.pop(ckey, None)  # a canonical key is its own
+        r.targets = set(r.canon.values())
+        # 4. the type of each canonical name: the entity facet of at least two thirds of
+        # the articles naming it (or one of its aliases), in three articles or more
+        typed: dict[str, Counter] = defaultdict(Counter)
+        for k, t in types.items():
+            c = r.canon.get(k, k)
+            for f in ENTITY_FACETS:
+                typed[c][f] += t[f]
+        for c, t in typed.items():
+            f, n = t.most_common(1)[0]
+            if n >= 3 and 3 * n >= 2 * sum(t.values()) and n < sum(t.values()):
+                r.types[c] = f
+                shown = display_of_norm.get(group_of.get(c, ""), "")
+                if c not in r.display and shown and fold(shown) == c:
+                    r.display[c] = shown
+        return r
+
+
+def with_overrides(learnt: Resolver, overrides: dict[str, str], version: str) -> Resolver:
+    """The learnt mapping with the override file's lines applied on top (they win)."""
+    r = Resolver(version, dict(learnt.canon), dict(learnt.display), types=dict(learnt.types))
+    for alias, canonical in overrides.items():
+        ckey = fold(canonical)
+        for k, c in list(r.canon.items()):
+            if c == alias and k != ckey:
+                r.canon[k] = ckey  # what followed the alias follows its override
+        if alias == ckey:
+            r.canon.pop(alias, None)
+        else:
+            r.canon[alias] = ckey
+            r.canon.pop(ckey, None)
+        r.display[ckey] = canonical
+    r.targets = set(r.canon.values())
+    return r
+
+
+def remap(
+    fname: str,
+    docs: np.ndarray,
+    gids: np.ndarray,
+    registries: dict[str, Any],
+    resolver: Resolver,
+    raw_field: Callable[[str], tuple[np.ndarray, np.ndarray]],
+) -> tuple[np.ndarray, np.ndarray, int, list[str], np.ndarray]:
+    """One name field's (doc, key id) pairs under their canonical key ids, once per doc.
+
+    ``registries`` (``docvalues.KeyRegistry`` per field) give canonical keys no
+    passage writes as such an id; ``raw_field(f)`` gives another field's pairs as
+    indexed, for the names the archive types as this field's (``Resolver.types``).
+    Returns (docs, key ids, key count, keys, key id -> canonical key id, -1 for a
+    name counted in another facet), so a passage naming both "Fed" and "Federal
+    Reserve" counts once.
+    """
+    registry = registries[fname]
+    canon, types = resolver.canon, resolver.types if fname in ENTITY_FACETS else {}
+    incoming: list[tuple[np.ndarray, list[str]]] = []
+    if fname in set(types.values()):
+        for other in ENTITY_FACETS:
+            if other == fname:
+                continue
+            odocs, ogids = raw_field(other)  # registers the other field's keys first
+            with registries[other].lock:
+                okeys = list(registries[other].keys)
+            moved = {}
+            for g, k in enumerate(okeys):
+                c = canon.get(k, k)
+                if types.get(c) == fname:
+                    moved[g] = c
+            if moved and len(ogids):
+                sel = np.isin(ogids, np.fromiter(moved, dtype=np.int64, count=len(moved)))
+                incoming.append((odocs[sel], [moved[int(g)] for g in ogids[sel]]))
+    with registry.lock:
+        known = list(registry.keys)
+    target: dict[int, str] = {}
+    dropped: list[int] = []
+    for g, k in enumerate(known):
+        c = canon.get(k, k)
+        if types.get(c, fname) != fname:
+            dropped.append(g)
+        elif c != k:
+            target[g] = c
+    wanted = sorted(set(target.values()) | {c for _, cs in incoming for c in cs})
+    cid_of = dict(zip(wanted, registry.ids_for(wanted).tolist(), strict=True)) if wanted else {}
+    with registry.lock:
+        nkeys = len(registry.keys)
+        keys = registry.keys[:nkeys]
+    mapping = np.arange(nkeys, dtype=np.int32)
+    for g, ckey in target.items():
+        mapping[g] = cid_of[ckey]
+    mapping[dropped] = -1
+    if target or dropped or incoming:
+        new = mapping[gids] if len(gids) else np.zeros(0, np.int32)
+        keep = new >= 0
+        all_docs = [docs[keep].astype(np.int64)] + [d.astype(np.int64) for d, _ in incoming]
+        all_gids = [new[keep].astype(np.int64)] + [
+            np.asarray([cid_of[c] for c in cs], dtype=np.int64) for _, cs in incoming
+        ]
+        pairs = np.unique(np.concatenate(all_docs) * nkeys + np.concatenate(all_gids))
+        docs, gids = pairs // nkeys, (pairs % nkeys).astype(np.int32)
+    return docs, gids, nkeys, keys, mapping
+
+
+@lru_cache(maxsize=1 << 17)
+def _acronym_form(written: str) -> bool:
+    """Written as an acronym: capitals and dots, words joined by "and"/"&" ("S and P")."""
+    words = [w for w in written.split() if w not in ("and", "&")]
+    return bool(words) and all(re.fullmatch(r"(?:[A-Z]\.?){1,6}|[A-Z]{2,6}", w) for w in words)
+
+
+def _acronym_of(letters: str, long_norm: str) -> bool:
+    ini = initials(long_norm)
+    if len(ini) >= 2 and (ini == letters or sorted(ini) == sorted(letters)):
+        return True
+    # the corporate word counted too: "AMC" / "American Motors Corp"
+    whole = "".join(w[0] for w in _words(long_norm) if w not in LINK_WORDS and w[0].isalpha())
+    return len(whole) >= 2 and whole == letters
+
+
+def _leads(short_norm: str, long_norm: str, long_key: str) -> bool:
+    """ "Moody's" / "Moody's Investors Service", "House" / "House of Representatives",
+    "Dome" / "Dome Petroleum Ltd": one word that starts a longer org name as its owner,
+    its head or a firm's name; not a modifier ("House" / "House Banking Committee", a
+    committee of the House)."""
+    ws, lw = _words(short_norm), _words(long_norm)
+    if not (len(ws) == 1 and len(ws[0]) >= 3 and len(lw) > 1 and lw[0] == ws[0]):
+        return False
+    kw = _words(long_key)
+    return kw[0].endswith(("'s", "’s")) or lw[1] in LINK_WORDS or kw[-1].rstrip(".") in CORPORATE
+
+
+def _letters_in(letters: str, long_norm: str) -> bool:
+    """ "vw" / "volkswagen": an acronym whose letters all occur, in order, in the first
+    word of a one-word (plus suffix) name, starting with its first letter."""
+    lw = _words(long_norm)
+    if len(lw) != 1 or len(letters) < 2 or not lw[0].startswith(letters[0]):
+        return False
+    rest = iter(lw[0][1:])
+    return all(ch in rest for ch in letters[1:])
+
+
+def _place_prefix(short_norm: str, long_norm: str) -> str | None:
+    """ "treasury" / "us treasury" -> "us": the words the long name has before the short one."""
+    ws, lw = _words(short_norm), _words(long_norm)
+    if len(lw) > len(ws) and lw[len(lw) - len(ws) :] == ws:
+        return " ".join(lw[: len(lw) - len(ws)])
+    return None
+
+
+def _clips(short_norm: str, long_norm: str) -> bool:
+    """ "fed" / "federal reserve": a short clipping (3 or 4 letters) of a much longer
+    first word; not "congress" / "congressional budget office"."""
+    ws = _words(short_norm)
+    lw = _words(long_norm)
+    return (
+        len(ws) == 1
+        and 3 <= len(ws[0]) <= 4
+        and ws[0].isalpha()
+        and len(lw) >= 2
+        and len(lw[0]) >= len(ws[0]) + 3
+        and lw[0].startswith(ws[0])
+    )
+
+
+def article_names(passages: Iterable[Any]) -> list[tuple[str, str]]:
+    """The (facet, value) name pairs of one article's passages: its alias evidence."""
+    out: set[tuple[str, str]] = set()
+    for p in passages:
+        for e in p.entities:
+            if e.type in NAME_FACETS:
+                out.add((e.type, e.name))
+        for q in p.quotes:
+            if q.speaker:
+                out.add(("speaker", q.speaker))
+    return sorted(out)
+
+
+def parse_overrides(text: str) -> dict[str, str]:
+    """``alias = canonical`` lines -> {folded alias: canonical}; InvalidRequest on a bad line."""
+    out: dict[str, str] = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        alias, sep, canonical = line.partition("=")
+        if not sep or not alias.strip() or not canonical.strip():
+            raise InvalidRequest(
+                f"{OVERRIDE_FILE} line {n}: expected 'alias = canonical', got {line!r}",
+                field="aliases",
+            )
+        out[fold(alias)] = " ".join(canonical.split())
+    return out
+
+
+class AliasStore:
+    """The alias table of one index folder: evidence, learnt table and override file.
+
+    Writers (under the index's write lock) call ``prepare`` before a commit and
+    the function it returns after the commit succeeded: the new evidence and
+    table are written to temporary files first and renamed into place only
+    then, so a failed commit leaves the old ones. Searches read only the small
+    table file and the overrides, again whenever either file changes.
+    """
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._stamp: tuple | None = None
+        self._resolver = Resolver()
+        self._evidence: tuple[tuple, dict[str, list]] | None = None  # (stamp, articles)
+
+    @property
+    def evidence_path(self) -> Path:
+        return self.path / EVIDENCE_FILE
+
+    @property
+    def table_path(self) -> Path:
+        return self.path / TABLE_FILE
+
+    @property
+    def override_path(self) -> Path:
+        return self.path / OVERRIDE_FILE
+
+    @staticmethod
+    def _file_stamp(p: Path) -> tuple:
+        try:
+            st = p.stat()
+        except OSError:
+            return (0, 0)
+        return (st.st_mtime_ns, st.st_size)
+
+    def _overrides(self) -> dict[str, str]:
+        try:
+            return parse_overrides(self.override_path.read_text(encoding="utf-8"))
+        except OSError:
+            return {}
+        except InvalidRequest:
+            return {}  # shown by `newsquarry aliases`; searches go on without them
+
+    def resolver(self) -> Resolver:
+        """The mapping searches apply: the learnt table and the overrides (reloaded on change)."""
+        stamp = (self._file_stamp(self.table_path), self._file_stamp(self.override_path))
+        with self._lock:
+            if stamp != self._stamp:
+                learnt = Resolver()
+                try:
+                    with open(self.table_path, encoding="utf-8") as fh:
+                        data = json.load(fh)
+                    learnt.canon = dict(data.get("canon", {}))
+                    learnt.display = dict(data.get("display", {}))
+                    learnt.types = dict(data.get("types", {}))
+                except (OSError, ValueError, AttributeError):
+                    pass  # no table yet (or unreadable): names stay as indexed
+                version = ".".join(str(x) for part in stamp for x in part)
+                self._resolver = with_overrides(learnt, self._overrides(), version)
+                self._stamp = stamp
+            return self._resolver
+
+    def evidence(self) -> dict[str, list] | None:
+        """Article id -> its [facet, value] name pairs, as saved; None when the file is
+        missing or unreadable (the caller rebuilds it from the stored passages)."""
+        stamp = self._file_stamp(self.evidence_path)
+        if self._evidence is not None and self._evidence[0] == stamp:
+            return self._evidence[1]
+        try:
+            with open(self.evidence_path, encoding="utf-8") as fh:
+                articles = json.load(fh)["articles"]
+            if not isinstance(articles, dict):
+                raise ValueError("not a mapping")
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        self._evidence = (stamp, articles)
+        return articles
+
+    def table(self) -> AliasTable:
+        """The whole table (evidence and overrides), for listing the aliases."""
+        t = AliasTable()
+        t.articles = self.evidence() or {}
+        t.overrides = self._overrides()
+        return t
+
+    def prepare(
+        self,
+        learnt: dict[str, list[tuple[str, str]]],
+        deleted: Iterable[str],
+        stored: Callable[[], dict[str, list]],
+    ) -> Callable[[], None]:
+        """Write one commit's evidence (articles put and deleted) and the new table to
+        temporary files; returns the function that puts them in place (after the commit).
+
+        ``stored()`` gives the evidence of the index as committed, read from its stored
+        passages: used when the evidence file is missing (an index made before the
+        alias table) or damaged, so no article's names are lost.
+        """
+        before = self.evidence()
+        articles = dict(before if before is not None else stored())
+        for aid in deleted:
+            articles.pop(aid, None)
+        for aid, values in learnt.items():
+            articles[aid] = sorted(
+                [list(p) for p in {(f, v) for f, v in values if f in NAME_FACETS and v}]
+            )
+        return self._prepare(articles)
+
+    def replace(self, learnt: dict[str, list[tuple[str, str]]]) -> None:
+        """Replace all evidence and the table (``WhooshStore.rebuild_aliases``)."""
+        self._prepare({aid: [list(p) for p in values] for aid, values in learnt.items()})()
+
+    def _prepare(self, articles: dict[str, list]) -> Callable[[], None]:
+        t = AliasTable()
+        t.articles = articles
+        r = t.learnt()
+        evidence = _write_tmp(self.evidence_path, {"version": 1, "articles": articles})
+        table = _write_tmp(
+            self.table_path,
+            {"version": 1, "canon": r.canon, "display": r.display, "types": r.types},
+        )
+
+        def install() -> None:
+            os.replace(evidence, self.evidence_path)
+            os.replace(table, self.table_path)
+            fsync_path(self.path)
+            self._evidence = (self._file_stamp(self.evidence_path), articles)
+
+        return install
+
+    def discard(self) -> None:
+        """Remove temporary files a failed commit left."""
+        for p in (self.evidence_path, self.table_path):
+            try:
+                os.remove(p.with_name(p.name + ".tmp"))
+            except OSError:
+                pass
+
+    def check_overrides(self) -> None:
+        """Raise InvalidRequest if the override file has a malformed line."""
+        try:
+            parse_overrides(self.override_path.read_text(encoding="utf-8"))
+        except OSError:
+            return
+
+
+def _write_tmp(path: Path, data: dict[str, Any]) -> Path:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, ensure_ascii=False)
+        fh.flush()
+        os.fsync(fh.fileno())
+    return tmp
