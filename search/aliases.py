@@ -176,6 +176,90 @@ class Resolver:
         return self.display.get(c, value)
 
 
+_fold = lru_cache(maxsize=1 << 16)(fold)
+
+
+@dataclass
+class _Contribution:
+    """What one article adds to the archive's evidence (``AliasTable._totals``)."""
+
+    forms: list[tuple[str, str]] = field(default_factory=list)  # (key, written form)
+    types: list[tuple[str, str]] = field(default_factory=list)  # (key, facet)
+    votes: list[tuple[str, str, int]] = field(default_factory=list)  # (short, long, votes)
+    prefixed: list[tuple[str, str, str]] = field(default_factory=list)  # (short, long, prefix)
+
+
+def _contribution(values: Iterable[Any]) -> _Contribution:
+    """One article's [facet, value] names as counts: a sum over articles is the evidence."""
+    values = [tuple(v) for v in values]
+    c = _Contribution()
+    forms, types, votes, prefixed = c.forms, c.types, c.votes, c.prefixed
+    keys: dict[str, str] = {}
+    for facet, value in values:
+        k = _fold(value)
+        keys.setdefault(k, facet)
+        types.append((k, facet))
+        forms.append((k, value))
+    by_norm = {normal_form(k): k for k in keys}
+    written_as = {_fold(v): v for _, v in values}
+    for snorm, skey in by_norm.items():
+        letters = short_letters(snorm) if _acronym_form(written_as[skey]) else None
+        for lnorm in by_norm:
+            if lnorm == snorm:
+                continue
+            lkey = by_norm[lnorm]
+            if len(_words(lnorm)) < 2:
+                if (
+                    letters
+                    and keys[skey] == keys[lkey] == "org"
+                    and _letters_in(letters, lnorm)
+                ):
+                    votes.append((snorm, lnorm, 1))  # "VW" / "Volkswagen AG"
+                continue
+            if letters and _acronym_of(letters, lkey):
+                votes.append((snorm, lnorm, 2 if initials(lkey) == letters else 1))
+            elif keys[skey] == keys[lkey] == "org":
+                if not letters and (_clips(snorm, lnorm) or _leads(snorm, lnorm, lkey)):
+                    # not "Brazil" / "Brazilian Coffee Institute" (a place), nor
+                    # "GATT" / "GATT Council" (an acronym is a name of its own)
+                    rest = [w for w in _words(lnorm)[1:] if w not in LINK_WORDS]
+                    # a place after the name makes a branch: checked below
+                    prefixed.append((snorm, lnorm, "of " + " ".join(rest)))
+                elif prefix := _place_prefix(snorm, lnorm):
+                    prefixed.append((snorm, lnorm, prefix))
+    return c
+
+
+class _Totals:
+    """The contributions of every article summed; zero counts are dropped, so the sums of
+    an archive built article by article (adding, replacing, forgetting) equal those of
+    the same articles counted at once."""
+
+    def __init__(self) -> None:
+        self.forms: dict[str, Counter] = defaultdict(Counter)  # key -> written forms
+        self.types: dict[str, Counter] = defaultdict(Counter)  # key -> facets
+        self.votes: Counter = Counter()  # (short norm, long norm) -> votes
+        self.prefixed: Counter = Counter()  # (short norm, long norm, prefix) -> articles
+
+    def add(self, c: _Contribution, sign: int) -> None:
+        for table, pairs in ((self.forms, c.forms), (self.types, c.types)):
+            for k, v in pairs:
+                inner = table[k]
+                inner[v] += sign
+                if inner[v] <= 0:
+                    del inner[v]
+                    if not inner:
+                        del table[k]
+        for snorm, lnorm, n in c.votes:
+            self.votes[(snorm, lnorm)] += sign * n
+            if self.votes[(snorm, lnorm)] <= 0:
+                del self.votes[(snorm, lnorm)]
+        for key in c.prefixed:
+            self.prefixed[key] += sign
+            if self.prefixed[key] <= 0:
+                del self.prefixed[key]
+
+
 class AliasTable:
     """Evidence per article, and the aliases it gives (see the module docstring)."""
 
@@ -184,6 +268,7 @@ class AliasTable:
         self.overrides: dict[str, str] = {}  # folded alias -> canonical as written
         self._n = 0  # anonymous articles learnt (benchmarks)
         self._resolver: Resolver | None = None
+        self._sums: _Totals | None = None  # the evidence summed, once asked for
         self.version = "0"
 
     # -- evidence ------------------------------------------------------------
@@ -193,12 +278,18 @@ class AliasTable:
             self._n += 1
             article_id = f"\0{self._n}"
         pairs = sorted({(f, v) for f, v in values if f in NAME_FACETS and v and v.strip()})
+        self.forget(article_id)
         self.articles[article_id] = [list(p) for p in pairs]
+        if self._sums is not None:
+            self._sums.add(_contribution(self.articles[article_id]), 1)
         self._resolver = None
 
     def forget(self, article_id: str) -> None:
         """Drop the evidence of a deleted article."""
-        if self.articles.pop(article_id, None) is not None:
+        old = self.articles.pop(article_id, None)
+        if old is not None:
+            if self._sums is not None:
+                self._sums.add(_contribution(old), -1)
             self._resolver = None
 
     # -- the aliases -----------------------------------------------------------
@@ -234,49 +325,23 @@ class AliasTable:
                 written[(facet, fold(value))][value] += 1
         return written
 
+    def _totals(self) -> _Totals:
+        """The evidence summed over articles (kept, and updated article by article)."""
+        if self._sums is None:
+            sums = _Totals()
+            for values in self.articles.values():
+                sums.add(_contribution(values), 1)
+            self._sums = sums
+        return self._sums
+
     def learnt(self) -> Resolver:
         """The aliases the evidence gives, without the overrides."""
-        forms: dict[str, Counter] = defaultdict(Counter)  # key -> written forms (articles)
-        types: dict[str, Counter] = defaultdict(Counter)  # key -> facets
+        sums = self._totals()
+        forms, types = dict(sums.forms), dict(sums.types)  # read only: no keys added
         votes: dict[str, Counter] = defaultdict(Counter)  # short norm -> long norm -> votes
-        prefixed: Counter = Counter()  # (short norm, long norm, prefix) seen together
-        folded: dict[str, str] = {}
-        for values in self.articles.values():
-            keys = {}
-            for facet, value in values:
-                k = folded.get(value)
-                if k is None:
-                    k = folded[value] = fold(value)
-                keys.setdefault(k, facet)
-                types[k][facet] += 1
-                forms[k][value] += 1
-            by_norm = {normal_form(k): k for k in keys}
-            written_as = {folded[v]: v for _, v in values}
-            for snorm, skey in by_norm.items():
-                letters = short_letters(snorm) if _acronym_form(written_as[skey]) else None
-                for lnorm in by_norm:
-                    if lnorm == snorm:
-                        continue
-                    lkey = by_norm[lnorm]
-                    if len(_words(lnorm)) < 2:
-                        if (
-                            letters
-                            and keys[skey] == keys[lkey] == "org"
-                            and _letters_in(letters, lnorm)
-                        ):
-                            votes[snorm][lnorm] += 1  # "VW" / "Volkswagen AG"
-                        continue
-                    if letters and _acronym_of(letters, lkey):
-                        votes[snorm][lnorm] += 2 if initials(lkey) == letters else 1
-                    elif keys[skey] == keys[lkey] == "org":
-                        if not letters and (_clips(snorm, lnorm) or _leads(snorm, lnorm, lkey)):
-                            # not "Brazil" / "Brazilian Coffee Institute" (a place), nor
-                            # "GATT" / "GATT Council" (an acronym is a name of its own)
-                            rest = [w for w in _words(lnorm)[1:] if w not in LINK_WORDS]
-                            # a place after the name makes a branch: checked below
-                            prefixed[(snorm, lnorm, "of " + " ".join(rest))] += 1
-                        elif prefix := _place_prefix(snorm, lnorm):
-                            prefixed[(snorm, lnorm, prefix)] += 1
+        for (snorm, lnorm), n in sums.votes.items():
+            votes[snorm][lnorm] = n
+        prefixed = sums.prefixed
         # 1. spelling variants: one group per normal form
         group_of: dict[str, str] = {k: normal_form(k) for k in forms}
         group_forms: dict[str, Counter] = defaultdict(Counter)
@@ -383,7 +448,7 @@ class AliasTable:
         for k in forms:
             cnorm = final(group_of[k])
             shown = display_of_norm.get(cnorm, k)
-            ckey = fold(shown)
+            ckey = _fold(shown)
             if ckey != k:
                 r.canon[k] = ckey
                 r.display[ckey] = shown
@@ -402,7 +467,7 @@ class AliasTable:
             if n >= 3 and 3 * n >= 2 * sum(t.values()) and n < sum(t.values()):
                 r.types[c] = f
                 shown = display_of_norm.get(group_of.get(c, ""), "")
-                if c not in r.display and shown and fold(shown) == c:
+                if c not in r.display and shown and _fold(shown) == c:
                     r.display[c] = shown
         return r
 
@@ -598,6 +663,9 @@ class AliasStore:
         self._stamp: tuple | None = None
         self._resolver = Resolver()
         self._evidence: tuple[tuple, dict[str, list]] | None = None  # (stamp, articles)
+        # the last commit's table with its summed evidence (stamp of the evidence file):
+        # the next commit of this process updates it article by article
+        self._kept: tuple[tuple, AliasTable] | None = None
 
     @property
     def evidence_path(self) -> Path:
@@ -683,22 +751,30 @@ class AliasStore:
         alias table) or damaged, so no article's names are lost.
         """
         before = self.evidence()
-        articles = dict(before if before is not None else stored())
+        table = self._kept
+        if table is None or before is None or table[0] != self._file_stamp(self.evidence_path):
+            # first commit of this process (or the files changed under it): sum the
+            # evidence once; later commits of the process update the sums per article
+            t = AliasTable()
+            for aid, values in (before if before is not None else stored()).items():
+                t.articles[aid] = values
+            table = (None, t)
+        t = table[1]
+        self._kept = None  # until this commit is in place (a failed one leaves no sums)
         for aid in deleted:
-            articles.pop(aid, None)
+            t.forget(aid)
         for aid, values in learnt.items():
-            articles[aid] = sorted(
-                [list(p) for p in {(f, v) for f, v in values if f in NAME_FACETS and v}]
-            )
-        return self._prepare(articles)
+            t.learn(((f, v) for f, v in values if f in NAME_FACETS and v), aid)
+        return self._prepare(t)
 
     def replace(self, learnt: dict[str, list[tuple[str, str]]]) -> None:
         """Replace all evidence and the table (``WhooshStore.rebuild_aliases``)."""
-        self._prepare({aid: [list(p) for p in values] for aid, values in learnt.items()})()
-
-    def _prepare(self, articles: dict[str, list]) -> Callable[[], None]:
         t = AliasTable()
-        t.articles = articles
+        t.articles = {aid: [list(p) for p in values] for aid, values in learnt.items()}
+        self._prepare(t)()
+
+    def _prepare(self, t: AliasTable) -> Callable[[], None]:
+        articles = t.articles
         r = t.learnt()
         evidence = _write_tmp(self.evidence_path, {"version": 1, "articles": articles})
         table = _write_tmp(
@@ -710,12 +786,16 @@ class AliasStore:
             os.replace(evidence, self.evidence_path)
             os.replace(table, self.table_path)
             fsync_path(self.path)
-            self._evidence = (self._file_stamp(self.evidence_path), articles)
+            stamp = self._file_stamp(self.evidence_path)
+            self._evidence = (stamp, articles)
+            self._kept = (stamp, t)
 
         return install
 
     def discard(self) -> None:
-        """Remove temporary files a failed commit left."""
+        """Remove temporary files a failed commit left (and forget the sums it changed)."""
+        self._kept = None
+        self._evidence = None
         for p in (self.evidence_path, self.table_path):
             try:
                 os.remove(p.with_name(p.name + ".tmp"))

@@ -166,6 +166,37 @@ def test_forgetting_an_article_takes_its_evidence_away():
     assert t.canonical("org", "EC") == "EC"
 
 
+def test_a_table_updated_article_by_article_equals_one_learnt_at_once():
+    """A writer keeps the summed evidence between commits and updates it per article put,
+    replaced or deleted: the aliases must be those of the same articles counted at once."""
+    import random
+
+    rng = random.Random(7)
+    names = [("org", "European Community"), ("org", "EC"), ("org", "European Commission"),
+             ("org", "Securities and Exchange Commission"), ("org", "SEC"), ("org", "Fed"),
+             ("org", "Federal Reserve Board"), ("org", "Federal Reserve"),
+             ("person", "Carl Icahn"), ("person", "Carl C. Icahn"), ("person", "Icahn"),
+             ("speaker", "Icahn"), ("place", "U.S."), ("org", "U.S. Treasury"),
+             ("org", "Treasury"), ("org", "Moody's"), ("org", "Moody's Investors Service"),
+             ("place", "Calif."), ("place", "California"), ("org", "VW"),
+             ("org", "Volkswagen AG")]  # fmt: skip
+    live = AliasTable()
+    live.learnt()  # the sums exist from here on: every change below updates them
+    for step in range(300):
+        aid = f"a{rng.randrange(40)}"
+        if rng.random() < 0.2:
+            live.forget(aid)
+        else:
+            live.learn(rng.sample(names, rng.randrange(1, 7)), article_id=aid)
+        if step % 50 == 49:
+            fresh = AliasTable()
+            for a, values in live.articles.items():
+                fresh.learn([tuple(v) for v in values], article_id=a)
+            got, want = live.learnt(), fresh.learnt()
+            assert (got.canon, got.display, got.types) == (want.canon, want.display, want.types)
+            assert want.canon  # the sample does teach aliases
+
+
 def test_overrides_win_and_can_keep_a_name_apart():
     t = table_of([("org", "European Community"), ("org", "EC")])
     t.overrides = parse_overrides("# mine\nEC = EC\nBig Blue = International Business Machines\n")
