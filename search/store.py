@@ -39,6 +39,7 @@ from whoosh.writing import NO_MERGE
 
 from . import (
     integrity,
+    quoteclusters,
     whoosh_fixes,  # noqa: F401  (applies the fixes)
 )
 from .docvalues import persist_on_commit
@@ -555,6 +556,7 @@ class WhooshStore:
             with reading(self.path):
                 w = self.ix.writer(_lk=False, limitmb=WRITER_MEMORY_MB)
             persist_on_commit(w)  # new and merged segments get their doc-values file
+            quoteclusters.persist_on_commit(w)  # ... and their quotation signatures
             try:
                 yield w
             except BaseException:
@@ -617,12 +619,16 @@ class WhooshStore:
         from . import dvstore
 
         try:
-            live = {dvstore.file_name(s.segment_id()) for s in self.ix._segments()}
+            live = {
+                dvstore.file_name(s.segment_id(), ext)
+                for s in self.ix._segments()
+                for ext in (dvstore.EXT, quoteclusters.EXT)
+            }
             names = os.listdir(self.path)
         except Exception:  # noqa: BLE001 - best effort: the next commit's cleanup tries again
             return
         for name in names:
-            if name.endswith(dvstore.EXT) and name not in live:
+            if name.endswith((dvstore.EXT, quoteclusters.EXT)) and name not in live:
                 try:
                     os.remove(self.path / name)
                 except OSError:
