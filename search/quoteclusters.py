@@ -63,7 +63,9 @@ NUM_PERM = 64
 BANDS = 32
 ROWS = NUM_PERM // BANDS
 MIN_WORDS = 6  # shorter quotations ("no comment") are never clustered
-CONTAINMENT = 0.7
+LONG = 10  # shingles (11 words): from here a quotation may be a cut or edited copy
+CONTAINMENT = 0.7  # long: share of the shorter one's shingles the other holds
+SHORT_JACCARD = 0.8  # short (6 to 10 words): only near-identical copies
 VERSION = 1
 
 _WORD = re.compile(r"[^\W_]+(?:['’.,][^\W_]+)*")
@@ -239,9 +241,12 @@ def persist_on_commit(writer: Any) -> Any:
 
 
 def _compatible_speakers(a: str, b: str) -> bool:
+    """Unknown on either side, or one name's words all in the other's ("carlucci",
+    "frank carlucci"); "anz merchant bank ltd" and "orion royal bank ltd" differ."""
     if not a or not b or a == b:
         return True
-    return a.split()[-1] == b.split()[-1]
+    wa, wb = set(a.split()), set(b.split())
+    return wa <= wb or wb <= wa
 
 
 def _figures_fit(short: list[str], long: list[str]) -> bool:
@@ -268,26 +273,31 @@ def link(
         key = s[:, b * ROWS]
         for r in range(1, ROWS):
             key = key * np.uint64(0x9E3779B1) ^ s[:, b * ROWS + r]
-        order = np.argsort(key, kind="stable")
+        order = np.argsort(key)
         k = key[order]
-        same = k[1:] == k[:-1]
-        if not same.any():
+        starts = np.empty(len(k), dtype=bool)
+        starts[0] = True
+        np.not_equal(k[1:], k[:-1], out=starts[1:])
+        if starts.all():
             continue
-        # each member of a run against the run's first member
-        run_start = np.flatnonzero(np.concatenate(([True], ~same)))
-        first_of = run_start[np.searchsorted(run_start, np.arange(len(k)), side="right") - 1]
-        member = np.flatnonzero(first_of != np.arange(len(k)))
+        # each member of a run of equal keys against the run's first member
+        idx = np.arange(len(k))
+        first_of = np.maximum.accumulate(np.where(starts, idx, 0))
+        member = np.flatnonzero(~starts)
         cand_a.append(usable[order[first_of[member]]])
         cand_b.append(usable[order[member]])
     if not cand_a:
         return _labels(parent)
-    pairs = np.unique(np.stack([np.concatenate(cand_a), np.concatenate(cand_b)], axis=1), axis=0)
-    a, b = pairs[:, 0], pairs[:, 1]
+    pairs = np.unique(np.concatenate(cand_a) * n + np.concatenate(cand_b))
+    a, b = pairs // n, pairs % n
     jac = (sig[a] == sig[b]).mean(axis=1)
     na, nb = nsh[a].astype(np.float64), nsh[b].astype(np.float64)
     inter = jac * (na + nb) / (1.0 + jac)
     contain = inter / np.minimum(na, nb)
-    ok = np.flatnonzero(contain >= CONTAINMENT)
+    short_side = np.minimum(na, nb)
+    ok = np.flatnonzero(
+        ((short_side >= LONG) & (contain >= CONTAINMENT)) | (jac >= SHORT_JACCARD)
+    )
     for i in ok.tolist():
         x, y = int(a[i]), int(b[i])
         if not _compatible_speakers(speakers[x], speakers[y]):
