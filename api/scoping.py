@@ -36,6 +36,7 @@ HEADER = "X-Newsquarry-Key"
 SCOPED_ENDPOINTS = {
     "search.search_passages",
     "search.search_quotes",
+    "search.quote_cluster",
     "search.facet_value_search",
     "documents.get_passage",
     "documents.get_article",
