@@ -204,7 +204,8 @@ def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
         )
         group = fields.String(
             load_default="none",
-            validate=validate.OneOf(GROUPS),
+            # "cluster" groups quotations: the quote search only
+            validate=validate.OneOf(GROUPS if mode == "quotes" else ("none", "article")),
             metadata={
                 "description": "article: one hit per article (its best), with more_count "
                 "and more_ids of its other hits; paging counts articles (total_articles). "

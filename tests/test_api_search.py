@@ -313,6 +313,8 @@ def test_match_group_and_interpretations_are_in_the_openapi_document(client):
     assert params["match"]["schema"]["enum"] == ["most", "all", "any"]
     assert params["match"]["schema"]["default"] == "most"
     assert params["group"]["schema"]["enum"] == ["none", "article"]
+    quote_params = {p["name"]: p for p in spec["paths"]["/v1/quotes"]["get"]["parameters"]}
+    assert quote_params["group"]["schema"]["enum"] == ["none", "article", "cluster"]
     schemas = spec["components"]["schemas"]
     response = next(s for n, s in schemas.items() if n.startswith("PassageSearchResponse"))
     assert {"interpretations", "total_articles", "suggestion_total"} <= set(response["properties"])
@@ -378,7 +380,7 @@ def test_quote_hits_carry_their_cluster_and_group_cluster_pages_by_cluster(clust
     assert len(ids) == len(set(ids)) == 5
     resp = cluster_client.get("/v1/search?q=wheat&group=cluster")
     assert resp.status_code == 400 and resp.mimetype == PROBLEM
-    assert "mode=quotes" in resp.get_json()["detail"]
+    assert "group" in resp.get_json()["errors"]
 
 
 def test_get_quote_cluster(cluster_client):
