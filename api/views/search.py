@@ -334,7 +334,11 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
     @blp.route("/quotes/<string:cluster>", methods=["GET"])
     @blp.arguments(cluster_args, location="query", error_status_code=400, unknown=RAISE)
     @blp.response(200, QuoteClusterSchema)
-    @blp.alt_response(404, schema=ProblemSchema, description="No cluster with this id")
+    @blp.alt_response(404, schema=ProblemSchema, content_type="application/problem+json",
+                      description="No cluster with this id (or none of its copies in the "
+                      "key's scope)")  # fmt: skip
+    @blp.alt_response(403, schema=ProblemSchema, content_type="application/problem+json",
+                      description="Invalid, tampered or expired key")  # fmt: skip
     def quote_cluster(args: dict[str, Any], cluster: str) -> Response:
         """A quotation cluster: the same quotation carried by several articles.
 
