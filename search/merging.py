@@ -185,7 +185,7 @@ def _merge(store: Any, ix: Any) -> bool:
     from whoosh.reading import SegmentReader
     from whoosh.writing import SegmentWriter
 
-    from . import dvstore
+    from . import dvstore, quoteclusters
     from .docvalues import compute_segment
 
     folder = Path(ix.storage.folder)
@@ -230,6 +230,8 @@ def _merge(store: Any, ix: Any) -> bool:
         finally:
             reader.close()
         dvstore.write(work, merged.segment_id(), merged.doc_count_all(), arrays, meta)
+        # quotation signatures: carried over from the sources (search.quoteclusters)
+        quoteclusters.write_merged(work, merged, ix.storage, toc.schema, sources, maps)
         names = [n for n in os.listdir(work) if n.startswith(merged.segment_id() + ".")]
         for name in names:
             fsync_path(work / name)

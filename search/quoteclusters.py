@@ -212,6 +212,53 @@ def write_segment_file(folder: Any, segid: str, ndocs: int, data: QuoteData) -> 
     )
 
 
+def load_segment(folder: Any, storage: Any, schema: Any, segment: Any) -> QuoteData:
+    """A committed segment's quotation data: from its file, else from its stored fields."""
+    from whoosh.reading import SegmentReader
+
+    segid, ndocs = segment.segment_id(), segment.doc_count_all()
+    src = dvstore.read(folder, segid, ndocs, ext=EXT)
+    data = _from_file(src) if src is not None else None
+    if data is None:
+        reader = SegmentReader(storage, schema, segment)
+        try:
+            data = compute_segment(reader)
+        finally:
+            reader.close()
+    return data
+
+
+def write_merged(
+    folder: Any, merged: Any, storage: Any, schema: Any, sources: list[Any], maps: list[Any]
+) -> None:
+    """Save a merged segment's quotation data, carried over from its sources' (no stored
+    field is read again). ``maps``: per source, (segment id, deletions, first new docnum,
+    live docnums in order), as ``merging._merge`` copies them."""
+    docs, sigs, nsh, speakers, figs, ids = [], [], [], [], [], []
+    for seg, (_sid, _deleted, base, live) in zip(sources, maps, strict=True):
+        data = load_segment(storage.folder, storage, schema, seg)
+        new = np.full(seg.doc_count_all(), -1, dtype=np.int64)
+        new[np.asarray(live, dtype=np.int64)] = base + np.arange(len(live))
+        mapped = new[data.docs] if len(data.docs) else np.zeros(0, np.int64)
+        keep = np.flatnonzero(mapped >= 0)
+        docs.append(mapped[keep])
+        sigs.append(data.sig[keep])
+        nsh.append(data.nsh[keep])
+        for i in keep.tolist():
+            speakers.append(data.speakers[i])
+            figs.append(data.figures[i])
+            ids.append(data.ids[i])
+    data = QuoteData(
+        docs=np.concatenate(docs).astype(np.int32) if docs else np.zeros(0, np.int32),
+        sig=np.concatenate(sigs) if sigs else np.zeros((0, NUM_PERM), np.uint32),
+        nsh=np.concatenate(nsh) if nsh else np.zeros(0, np.int32),
+        speakers=speakers,
+        figures=figs,
+        ids=ids,
+    )
+    write_segment_file(folder, merged.segment_id(), merged.doc_count_all(), data)
+
+
 def persist_on_commit(writer: Any) -> Any:
     """Make a Whoosh writer save the quotation signatures of the segments its commit adds
     (before the TOC names them; see ``docvalues.persist_on_commit``)."""

@@ -300,3 +300,32 @@ def test_signature_files_are_derived_data(story, tmp_path, damage):
     assert after == before
     # rebuilt once from the stored quotations, byte for byte what the commit wrote
     assert {p.name: p.read_bytes() for p in files} == originals
+
+
+def test_a_merged_segment_carries_its_sources_signatures_over(tmp_path):
+    from newsquarry.search.merging import merge_once, merge_tiered
+
+    try:
+        from tests.api_support import cluster_articles
+    except ModuleNotFoundError:
+        from api_support import cluster_articles
+    arts = cluster_articles()
+    store = build(tmp_path / "ix", [arts[:3], arts[3:5], arts[5:]])
+    store.delete("crop-rice")  # a deletion the merge drops
+    before = [(h.id, h.cluster, h.cluster_articles) for h in quote_search(store, per_page=50).hits]
+    store.merge_policy = merge_tiered(factor=3, floor_docs=5)
+    assert merge_once(store)
+    segs = [s.segment_id() for s in store.ix._segments()]
+    assert len(segs) == 1
+    path = store.path / f"{segs[0]}{qc.EXT}"
+    carried = path.read_bytes()
+    again = WhooshStore(store.path, create=False, background_merges=False)
+    after = [(h.id, h.cluster, h.cluster_articles) for h in quote_search(again, per_page=50).hits]
+    assert after == before
+    # exactly what reading the merged segment's stored quotations gives
+    path.unlink()
+    fresh = WhooshStore(store.path, create=False, background_merges=False)
+    assert [(h.id, h.cluster) for h in quote_search(fresh, per_page=50).hits] == [
+        (i, c) for i, c, _ in before
+    ]
+    assert path.read_bytes() == carried
