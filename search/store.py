@@ -710,7 +710,10 @@ class WhooshStore:
             manifest = integrity.quick_check(self.path, self.generation)
             self.searcher()
             for name in manifest.files if manifest else ():
-                if not name.endswith(integrity.ARTICLES_EXT):
+                # derived files (doc values, quotation signatures) are rebuilt when damaged
+                if not name.endswith(
+                    (integrity.ARTICLES_EXT, integrity.DERIVED_EXT, integrity.QUOTES_EXT)
+                ):
                     try:
                         integrity.VERIFIER.verify(str(self.path / name))
                     except FileNotFoundError:
