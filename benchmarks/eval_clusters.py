@@ -35,15 +35,17 @@ DIGIT = re.compile(r"\d")
 MARKS = [("“", "”"), ('"', '"'), ("«", "»"), ("'", "'"), ("‘", "’")]
 
 
-def quotations(store: WhooshStore) -> list[tuple[int, str, str, str]]:
-    """(global docnum, text, speaker, id) of every live quotation."""
+def quotations(store: WhooshStore) -> list[tuple[int, str, str, str, str, int]]:
+    """(global docnum, text, speaker, id, kind, YYYYMMDD date) of every live quotation."""
     from whoosh.query import Term
 
     s = store.searcher()
     out = []
     for d in sorted(s.docs_for_query(Term("doctype", "quote"))):
         f = s.stored_fields(d)
-        out.append((d, f.get("quote") or "", f.get("speaker") or "", f.get("id") or ""))
+        date = int((f.get("date") or "0").replace("-", "")[:8] or 0)
+        out.append((d, f.get("quote") or "", f.get("speaker") or "", f.get("id") or "",
+                    f.get("quote_kind") or "", date))  # fmt: skip
     return out
 
 
@@ -74,7 +76,7 @@ def recall(path: str, sample: int, seed: int) -> dict[str, Any]:
     rows = quotations(store)
     rng = random.Random(seed)
     counts: dict[str, int] = {}
-    for _, text, _, _ in rows:
+    for _, text, *_ in rows:
         for x in qc.words(text):
             counts[x] = counts.get(x, 0) + 1
     vocab = [x for x, _ in sorted(counts.items(), key=lambda kv: -kv[1]) if x.isalpha()]
@@ -87,19 +89,22 @@ def recall(path: str, sample: int, seed: int) -> dict[str, Any]:
             kinds = KINDS
         chosen = rng.sample(pool, min(sample, len(pool)))
         extra = []
-        for n, (_, text, speaker, qid) in enumerate(chosen):
+        for n, (_, text, speaker, qid, qkind, date) in enumerate(chosen):
             for kind in kinds:
-                extra.append((n, kind, edit(rng, kind, text, vocab), speaker, qid))
-        records = [(i, t, s, q) for i, (_, t, s, q) in enumerate(rows)]
+                extra.append((n, kind, edit(rng, kind, text, vocab), speaker, qid, qkind, date))
+        records = [(i, t, s, q, k) for i, (_, t, s, q, k, _) in enumerate(rows)]
         base = len(records)
-        records += [(base + k, t, s, f"{q}~{k}") for k, (_, _, t, s, q) in enumerate(extra)]
+        records += [(base + k, t, s, f"{q}~{k}", qk) for k, (_, _, t, s, q, qk, _) in
+                    enumerate(extra)]  # fmt: skip
+        dates = np.asarray([r[5] for r in rows] + [e[6] for e in extra], dtype=np.int64)
         t0 = time.perf_counter()
         data = qc.compute(records)
-        labels = qc.link(data.sig, data.nsh, data.speakers, data.figures)
+        labels = qc.link(data.sig, data.nsh, data.speakers, data.figures, dates=dates,
+                         indirect=data.indirect)  # fmt: skip
         took = time.perf_counter() - t0
         index_of = {r[3]: i for i, r in enumerate(rows)}
         per = {k: [0, 0] for k in kinds}
-        for k, (n, kind, _, _, _) in enumerate(extra):
+        for k, (n, kind, *_) in enumerate(extra):
             per[kind][1] += 1
             per[kind][0] += int(labels[base + k] == labels[index_of[chosen[n][3]]])
         grouped = sum(v[0] for v in per.values())

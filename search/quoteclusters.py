@@ -44,6 +44,7 @@ keeps working.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import re
@@ -66,7 +67,8 @@ MIN_WORDS = 6  # shorter quotations ("no comment") are never clustered
 LONG = 10  # shingles (11 words): from here a quotation may be a cut or edited copy
 CONTAINMENT = 0.7  # long: share of the shorter one's shingles the other holds
 SHORT_JACCARD = 0.8  # short (6 to 10 words): only near-identical copies
-VERSION = 1
+WINDOW_DAYS = 7  # a copy comes at most this long after the first-seen one
+VERSION = 2
 
 _WORD = re.compile(r"[^\W_]+(?:['’.,][^\W_]+)*")
 _DIGIT = re.compile(r"\d")
@@ -104,9 +106,15 @@ def shingles(tokens: list[str], memo: dict[str, int] | None = None) -> list[int]
     return list({(a << 32) | b for a, b in zip(h, h[1:], strict=False)})
 
 
+_NUMBER_WORDS = frozenset(
+    "two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty "
+    "fifty sixty seventy eighty ninety hundred thousand".split()
+)  # "one" is a pronoun too often
+
+
 def figures(tokens: list[str]) -> list[str]:
-    """The tokens holding a digit (amounts, dates, percentages)."""
-    return sorted({w for w in tokens if _DIGIT.search(w)})
+    """The tokens holding a digit (amounts, dates, percentages) or a number word."""
+    return sorted({w for w in tokens if _DIGIT.search(w) or w in _NUMBER_WORDS})
 
 
 def signatures(flat: np.ndarray, lens: np.ndarray) -> np.ndarray:
@@ -134,14 +142,15 @@ class QuoteData:
     speakers: list[str]  # folded speaker ("" unknown)
     figures: list[list[str]]  # figures of each quotation
     ids: list[str]  # quotation ids ("<passage id>#q<n>")
+    indirect: np.ndarray  # 1 for reported (indirect) speech
 
 
-def compute(records: list[tuple[int, str, str, str]]) -> QuoteData:
-    """Cluster data for quotations given as (local docnum, text, speaker, id)."""
+def compute(records: list[tuple]) -> QuoteData:
+    """Cluster data for quotations given as (local docnum, text, speaker, id[, kind])."""
     flat: list[int] = []
     nsh, speakers, figs = [], [], []
     memo: dict[str, int] = {}
-    for _, text, speaker, _ in records:
+    for _, text, speaker, *_ in records:
         tokens = words(text or "")
         sh = shingles(tokens, memo) if len(tokens) >= MIN_WORDS else []
         flat.extend(sh)
@@ -156,6 +165,7 @@ def compute(records: list[tuple[int, str, str, str]]) -> QuoteData:
         speakers=speakers,
         figures=figs,
         ids=[r[3] for r in records],
+        indirect=np.asarray([len(r) > 4 and r[4] == "indirect" for r in records], dtype=np.uint8),
     )
 
 
@@ -169,6 +179,7 @@ def _to_arrays(data: QuoteData) -> dict[str, np.ndarray]:
         "docs": data.docs,
         "sig": data.sig.reshape(-1),
         "nsh": data.nsh,
+        "indirect": data.indirect,
         "strings": np.frombuffer(strings, dtype=np.uint8),
     }
 
@@ -185,11 +196,12 @@ def _from_file(src: Any) -> QuoteData | None:
         speakers=strings["speakers"],
         figures=strings["figures"],
         ids=strings["ids"],
+        indirect=src.array("indirect"),
     )
 
 
-def segment_records(reader: Any) -> list[tuple[int, str, str, str]]:
-    """(local docnum, quote text, speaker, id) of every quote document of a segment
+def segment_records(reader: Any) -> list[tuple[int, str, str, str, str]]:
+    """(local docnum, quote text, speaker, id, kind) of every quote document of a segment
     (deleted ones included: segments are immutable, deletions are masked later)."""
     from .docvalues import segment_postings
 
@@ -198,7 +210,8 @@ def segment_records(reader: Any) -> list[tuple[int, str, str, str]]:
     out = []
     for docnum in sorted(set(ids.tolist())):
         d = reader.stored_fields(docnum)
-        out.append((docnum, d.get("quote") or "", d.get("speaker") or "", d.get("id") or ""))
+        out.append((docnum, d.get("quote") or "", d.get("speaker") or "", d.get("id") or "",
+                    d.get("quote_kind") or ""))  # fmt: skip
     return out
 
 
@@ -234,7 +247,7 @@ def write_merged(
     """Save a merged segment's quotation data, carried over from its sources' (no stored
     field is read again). ``maps``: per source, (segment id, deletions, first new docnum,
     live docnums in order), as ``merging._merge`` copies them."""
-    docs, sigs, nsh, speakers, figs, ids = [], [], [], [], [], []
+    docs, sigs, nsh, speakers, figs, ids, indirect = [], [], [], [], [], [], []
     for seg, (_sid, _deleted, base, live) in zip(sources, maps, strict=True):
         data = load_segment(storage.folder, storage, schema, seg)
         new = np.full(seg.doc_count_all(), -1, dtype=np.int64)
@@ -244,6 +257,7 @@ def write_merged(
         docs.append(mapped[keep])
         sigs.append(data.sig[keep])
         nsh.append(data.nsh[keep])
+        indirect.append(data.indirect[keep])
         for i in keep.tolist():
             speakers.append(data.speakers[i])
             figs.append(data.figures[i])
@@ -255,6 +269,7 @@ def write_merged(
         speakers=speakers,
         figures=figs,
         ids=ids,
+        indirect=np.concatenate(indirect) if indirect else np.zeros(0, np.uint8),
     )
     write_segment_file(folder, merged.segment_id(), merged.doc_count_all(), data)
 
@@ -300,19 +315,49 @@ def _figures_fit(short: list[str], long: list[str]) -> bool:
     return not short or set(short) <= set(long)
 
 
+def _day_numbers(dates: np.ndarray) -> np.ndarray:
+    """YYYYMMDD ints -> day numbers (proleptic ordinals); 0 (no date) stays 0."""
+    out = np.zeros(len(dates), dtype=np.int64)
+    for value in np.unique(dates).tolist():
+        if value <= 0:
+            continue
+        y, m, d = value // 10000, value // 100 % 100, value % 100
+        try:
+            day = datetime.date(y, max(m, 1), max(d, 1)).toordinal()
+        except ValueError:
+            continue
+        out[dates == value] = day
+    return out
+
+
 def link(
     sig: np.ndarray,
     nsh: np.ndarray,
     speakers: list[str],
     figs: list[list[str]],
+    dates: np.ndarray | None = None,
+    indirect: np.ndarray | None = None,
+    seen_order: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Cluster labels (0..k-1, one per quotation) from signatures: connected
-    components of the checked candidate pairs."""
+    """Cluster labels (0..k-1, one per quotation).
+
+    Candidates (a shared band value) are checked (``CONTAINMENT``, speakers,
+    figures); then, in first-seen order (``seen_order``: a rank per quotation,
+    default their order), a quotation joins the cluster of the earliest checked
+    partner that founded a cluster, if it is at most ``WINDOW_DAYS`` later: every
+    member is a near-duplicate of the cluster's first-seen copy, so template
+    sentences that drift day after day ("The Federal Reserve is expected to enter
+    the government securities market to add reserves") do not chain into one
+    cluster. A reported (indirect) statement whose copies fall on three or more
+    dates is a recurring formula: it only groups copies of the same day.
+    ``dates`` are YYYYMMDD ints (0: none, then no window applies).
+    """
     n = len(nsh)
-    parent = np.arange(n, dtype=np.int64)
+    labels = np.arange(n, dtype=np.int64)
     usable = np.flatnonzero(nsh > 0)
     if len(usable) < 2:
-        return _labels(parent)
+        return _renumber(labels)
+    rank = np.arange(n, dtype=np.int64) if seen_order is None else seen_order
     s = sig[usable].astype(np.uint64)
     cand_a: list[np.ndarray] = []
     cand_b: list[np.ndarray] = []
@@ -320,21 +365,21 @@ def link(
         key = s[:, b * ROWS]
         for r in range(1, ROWS):
             key = key * np.uint64(0x9E3779B1) ^ s[:, b * ROWS + r]
-        order = np.argsort(key)
+        # runs of equal keys, each in first-seen order: members against the earliest
+        order = np.lexsort((rank[usable], key))
         k = key[order]
         starts = np.empty(len(k), dtype=bool)
         starts[0] = True
         np.not_equal(k[1:], k[:-1], out=starts[1:])
         if starts.all():
             continue
-        # each member of a run of equal keys against the run's first member
         idx = np.arange(len(k))
         first_of = np.maximum.accumulate(np.where(starts, idx, 0))
         member = np.flatnonzero(~starts)
         cand_a.append(usable[order[first_of[member]]])
         cand_b.append(usable[order[member]])
     if not cand_a:
-        return _labels(parent)
+        return _renumber(labels)
     pairs = np.unique(np.concatenate(cand_a) * n + np.concatenate(cand_b))
     a, b = pairs // n, pairs % n
     jac = (sig[a] == sig[b]).mean(axis=1)
@@ -343,6 +388,7 @@ def link(
     contain = inter / np.minimum(na, nb)
     short_side = np.minimum(na, nb)
     ok = np.flatnonzero(((short_side >= LONG) & (contain >= CONTAINMENT)) | (jac >= SHORT_JACCARD))
+    partners: dict[int, list[int]] = {}
     for i in ok.tolist():
         x, y = int(a[i]), int(b[i])
         if not _compatible_speakers(speakers[x], speakers[y]):
@@ -350,31 +396,35 @@ def link(
         short, long = (x, y) if nsh[x] <= nsh[y] else (y, x)
         if not _figures_fit(figs[short], figs[long]):
             continue
-        rx, ry = _find(parent, x), _find(parent, y)
-        if rx != ry:
-            parent[max(rx, ry)] = min(rx, ry)
-    return _labels(parent)
+        partners.setdefault(x, []).append(y)
+        partners.setdefault(y, []).append(x)
+    if not partners:
+        return _renumber(labels)
+    days = _day_numbers(dates) if dates is not None else np.zeros(n, dtype=np.int64)
+    formula = set()
+    if indirect is not None:
+        for x, ps in partners.items():
+            if indirect[x] and len({int(days[y]) for y in ps} | {int(days[x])}) >= 3:
+                formula.add(x)
+    for x in sorted(partners, key=lambda q: int(rank[q])):
+        best = -1
+        for p in partners[x]:
+            if rank[p] >= rank[x] or labels[p] != p:
+                continue  # later, or not a cluster's first-seen copy
+            dp, dx = int(days[p]), int(days[x])
+            if dp and dx and (dx - dp > WINDOW_DAYS or (p in formula and dx != dp)):
+                continue
+            if best < 0 or rank[p] < rank[best]:
+                best = p
+        if best >= 0:
+            labels[x] = best
+    return _renumber(labels)
 
 
-def _find(parent: np.ndarray, x: int) -> int:
-    root = x
-    while parent[root] != root:
-        root = int(parent[root])
-    while parent[x] != root:
-        parent[x], x = root, int(parent[x])
-    return root
-
-
-def _labels(parent: np.ndarray) -> np.ndarray:
-    # resolve every node to its root (roots are the smallest member), then number them
-    roots = parent.copy()
-    while True:
-        nxt = roots[roots]
-        if np.array_equal(nxt, roots):
-            break
-        roots = nxt
-    _, labels = np.unique(roots, return_inverse=True)
-    return labels.astype(np.int64)
+def _renumber(labels: np.ndarray) -> np.ndarray:
+    """Cluster labels numbered 0..k-1."""
+    _, out = np.unique(labels, return_inverse=True)
+    return out.astype(np.int64)
 
 
 def cluster_id(quote_id: str) -> str:
@@ -395,34 +445,41 @@ class Clusters:
 
     def __init__(self, view: Any, parts: list[tuple[int, QuoteData]]) -> None:
         live = view.live
-        qdocs, sig, nsh, speakers, figs, ids = [], [], [], [], [], []
+        qdocs, sig, nsh, indirect, speakers, figs, ids = [], [], [], [], [], [], []
         for off, data in parts:
             g = data.docs.astype(np.int64) + off
             keep = np.flatnonzero(live[g]) if len(g) else np.zeros(0, np.int64)
             qdocs.append(g[keep])
             sig.append(data.sig[keep])
             nsh.append(data.nsh[keep])
+            indirect.append(data.indirect[keep])
             for i in keep.tolist():
                 speakers.append(data.speakers[i])
                 figs.append(data.figures[i])
                 ids.append(data.ids[i])
         self.qdocs = np.concatenate(qdocs) if qdocs else np.zeros(0, np.int64)
         self.ids = ids
+        # first seen first: earliest date (dateless last), then article id, then position
+        # (docnum order within an article)
+        raw_dates = view.date[self.qdocs].astype(np.int64)
+        dates = np.where(raw_dates == 0, 99999999, raw_dates)
+        seen = np.lexsort((self.qdocs, view.tiebreak[self.qdocs], dates))
+        rank = np.empty(len(seen), dtype=np.int64)
+        rank[seen] = np.arange(len(seen))
         labels = link(
             np.concatenate(sig) if sig else np.zeros((0, NUM_PERM), np.uint32),
             np.concatenate(nsh) if nsh else np.zeros(0, np.int32),
             speakers,
             figs,
+            dates=raw_dates,
+            indirect=np.concatenate(indirect) if indirect else np.zeros(0, np.uint8),
+            seen_order=rank,
         )
         self.count = int(labels.max()) + 1 if len(labels) else 0
         self.label = np.full(view.size, -1, dtype=np.int64)
         self.label[self.qdocs] = labels
-        # members of each cluster, first seen first: earliest date (dateless last), then
-        # article id, then position (docnum order within an article)
-        dates = view.date[self.qdocs].astype(np.int64)
-        dates = np.where(dates == 0, 99999999, dates)
-        order = np.lexsort((self.qdocs, view.tiebreak[self.qdocs], dates, labels))
-        self._order = order  # indexes into qdocs, grouped by label
+        order = np.lexsort((rank, labels))
+        self._order = order  # indexes into qdocs, grouped by label, first seen first
         self._start = np.searchsorted(labels[order], np.arange(self.count + 1))
         art = view.article_of[self.qdocs]
         pairs = np.unique(labels * (int(art.max()) + 2 if len(art) else 1) + (art + 1))
