@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from newsquarry.search import quoteclusters as qc
-from newsquarry.search.store import WhooshStore
+from newsquarry.search.store import WhooshStore, stored_document
 
 DIGIT = re.compile(r"\d")
 MARKS = [("“", "”"), ('"', '"'), ("«", "»"), ("'", "'"), ("‘", "’")]
@@ -134,9 +134,10 @@ def sample(path: str, clusters: int, seed: int) -> str:
         for d in members.tolist():
             f = s.stored_fields(d)
             data = json.loads(f.get("data") or "{}")
+            title = (stored_document(s, f.get("passage_id", ""), "passage") or {}).get("title")
             lines.append(
-                f"- `{f['id']}` {f.get('date') or ''} · {data.get('speaker') or '(no speaker)'}"
-                f" · {data.get('kind')}: “{f.get('quote')}”"
+                f"- `{f['id']}` {f.get('date') or ''} · {title} · "
+                f"{data.get('speaker') or '(no speaker)'} · {data.get('kind')}: “{f.get('quote')}”"
             )
         lines.append("")
     return "\n".join(lines)
