@@ -68,6 +68,7 @@ LONG = 10  # shingles (11 words): from here a quotation may be a cut or edited c
 CONTAINMENT = 0.7  # long: share of the shorter one's shingles the other holds
 SHORT_JACCARD = 0.8  # short (6 to 10 words): only near-identical copies
 WINDOW_DAYS = 7  # a copy comes at most this long after the first-seen one
+MAX_RUN = 32  # quotations sharing one band value beyond which it is no evidence
 VERSION = 2
 
 _WORD = re.compile(r"[^\W_]+(?:['’.,][^\W_]+)*")
@@ -358,6 +359,7 @@ def link(
     if len(usable) < 2:
         return _renumber(labels)
     rank = np.arange(n, dtype=np.int64) if seen_order is None else seen_order
+    usable = usable[np.argsort(rank[usable], kind="stable")]  # first seen first
     s = sig[usable].astype(np.uint64)
     cand_a: list[np.ndarray] = []
     cand_b: list[np.ndarray] = []
@@ -365,8 +367,9 @@ def link(
         key = s[:, b * ROWS]
         for r in range(1, ROWS):
             key = key * np.uint64(0x9E3779B1) ^ s[:, b * ROWS + r]
-        # runs of equal keys, each in first-seen order: members against the earliest
-        order = np.lexsort((rank[usable], key))
+        # runs of equal keys, each in first-seen order (a stable sort of quotations in
+        # first-seen order): members against the earliest
+        order = np.argsort(key, kind="stable")
         k = key[order]
         starts = np.empty(len(k), dtype=bool)
         starts[0] = True
@@ -375,7 +378,11 @@ def link(
             continue
         idx = np.arange(len(k))
         first_of = np.maximum.accumulate(np.where(starts, idx, 0))
-        member = np.flatnonzero(~starts)
+        # a band value shared by very many quotations is a common phrase, not a copy:
+        # copies share other bands too
+        run_len = np.diff(np.append(np.flatnonzero(starts), len(k)))
+        big = np.repeat(run_len > MAX_RUN, run_len)
+        member = np.flatnonzero(~starts & ~big)
         cand_a.append(usable[order[first_of[member]]])
         cand_b.append(usable[order[member]])
     if not cand_a:
