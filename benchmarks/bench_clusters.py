@@ -4,8 +4,9 @@
 from an existing index such as a copy of the Reuters one, so spaCy is not in the
 measurement and the quotations are real) are written into a new index in commits of
 ``--commit-every``, with clustering on (signatures computed at each commit) and off,
-interleaved round by round in one process so both share the machine's load. Reported:
-median wall seconds of the writes, the ratio, the signature time per commit, and the
+interleaved round by round in one process so both share the machine's load (which goes
+first alternates). Reported: median wall and process CPU seconds of the writes, their
+ratios, the signature time per commit, and the
 share of a full index run (enrichment included: ``--full-ms`` wall ms per article, by
 default all of Reuters' 275.3 s for 16,735 articles in docs/benchmarks.md) that the
 signatures add if none of their time overlaps enrichment.
@@ -92,7 +93,10 @@ class SignatureClock:
             self.seconds.append(time.perf_counter() - t0)
 
 
-def write_once(items: list, commit_every: int, clustering: bool) -> tuple[float, list[float]]:
+def write_once(
+    items: list, commit_every: int, clustering: bool
+) -> tuple[float, float, list[float]]:
+    """Write ``items`` into a new index; (wall s, process CPU s, signature s per commit)."""
     folder = tempfile.mkdtemp(prefix="nq-clusters-")
     clock = SignatureClock()
     original = qc.persist_on_commit
@@ -103,26 +107,27 @@ def write_once(items: list, commit_every: int, clustering: bool) -> tuple[float,
     try:
         store = WhooshStore(folder, background_merges=False)
         gc.collect()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for i in range(0, len(items), commit_every):
             store.add(items[i : i + commit_every])
-        took = time.perf_counter() - t0
+        took, cpu = time.perf_counter() - t0, time.process_time() - c0
         store.close()
     finally:
         qc.persist_on_commit = original  # type: ignore[assignment]
         qc.compute_segment = clock.original  # type: ignore[assignment]
         shutil.rmtree(folder, ignore_errors=True)
-    return took, clock.seconds
+    return took, cpu, clock.seconds
 
 
 def bench_write(args: argparse.Namespace) -> dict[str, Any]:
     items = enriched(args.index, args.articles)
     quotes = sum(len(p.quotes) for _, ps in items for p in ps)
-    on, off, per_commit = [], [], []
-    for _ in range(args.rounds):
-        for clustering in (False, True):
-            took, sig = write_once(items, args.commit_every, clustering)
+    on, off, cpu_on, cpu_off, per_commit = [], [], [], [], []
+    for r in range(args.rounds):
+        for clustering in (r % 2 == 0, r % 2 == 1):  # alternate which goes first
+            took, cpu, sig = write_once(items, args.commit_every, clustering)
             (on if clustering else off).append(took)
+            (cpu_on if clustering else cpu_off).append(cpu)
             per_commit.extend(sig)
     med_on, med_off = statistics.median(on), statistics.median(off)
     sig_per_article = sum(per_commit) / args.rounds / len(items)
@@ -137,6 +142,9 @@ def bench_write(args: argparse.Namespace) -> dict[str, Any]:
         "median_off": round(med_off, 2),
         "median_on": round(med_on, 2),
         "write_ratio": round(med_on / med_off, 3),
+        "cpu_s_off": [round(x, 2) for x in cpu_off],
+        "cpu_s_on": [round(x, 2) for x in cpu_on],
+        "cpu_ratio": round(statistics.median(cpu_on) / statistics.median(cpu_off), 3),
         "signatures_ms_per_commit": round(statistics.median(per_commit) * 1000, 1)
         if per_commit
         else 0.0,  # fmt: skip
