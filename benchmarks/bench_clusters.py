@@ -121,6 +121,10 @@ def write_once(
 
 def bench_write(args: argparse.Namespace) -> dict[str, Any]:
     items = enriched(args.index, args.articles)
+    # the articles held in memory for the runs are not the writer's garbage: without this,
+    # every extra allocation in a run makes the collector walk them all again
+    gc.collect()
+    gc.freeze()
     quotes = sum(len(p.quotes) for _, ps in items for p in ps)
     on, off, cpu_on, cpu_off, per_commit = [], [], [], [], []
     for r in range(args.rounds):
