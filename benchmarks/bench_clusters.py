@@ -15,9 +15,10 @@ signatures add if none of their time overlaps enrichment.
 quote search after a commit pays), and the first time an index made before clusters
 is opened (signatures computed from the stored quotations, then saved).
 
-``latency``: quote search on the index, top 10 with two filters and four facets,
-``group="none"`` (the baseline) and ``group="cluster"``, interleaved; p50/p95 against
-the faceted search target (p50 < 25 ms, p95 < 100 ms).
+``latency``: quote search on the index, top 10 with two filters and four facets:
+``before`` (clusters switched off: quote search as it was), ``none`` (hits carry their
+cluster) and ``cluster`` (``group="cluster"``), interleaved; p50/p95 against the
+faceted search target (p50 < 25 ms, p95 < 100 ms).
 
 Usage::
 
@@ -197,9 +198,10 @@ def bench_link(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def bench_latency(args: argparse.Namespace) -> dict[str, Any]:
-    from newsquarry.search.searching import run_search
+    from newsquarry.search import searching
 
     store = WhooshStore(args.index, create=False, background_merges=False)
+    with_clusters = searching.clusters_for
 
     def request(q: str, group: str) -> SearchRequest:
         return SearchRequest(
@@ -207,21 +209,34 @@ def bench_latency(args: argparse.Namespace) -> dict[str, Any]:
             filters={"place": ["USA", "UK", "Japan"], "date": ["1987-03", "1987-04"]},
         )  # fmt: skip
 
-    times: dict[str, list[float]] = {"none": [], "cluster": []}
+    def run(q: str, case: str) -> None:
+        # "before": quote search as it was without clusters (no cluster fields on hits)
+        searching.clusters_for = (lambda *a: None) if case == "before" else with_clusters
+        try:
+            searching.run_search(store, request(q, "none" if case == "before" else case))
+        finally:
+            searching.clusters_for = with_clusters
+
+    cases = ("before", "none", "cluster")
+    times: dict[str, list[float]] = {c: [] for c in cases}
+    per_query: dict[str, list[float]] = {}
     for q in QUERIES:  # warm: each query once
-        for g in times:
-            run_search(store, request(q, g))
+        for c in cases:
+            run(q, c)
     for _ in range(args.rounds):
         for q in QUERIES:
-            for g in times:
+            for c in cases:
                 t0 = time.perf_counter()
-                run_search(store, request(q, g))
-                times[g].append((time.perf_counter() - t0) * 1000)
+                run(q, c)
+                ms = (time.perf_counter() - t0) * 1000
+                times[c].append(ms)
+                per_query.setdefault(f"{c}:{q}", []).append(ms)
     out: dict[str, Any] = {"calls_per_case": len(times["none"])}
-    for g, ts in times.items():
+    for c, ts in times.items():
         ts.sort()
-        out[g] = {"p50_ms": round(statistics.median(ts), 1),
+        out[c] = {"p50_ms": round(statistics.median(ts), 1),
                   "p95_ms": round(ts[int(len(ts) * 0.95) - 1], 1)}  # fmt: skip
+    out["median_ms_by_query"] = {k: round(statistics.median(v), 1) for k, v in per_query.items()}
     out["load"] = os.getloadavg()[0]
     return out
 
