@@ -226,31 +226,23 @@ def write_segment_file(folder: Any, segid: str, ndocs: int, data: QuoteData) -> 
     )
 
 
-def load_segment(folder: Any, storage: Any, schema: Any, segment: Any) -> QuoteData:
-    """A committed segment's quotation data: from its file, else from its stored fields."""
-    from whoosh.reading import SegmentReader
-
-    segid, ndocs = segment.segment_id(), segment.doc_count_all()
-    src = dvstore.read(folder, segid, ndocs, ext=EXT)
+def source_data(folder: Any, segment: Any, reader: Any) -> QuoteData:
+    """A committed segment's quotation data: from its file, else from its stored fields
+    through ``reader`` (already open: a merge reads its sources while they exist)."""
+    src = dvstore.read(folder, segment.segment_id(), segment.doc_count_all(), ext=EXT)
     data = _from_file(src) if src is not None else None
-    if data is None:
-        reader = SegmentReader(storage, schema, segment)
-        try:
-            data = compute_segment(reader)
-        finally:
-            reader.close()
-    return data
+    return data if data is not None else compute_segment(reader)
 
 
 def write_merged(
-    folder: Any, merged: Any, storage: Any, schema: Any, sources: list[Any], maps: list[Any]
+    folder: Any, merged: Any, sources: list[Any], datas: list[QuoteData], maps: list[Any]
 ) -> None:
     """Save a merged segment's quotation data, carried over from its sources' (no stored
-    field is read again). ``maps``: per source, (segment id, deletions, first new docnum,
-    live docnums in order), as ``merging._merge`` copies them."""
+    field is read again). ``datas``: each source's data (``source_data``); ``maps``: per
+    source, (segment id, deletions, first new docnum, live docnums in order), as
+    ``merging._merge`` copies them."""
     docs, sigs, nsh, speakers, figs, ids, indirect = [], [], [], [], [], [], []
-    for seg, (_sid, _deleted, base, live) in zip(sources, maps, strict=True):
-        data = load_segment(storage.folder, storage, schema, seg)
+    for seg, data, (_sid, _deleted, base, live) in zip(sources, datas, maps, strict=True):
         new = np.full(seg.doc_count_all(), -1, dtype=np.int64)
         new[np.asarray(live, dtype=np.int64)] = base + np.arange(len(live))
         mapped = new[data.docs] if len(data.docs) else np.zeros(0, np.int64)
