@@ -204,12 +204,14 @@ def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
         )
         group = fields.String(
             load_default="none",
-            validate=validate.OneOf(GROUPS),
+            # "cluster" groups quotations: the quote search only
+            validate=validate.OneOf(GROUPS if mode == "quotes" else ("none", "article")),
             metadata={
                 "description": "article: one hit per article (its best), with more_count "
                 "and more_ids of its other hits; by relevance, articles are ordered by the "
                 "article's own score (its whole text and title); paging counts articles "
-                "(total_articles)"
+                "(total_articles). cluster (quote search only): one hit per quotation "
+                "cluster, the same way; paging counts clusters (total_clusters)"
             },
         )
         highlight = fields.Boolean(
@@ -408,9 +410,76 @@ class QuoteHitSchema(Out):
     snippet = fields.String(allow_none=True)
     matches = fields.List(fields.List(fields.Integer()))
     more_count = fields.Integer(
-        metadata={"description": "group=article: other matching quotes of the article"}
+        metadata={
+            "description": "group=article (group=cluster): other matching quotes of the "
+            "article (of the quotation cluster)"
+        }
     )
     more_ids = fields.List(fields.String(), metadata={"description": "Their ids, best first"})
+    cluster = fields.String(
+        allow_none=True,
+        metadata={"description": "Its quotation cluster: GET /v1/quotes/{cluster}"},
+    )
+    cluster_articles = fields.Integer(
+        metadata={"description": "Articles carrying this quotation or a near-duplicate of it"}
+    )
+    first_seen = fields.Nested(
+        "FirstSeenSchema",
+        allow_none=True,
+        metadata={"description": "The cluster's first-seen quotation (when in 2+ articles)"},
+    )
+
+
+class FirstSeenSchema(Out):
+    id = fields.String(required=True, metadata={"description": "The quotation's id"})
+    article_id = fields.String(required=True)
+    date = fields.String(allow_none=True)
+    source = fields.String(allow_none=True)
+    title = fields.String(allow_none=True)
+
+
+class ClusterQuoteSchema(FirstSeenSchema):
+    passage_id = fields.String()
+    text = fields.String()
+    speaker = fields.String(allow_none=True)
+    kind = fields.String(metadata={"enum": list(QUOTE_KINDS)})
+
+
+class NameCountSchema(Out):
+    name = fields.String(required=True)
+    count = fields.Integer(required=True)
+
+
+class SourceCountSchema(Out):
+    source = fields.String(required=True)
+    count = fields.Integer(required=True)
+
+
+class ClusterArgs(In):
+    key = fields.String(
+        validate=validate.Length(max=4000),
+        metadata={
+            "description": "Scoped read key (or header X-Newsquarry-Key): only the copies "
+            "inside the key's filters"
+        },
+    )
+
+
+class QuoteClusterSchema(Out):
+    """Near-duplicate copies of one quotation across articles."""
+
+    id = fields.String(required=True)
+    text = fields.String(
+        required=True, metadata={"description": "Canonical text: the wording most copies carry"}
+    )
+    speakers = fields.List(fields.Nested(NameCountSchema))
+    first_seen = fields.Nested(ClusterQuoteSchema)
+    article_count = fields.Integer()
+    quote_count = fields.Integer()
+    sources = fields.List(fields.Nested(SourceCountSchema))
+    quotes = fields.List(
+        fields.Nested(ClusterQuoteSchema), metadata={"description": "Every copy, first seen first"}
+    )
 
 
 class FacetValueSchema(Out):
@@ -486,6 +555,9 @@ class SearchResponseBase(Out):
     total = fields.Integer(required=True, metadata={"description": "Exact number of hits"})
     total_articles = fields.Integer(
         metadata={"description": "Exact number of distinct articles among the hits"}
+    )
+    total_clusters = fields.Integer(
+        metadata={"description": "group=cluster: exact number of quotation clusters among the hits"}
     )
     facets = fields.Dict(keys=fields.String(), values=fields.Nested(FacetSchema))
     suggestion = fields.String(allow_none=True, metadata={"description": "Did you mean"})

@@ -2,7 +2,7 @@
 
 A key (``search.keys``) travels as the ``X-Newsquarry-Key`` header or the
 ``key`` query parameter. It is checked before the view runs, on the search,
-quote, facet value, passage and article endpoints: a malformed, tampered or
+quote, quotation cluster, facet value, passage and article endpoints: a malformed, tampered or
 expired key is a 403 problem (``Invalid key``) whatever the endpoint.
 
 - Searches: the search views pass the library request through
@@ -18,6 +18,10 @@ expired key is a 403 problem (``Invalid key``) whatever the endpoint.
 - Quotations: every passage record a key returns (hits, passages, article
   passages, exports) keeps only the quotations inside the key's speaker and
   quote kind scope (``scoped_record``).
+- Quotation clusters (``/v1/quotes/{cluster}``, and the ``cluster_articles`` and
+  ``first_seen`` of quote hits): only the copies inside the key's filters and
+  dates count (``api.views.search.scope_request``); a cluster with none inside
+  is a 404, as an unknown id.
 
 Responses that depend on a key say so (``Vary: X-Newsquarry-Key``), and the
 response cache keys on the header too (``api.caching.request_key``).
@@ -36,6 +40,7 @@ HEADER = "X-Newsquarry-Key"
 SCOPED_ENDPOINTS = {
     "search.search_passages",
     "search.search_quotes",
+    "search.quote_cluster",
     "search.facet_value_search",
     "documents.get_passage",
     "documents.get_article",

@@ -262,10 +262,11 @@ def match_options(fn: Callable) -> Callable:
     """--match and --group, shared by ``search`` and ``quotes``."""
     fn = click.option(
         "--group",
-        type=click.Choice(["none", "article"]),
+        type=click.Choice(["none", "article", "cluster"]),
         default="none",
         show_default=True,
-        help="'article': the best hit of each article, with the count of its others.",
+        help="'article': the best hit of each article, with the count of its others; "
+        "'cluster' (quotes): the best copy of each quotation carried by several articles.",
     )(fn)
     fn = click.option(
         "--match", type=click.Choice(["most", "all", "any"]), default="most", show_default=True,
@@ -277,7 +278,7 @@ def match_options(fn: Callable) -> Callable:
 
 
 def no_grouping_with_all(group: str) -> None:
-    """--all streams every record, one per hit: grouping by article does not apply."""
+    """--all streams every record, one per hit: grouping does not apply."""
     if group != "none":
         raise click.UsageError("--all writes every record: it cannot be used with --group")
 
@@ -775,6 +776,7 @@ def quotes(obj: Context, query: str, sort: str, limit: int | str, page: int, eve
       newsquarry quotes --speaker "Harry Solano"
       newsquarry quotes --speaker Alvarenga --kind direct --json
       newsquarry quotes --speaker "Harry Solano" --all --csv > solano.csv
+      newsquarry quotes "fair price" --group cluster
     """
     everything = everything or limit == "all"
     request = build_request(

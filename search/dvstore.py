@@ -48,9 +48,11 @@ _ALIGN = 64
 _PREFIX = 24  # magic, header length, file size
 
 
-def file_name(segment_id: str) -> str:
-    """The doc-values file of a segment (``segment_id`` as Whoosh's ``segment_id()``)."""
-    return f"{segment_id}{EXT}"
+def file_name(segment_id: str, ext: str = EXT) -> str:
+    """The doc-values file of a segment (``segment_id`` as Whoosh's ``segment_id()``);
+    other derived per-segment files (``quoteclusters``) use the same format with their
+    own ``ext``."""
+    return f"{segment_id}{ext}"
 
 
 def _align(n: int) -> int:
@@ -63,6 +65,7 @@ def write(
     ndocs: int,
     arrays: dict[str, np.ndarray],
     meta: dict[str, Any],
+    ext: str = EXT,
 ) -> Path:
     """Write a segment's doc values atomically; returns the file's path."""
     folder = Path(folder)
@@ -83,8 +86,8 @@ def write(
     raw = json.dumps(header, separators=(",", ":")).encode("utf-8")
     base = _align(_PREFIX + len(raw))
     size = base + pos
-    final = folder / file_name(segment_id)
-    tmp = folder / f"{file_name(segment_id)}.{os.urandom(6).hex()}.tmp"
+    final = folder / file_name(segment_id, ext)
+    tmp = folder / f"{file_name(segment_id, ext)}.{os.urandom(6).hex()}.tmp"
     try:
         with open(tmp, "wb") as fh:
             fh.write(MAGIC + len(raw).to_bytes(8, "little") + size.to_bytes(8, "little"))
@@ -130,9 +133,11 @@ class SegmentFile:
         return json.loads(self.array(name).tobytes().decode("utf-8"))
 
 
-def read(folder: str | os.PathLike, segment_id: str, ndocs: int) -> SegmentFile | None:
+def read(
+    folder: str | os.PathLike, segment_id: str, ndocs: int, ext: str = EXT
+) -> SegmentFile | None:
     """The doc-values file of a segment, or None if it is missing or not valid for it."""
-    path = Path(folder) / file_name(segment_id)
+    path = Path(folder) / file_name(segment_id, ext)
     from . import integrity
     from .errors import IndexDamaged
 

@@ -57,6 +57,7 @@ SEGMENT_FILE_RE = re.compile(rf"^({INDEX_NAME}_[0-9a-z]+)\.[A-Za-z0-9_.]+$")  # 
 SEGMENT_EXT = ".seg"
 ARTICLES_EXT = ".ids"
 DERIVED_EXT = ".dv"  # doc values (search.dvstore): rebuilt from the postings when missing
+QUOTES_EXT = ".qmh"  # quotation signatures (search.quoteclusters): rebuilt the same way
 CHUNK = 1 << 20
 
 
@@ -305,7 +306,7 @@ def quick_check(folder: Path, generation: int) -> Manifest | None:
         return None  # damaged manifest: reads still verify what they can; check names it
     bad, problems = [], []
     for name, entry in manifest.files.items():
-        if name.endswith((ARTICLES_EXT, DERIVED_EXT)):
+        if name.endswith((ARTICLES_EXT, DERIVED_EXT, QUOTES_EXT)):
             continue
         try:
             size = os.stat(folder / name).st_size

@@ -124,10 +124,22 @@ class Index:
         return run_search(self.store, _request(q, "passages", options), self.settings)
 
     def quotes(self, q: str | SearchRequest = "", **options: Any) -> SearchResult:
-        """Quotations matching ``q`` (``filters={"speaker": [...]}`` for one speaker)."""
+        """Quotations matching ``q`` (``filters={"speaker": [...]}`` for one speaker).
+
+        Each hit names its quotation cluster (``cluster``, ``cluster_articles``,
+        ``first_seen``); ``group="cluster"`` lists the best copy of each quotation,
+        with ``more_ids`` of its other matching copies and ``total_clusters``."""
         from .searching import run_search
 
         return run_search(self.store, _request(q, "quotes", options), self.settings)
+
+    def quote_cluster(self, cluster: str) -> dict[str, Any]:
+        """One quotation cluster (a quote hit's ``cluster``): its canonical text,
+        speakers, first-seen copy, articles and sources, every copy first seen first
+        (raises ``NotFound``)."""
+        from .quoteclusters import quote_cluster
+
+        return quote_cluster(self.store, cluster)
 
     def facet_values(
         self, facet: str, prefix: str = "", *, size: int = 10, **options: Any

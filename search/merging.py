@@ -185,7 +185,7 @@ def _merge(store: Any, ix: Any) -> bool:
     from whoosh.reading import SegmentReader
     from whoosh.writing import SegmentWriter
 
-    from . import dvstore
+    from . import dvstore, quoteclusters
     from .docvalues import compute_segment
 
     folder = Path(ix.storage.folder)
@@ -202,6 +202,7 @@ def _merge(store: Any, ix: Any) -> bool:
     sources = [segments[i] for i in sorted(chosen)]
     # (segment id, deletions at the start, first new docnum, live docnums in order)
     maps: list[tuple[str, set[int], int, list[int]]] = []
+    quotes: list[Any] = []  # each source's quotation data (search.quoteclusters)
     merged = None
     if any(s.doc_count() for s in sources):
         tmp = FileStorage(str(work)).create()
@@ -215,6 +216,8 @@ def _merge(store: Any, ix: Any) -> bool:
                 reader = SegmentReader(ix.storage, toc.schema, seg)
                 try:
                     w.add_reader(reader)
+                    # its quotation signatures, read while the segment is surely there
+                    quotes.append(quoteclusters.source_data(ix.storage.folder, seg, reader))
                 finally:
                     reader.close()
                 maps.append((seg.segment_id(), deleted, base, live))
@@ -230,6 +233,8 @@ def _merge(store: Any, ix: Any) -> bool:
         finally:
             reader.close()
         dvstore.write(work, merged.segment_id(), merged.doc_count_all(), arrays, meta)
+        # quotation signatures: carried over from the sources (search.quoteclusters)
+        quoteclusters.write_merged(work, merged, sources, quotes, maps)
         names = [n for n in os.listdir(work) if n.startswith(merged.segment_id() + ".")]
         for name in names:
             fsync_path(work / name)

@@ -121,9 +121,24 @@ def snippet_window(text: str, matches: list[list[int]], width: int = 320) -> tup
     )
 
 
+def also_in(hit: dict[str, Any]) -> str:
+    """ "Also in 3 other articles, first seen 2020-03-01 in Wire (wheat-first)" for a
+    quote hit whose quotation several articles carry."""
+    others = hit["cluster_articles"] - 1
+    seen = hit["first_seen"]
+    when = f" {seen['date']}" if seen.get("date") else ""
+    where = f" in {seen['source']}" if seen.get("source") else ""
+    noun = "article" if others == 1 else "articles"
+    return (
+        f"also in {others} other {noun}, first seen{when}{where} ({seen['article_id']})"
+        f" · cluster {hit['cluster']}"
+    )
+
+
 def print_hits(console: Console, result: dict[str, Any], show_facets: bool = False) -> None:
     """The human-readable list of passage or quote hits, then the facets if asked."""
     hits = result["hits"]
+    group = (result.get("request") or {}).get("group")
     first = (result["page"] - 1) * result["per_page"]
     for n, h in enumerate(hits, start=first + 1):
         if "passage_id" in h:  # a quote
@@ -137,6 +152,8 @@ def print_hits(console: Console, result: dict[str, Any], show_facets: bool = Fal
             _indented(console, body)
             meta = f"{h.get('title') or ''} · {h['passage_id']}"
             _indented(console, Text(meta, style="dim"))
+            if h.get("first_seen") and h.get("cluster_articles", 1) > 1:
+                _indented(console, Text(also_in(h), style="dim"))
         else:
             head = Text(f"{n}. ", style="bold")
             head.append(h.get("title") or h["article_id"], style="bold")
@@ -157,17 +174,21 @@ def print_hits(console: Console, result: dict[str, Any], show_facets: bool = Fal
             _indented(console, chips)
         if h.get("more_count"):
             more = h["more_count"]
+            where = "cluster" if group == "cluster" else "article"
             _indented(
                 console,
-                Text(f"+ {more} more {'match' if more == 1 else 'matches'} in this article: "
+                Text(f"+ {more} more {'match' if more == 1 else 'matches'} in this {where}: "
                      + ", ".join(h.get("more_ids") or []), style="dim"),
             )  # fmt: skip
         console.print()
     total = result["total"]
     summary = f"{total} {'match' if total == 1 else 'matches'}"
-    if (result.get("request") or {}).get("group") == "article":
+    if group == "article":
         arts = result.get("total_articles", 0)
         summary += f" in {arts} {'article' if arts == 1 else 'articles'}"
+    elif group == "cluster":
+        n = result.get("total_clusters", 0)
+        summary += f" in {n} {'quotation' if n == 1 else 'distinct quotations'}"
     if result.get("total_pages", 1) > 1:
         summary += f" · page {result['page']} of {result['total_pages']}"
     summary += f" · {result.get('took_ms', 0):.0f} ms"

@@ -18,7 +18,9 @@ DATE_INTERVALS = ("year", "month", "day")
 # find passages: requiring every word (stop words included) finds nothing, while
 # "any" lets "what" or "did" decide a match.
 MATCHES = ("most", "all", "any")
-GROUPS = ("none", "article")  # "article": the best hit of each article, with its others
+# "article": the best hit of each article, with its others; "cluster" (quotes only): the
+# best hit of each quotation cluster (``quoteclusters``), with its other matching copies
+GROUPS = ("none", "article", "cluster")
 
 
 @dataclass
@@ -40,7 +42,7 @@ class SearchRequest:
     suggest: bool = True
     time_limit: float | None = None  # seconds; None = the library default
     match: str = "most"  # most, all, any (MATCHES)
-    group: str = "none"  # none, article (GROUPS)
+    group: str = "none"  # none, article, cluster (GROUPS)
 
 
 @dataclass
@@ -106,8 +108,13 @@ class QuoteHit:
     date: str | None = None
     snippet: str | None = None
     matches: list[list[int]] = field(default_factory=list)
-    more_count: int = 0  # group="article": the article's other matching quotes
+    # group="article" ("cluster"): the article's (the cluster's) other matching quotes
+    more_count: int = 0
     more_ids: list[str] = field(default_factory=list)
+    cluster: str | None = None  # its quotation cluster (``Index.quote_cluster``)
+    cluster_articles: int = 1  # articles carrying this quotation or a near-duplicate of it
+    # the cluster's first-seen quotation: {"id", "article_id", "date", "source", "title"}
+    first_seen: dict[str, Any] | None = None
 
 
 @dataclass
@@ -142,6 +149,7 @@ class SearchResult:
     total_articles: int = 0  # distinct articles among the ``total`` hits
     interpretations: list[Interpretation] = field(default_factory=list)
     suggestion_total: int | None = None  # hits of ``suggestion``
+    total_clusters: int = 0  # group="cluster": distinct quotation clusters among the hits
 
     @property
     def page(self) -> int:
@@ -153,7 +161,9 @@ class SearchResult:
 
     @property
     def total_pages(self) -> int:
-        n = self.total_articles if self.request.group == "article" else self.total
+        n = {"article": self.total_articles, "cluster": self.total_clusters}.get(
+            self.request.group, self.total
+        )
         return -(-n // self.per_page) if self.per_page else 0
 
     def to_dict(self) -> dict[str, Any]:

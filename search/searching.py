@@ -43,6 +43,7 @@ from .highlight import highlight
 from .models import quote_record
 from .proximity import RERANK, rerank
 from .query import ParsedQuery, parse_query
+from .quoteclusters import clusters_for, describe_hits
 from .requests import (
     DATE_INTERVALS,
     GROUPS,
@@ -103,6 +104,11 @@ def validate(request: SearchRequest, settings: dict[str, Any]) -> SearchRequest:
     if r.group not in GROUPS:
         raise InvalidRequest(
             f"group must be one of {', '.join(GROUPS)}, got {r.group!r}", field="group"
+        )
+    if r.group == "cluster" and r.mode != "quotes":
+        raise InvalidRequest(
+            "group=cluster groups quotations: it needs mode=quotes (the quote search)",
+            field="group",
         )
     if r.sort not in SORTS:
         raise InvalidRequest(
@@ -244,22 +250,41 @@ def _settings(settings: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def run_search(
-    store: Any, request: SearchRequest, settings: dict[str, Any] | None = None
+    store: Any,
+    request: SearchRequest,
+    settings: dict[str, Any] | None = None,
+    within: SearchRequest | None = None,
 ) -> SearchResult:
-    """Run one search: hits for the requested page, exact total, facets, suggestion."""
+    """Run one search: hits for the requested page, exact total, facets, suggestion.
+
+    ``within`` (a scoped read key's filters and dates) bounds what the hits say about
+    their quotation clusters (articles carrying them, first seen), as it bounds the hits.
+    """
     settings = _settings(settings)
     request = validate(request, settings)
     prep = _Prepared(store, request, settings)
     total = int(prep.final.sum())
     total_articles = _count_articles(prep)
+    clusters = clusters_for(store, prep.searcher) if request.mode == "quotes" else None
+    total_clusters = 0
     others: list[list[int]] = []
     partial = False
     if request.group == "article":
-        docnums, scores, others = _grouped_page(prep, total_articles)
+        docnums, scores, others = _grouped_page(prep, total_articles, prep.view.article_of)
+    elif request.group == "cluster" and clusters is not None:
+        total_clusters = _count_keys(clusters.label[prep.final])
+        docnums, scores, others = _grouped_page(prep, total_clusters, clusters.label)
     else:
         docnums, scores, partial = _page(prep, total)
     if request.mode == "quotes":
         hits: list[Hit | QuoteHit] = _quote_hits(prep, docnums, scores)
+        if clusters is not None:
+            scope = None
+            if within is not None:
+                scope = build_filters(
+                    prep.view, within.filters, within.date_from or None, within.date_to or None
+                ).combined(prep.view.doctype_mask("quote"))
+            describe_hits(prep.searcher, prep.view, clusters, hits, docnums, scope)
     else:
         hits = _passage_hits(prep, docnums, scores)
     for hit, more in zip(hits, others, strict=False):
@@ -286,6 +311,7 @@ def run_search(
         partial=partial,
         generation=_generation(prep.searcher),
         total_articles=total_articles,
+        total_clusters=total_clusters,
     )
 
 
@@ -319,11 +345,15 @@ def facet_values(
 
 def _count_articles(prep: _Prepared) -> int:
     """Distinct articles among the matching documents (exact)."""
-    art = prep.view.article_of[prep.final]
-    if not len(art):
+    return _count_keys(prep.view.article_of[prep.final])
+
+
+def _count_keys(keys: np.ndarray) -> int:
+    """Distinct non-negative keys (article or cluster numbers) in an array (exact)."""
+    if not len(keys):
         return 0
-    seen = np.zeros(int(art.max()) + 2, dtype=bool)
-    seen[art + 1] = True  # -1 (no article) lands on slot 0, not counted
+    seen = np.zeros(int(keys.max()) + 2, dtype=bool)
+    seen[keys + 1] = True  # -1 (no article / cluster) lands on slot 0, not counted
     return int(np.count_nonzero(seen[1:]))
 
 
@@ -476,18 +506,23 @@ def _page(prep: _Prepared, total: int) -> tuple[list[int], list[float], bool]:
 
 
 def _grouped_page(
-    prep: _Prepared, total_articles: int
+    prep: _Prepared, total_articles: int, art: np.ndarray
 ) -> tuple[list[int], list[float], list[list[int]]]:
-    """group="article": the best hit of each article on the requested page (articles in
-    the order of their best hit), with the article's other hits, best first."""
+    """group="article" (or "cluster"): the best hit of each article (cluster: ``art`` maps
+    docnums to group numbers) on the requested page, groups in the order of their best
+    hit, with the group's other hits, best first."""
     r = prep.request
     start = (r.page - 1) * r.per_page
     end = start + r.per_page
     if total_articles == 0 or start >= total_articles:
         return [], [], []
     matched = np.flatnonzero(prep.final)
-    art = prep.view.article_of
-    if r.mode == "passages" and r.sort == "relevance" and not prep.parsed.empty:
+    if (
+        r.group == "article"
+        and r.mode == "passages"
+        and r.sort == "relevance"
+        and not prep.parsed.empty
+    ):
         return _article_ranked_page(prep, matched, start, end)
     k = min(len(matched), max(4 * end, 64))
     scores = None

@@ -39,6 +39,7 @@ from whoosh.writing import NO_MERGE
 
 from . import (
     integrity,
+    quoteclusters,
     whoosh_fixes,  # noqa: F401  (applies the fixes)
 )
 from .aliases import AliasStore, Resolver, article_names
@@ -583,6 +584,7 @@ class WhooshStore:
             with reading(self.path):
                 w = self.ix.writer(_lk=False, limitmb=WRITER_MEMORY_MB)
             persist_on_commit(w)  # new and merged segments get their doc-values file
+            quoteclusters.persist_on_commit(w)  # ... and their quotation signatures
             try:
                 yield w
             except BaseException:
@@ -655,12 +657,16 @@ class WhooshStore:
         from . import dvstore
 
         try:
-            live = {dvstore.file_name(s.segment_id()) for s in self.ix._segments()}
+            live = {
+                dvstore.file_name(s.segment_id(), ext)
+                for s in self.ix._segments()
+                for ext in (dvstore.EXT, quoteclusters.EXT)
+            }
             names = os.listdir(self.path)
         except Exception:  # noqa: BLE001 - best effort: the next commit's cleanup tries again
             return
         for name in names:
-            if name.endswith(dvstore.EXT) and name not in live:
+            if name.endswith((dvstore.EXT, quoteclusters.EXT)) and name not in live:
                 try:
                     os.remove(self.path / name)
                 except OSError:
@@ -742,7 +748,10 @@ class WhooshStore:
             manifest = integrity.quick_check(self.path, self.generation)
             self.searcher()
             for name in manifest.files if manifest else ():
-                if not name.endswith(integrity.ARTICLES_EXT):
+                # derived files (doc values, quotation signatures) are rebuilt when damaged
+                if not name.endswith(
+                    (integrity.ARTICLES_EXT, integrity.DERIVED_EXT, integrity.QUOTES_EXT)
+                ):
                     try:
                         integrity.VERIFIER.verify(str(self.path / name))
                     except FileNotFoundError:

@@ -185,3 +185,47 @@ class LiveServer:
         """What the server logged so far."""
         self.log.seek(0)
         return self.log.read().decode("utf-8", "replace")
+
+
+# one quotation carried, edited, by four articles of three sources (quotation clusters)
+CLUSTER_QUOTE = (
+    "We will not accept any agreement that leaves the farmers of this country without "
+    "a fair price for their wheat"
+)
+CLUSTER_COPIES = [  # (id, date, source, wording), the first seen second
+    ("wheat-late", "2020-03-05", "Daily Post", CLUSTER_QUOTE),
+    ("wheat-first", "2020-03-01", "Wire", CLUSTER_QUOTE.replace("agreement", "deal")),
+    ("wheat-cut", "2020-03-07", "Evening News", CLUSTER_QUOTE.split(" that ")[1]),
+    ("wheat-dots", "2020-03-08", "Wire", CLUSTER_QUOTE.replace("any agreement that", "...")),
+]
+
+
+def cluster_articles() -> list[dict]:
+    """The four copies of ``CLUSTER_QUOTE`` (quoted from Ana Ruiz) and four articles
+    quoting her on other matters."""
+    out = [
+        {"id": aid, "title": f"Wheat talks ({source})", "source": source, "date": date,
+         "text": f"Farm talks went on in Caracas.\n\n\u201c{words},\u201d said Ana Ruiz."}
+        for aid, date, source, words in CLUSTER_COPIES
+    ]  # fmt: skip
+    for i, topic in enumerate(("coffee", "sugar", "rice", "cotton")):
+        out.append({
+            "id": f"crop-{topic}", "title": f"{topic.title()} harvest", "source": "Wire",
+            "date": f"2020-04-0{i + 1}",
+            "text": f"A report on {topic}.\n\n\u201cThe {topic} harvest in the west will be "
+                    f"late again this year because of the rain in {2000 + i},\u201d said Ana Ruiz.",
+        })  # fmt: skip
+    return out
+
+
+def build_cluster_index(path: Path) -> None:
+    """Index ``cluster_articles()`` into ``path``, in two commits."""
+    from newsquarry.search.indexer import index_articles
+    from newsquarry.search.readers import article_from_mapping
+    from newsquarry.search.store import WhooshStore
+
+    store = WhooshStore(path)
+    arts = [article_from_mapping(a) for a in cluster_articles()]
+    index_articles(store, arts[:2] + arts[4:], enricher=TagEnricher())
+    index_articles(store, arts[2:4], enricher=TagEnricher())
+    store.close()

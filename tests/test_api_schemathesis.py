@@ -87,6 +87,11 @@ def allowed(failure: Exception, case, response) -> bool:
         return any(limit in messages for limit in CROSS_PARAMETER_LIMITS)
     if kind == "AcceptedNegativeData" and case.method == "POST" and response.status_code == 200:
         return bool(body.get("failed"))
+    if kind == "AcceptedNegativeData" and "(was Authorization)" in str(failure):
+        # a case "without" the Authorization header: every call here sends it (``AUTH``), so
+        # the server saw a valid request (the stateful walk reaches such a case depending on
+        # the global random state the tests before it left)
+        return 200 <= response.status_code < 300
     return False
 
 

@@ -313,6 +313,8 @@ def test_match_group_and_interpretations_are_in_the_openapi_document(client):
     assert params["match"]["schema"]["enum"] == ["most", "all", "any"]
     assert params["match"]["schema"]["default"] == "most"
     assert params["group"]["schema"]["enum"] == ["none", "article"]
+    quote_params = {p["name"]: p for p in spec["paths"]["/v1/quotes"]["get"]["parameters"]}
+    assert quote_params["group"]["schema"]["enum"] == ["none", "article", "cluster"]
     schemas = spec["components"]["schemas"]
     response = next(s for n, s in schemas.items() if n.startswith("PassageSearchResponse"))
     assert {"interpretations", "total_articles", "suggestion_total"} <= set(response["properties"])
@@ -346,3 +348,82 @@ def test_interpretations_over_http_offer_a_followable_search(client):
     follow = client.get(relative(quotes[0]["url"])).get_json()
     assert follow["total"] == quotes[0]["count"] > 0
     assert {h["speaker"] for h in follow["hits"]} == {"Harry Solano"}
+
+
+# -- quotation clusters ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cluster_client(tmp_path_factory):
+    from api_support import build_cluster_index
+
+    path = tmp_path_factory.mktemp("api-clusters")
+    build_cluster_index(path)
+    return create_app({"index": str(path), "secret": "k" * 32}).test_client()
+
+
+def test_quote_hits_carry_their_cluster_and_group_cluster_pages_by_cluster(cluster_client):
+    body = cluster_client.get("/v1/quotes?q=farmers+wheat&per_page=10").get_json()
+    assert body["total"] == 4
+    assert len({h["cluster"] for h in body["hits"]}) == 1
+    for h in body["hits"]:
+        assert h["cluster_articles"] == 4
+        assert h["first_seen"]["article_id"] == "wheat-first"
+        assert h["first_seen"]["date"] == "2020-03-01"
+    grouped = cluster_client.get("/v1/quotes?group=cluster&per_page=2").get_json()
+    assert grouped["total"] == 8 and grouped["total_clusters"] == 5
+    assert grouped["total_pages"] == 3
+    ids = []
+    for page in (1, 2, 3):
+        b = cluster_client.get(f"/v1/quotes?group=cluster&per_page=2&page={page}").get_json()
+        ids += [h["cluster"] for h in b["hits"]]
+    assert len(ids) == len(set(ids)) == 5
+    resp = cluster_client.get("/v1/search?q=wheat&group=cluster")
+    assert resp.status_code == 400 and resp.mimetype == PROBLEM
+    assert "group" in resp.get_json()["errors"]
+
+
+def test_get_quote_cluster(cluster_client):
+    hit = cluster_client.get("/v1/quotes?q=farmers+wheat&per_page=1").get_json()["hits"][0]
+    resp = cluster_client.get(f"/v1/quotes/{hit['cluster']}")
+    assert resp.status_code == 200 and resp.headers["ETag"]
+    body = resp.get_json()
+    assert body["id"] == hit["cluster"] and body["article_count"] == 4
+    assert body["first_seen"]["article_id"] == "wheat-first"
+    assert [q["article_id"] for q in body["quotes"]] == [
+        "wheat-first", "wheat-late", "wheat-cut", "wheat-dots"
+    ]  # fmt: skip
+    assert body["speakers"] == [{"name": "Ana Ruiz", "count": 4}]
+    assert body["sources"][0] == {"source": "Wire", "count": 2}
+    again = cluster_client.get(
+        f"/v1/quotes/{hit['cluster']}", headers={"If-None-Match": resp.headers["ETag"]}
+    )
+    assert again.status_code == 304
+    for bad in ("c000000000000", "x" * 300, "%00", "..%2F..%2Fetc"):
+        resp = cluster_client.get(f"/v1/quotes/{bad}")
+        assert resp.status_code == 404 and resp.mimetype == PROBLEM, bad
+    spec = cluster_client.get("/openapi.json").get_json()
+    op = spec["paths"]["/v1/quotes/{cluster}"]["get"]
+    assert "200" in op["responses"] and "404" in op["responses"]
+
+
+def test_quote_cluster_with_a_scoped_key(cluster_client):
+    from newsquarry.search.keys import Scope, make_key
+
+    hit = cluster_client.get("/v1/quotes?q=farmers+wheat&per_page=1").get_json()["hits"][0]
+    wire = make_key("k" * 32, Scope(filters={"source": ["Wire"]}))
+    body = cluster_client.get(f"/v1/quotes/{hit['cluster']}?key={wire}").get_json()
+    assert [q["article_id"] for q in body["quotes"]] == ["wheat-first", "wheat-dots"]
+    assert body["sources"] == [{"source": "Wire", "count": 2}]
+    # hits found with the key count only the articles inside it
+    hits = cluster_client.get(f"/v1/quotes?q=farmers+wheat&key={wire}").get_json()["hits"]
+    assert {h["cluster_articles"] for h in hits} == {2}
+    post = make_key("k" * 32, Scope(filters={"source": ["Evening News"]}))
+    resp = cluster_client.get(f"/v1/quotes/{hit['cluster']}?key={post}")
+    assert resp.status_code == 200 and resp.get_json()["first_seen"]["article_id"] == "wheat-cut"
+    nobody = make_key("k" * 32, Scope(filters={"speaker": ["Juan Guaidó"]}))
+    resp = cluster_client.get(f"/v1/quotes/{hit['cluster']}?key={nobody}")
+    assert resp.status_code == 404 and resp.mimetype == PROBLEM
+    resp = cluster_client.get(f"/v1/quotes/{hit['cluster']}?key=forged")
+    assert resp.status_code == 403 and resp.mimetype == PROBLEM
+    assert "X-Newsquarry-Key" in resp.headers.get("Vary", "")

@@ -299,3 +299,34 @@ def test_search_match_group_and_interpretations(runner, index_dir, corpus_dir):
     assert "newsquarry quotes torture --speaker 'Harry Solano'" in r.stderr
     r = run(runner, index_dir, "search", "x", "--match", "some")
     assert r.exit_code == 2
+
+
+def test_quotes_group_cluster(runner, tmp_path):
+    try:
+        from tests.api_support import CLUSTER_COPIES, build_cluster_index
+    except ModuleNotFoundError:
+        from api_support import CLUSTER_COPIES, build_cluster_index
+
+    ix = str(tmp_path / "ix")
+    build_cluster_index(Path(ix))
+    r = run(runner, ix, "quotes", "farmers wheat", "--group", "cluster", "--json")
+    assert r.exit_code == 0, r.output
+    body = json.loads(r.stdout)
+    assert body["total"] == 4 and body["total_clusters"] == 1 and len(body["hits"]) == 1
+    hit = body["hits"][0]
+    assert hit["more_count"] == 3 and hit["cluster_articles"] == 4
+    assert hit["first_seen"]["article_id"] == "wheat-first"
+    r = run(runner, ix, "quotes", "farmers wheat", "--group", "cluster")
+    assert r.exit_code == 0, r.output
+    first = CLUSTER_COPIES[1]
+    assert (f"also in 3 other articles, first seen {first[1]} in {first[2]} ({first[0]})"
+            in r.stdout)  # fmt: skip
+    assert "+ 3 more matches in this cluster" in r.stdout
+    assert "4 matches in 1 quotation" in r.stdout
+    # every hit says where its quotation was first seen, grouped or not
+    r = run(runner, ix, "quotes", "farmers wheat")
+    assert r.stdout.count("also in 3 other articles") == 4
+    r = run(runner, ix, "search", "wheat", "--group", "cluster")
+    assert r.exit_code != 0 and "mode=quotes" in r.output and "Traceback" not in r.output
+    r = run(runner, ix, "quotes", "--group", "cluster", "--all")
+    assert r.exit_code == 2 and "--group" in r.output

@@ -30,7 +30,7 @@ from newsquarry.search.indexer import index_paths
 from newsquarry.search.repair import repair
 from newsquarry.search.store import WhooshStore
 
-KINDS = ("toc", "segment", "articles list", "manifest", "doc values")
+KINDS = ("toc", "segment", "articles list", "manifest", "doc values", "quote signatures")
 DAMAGE = ("half", "zero", "block", "delete", "older")
 
 
@@ -113,6 +113,7 @@ def files_of(path: Path) -> dict[str, str]:
         "articles list": seg + integrity.ARTICLES_EXT,
         "manifest": integrity.manifest_name(gen),
         "doc values": seg + integrity.DERIVED_EXT,
+        "quote signatures": seg + integrity.QUOTES_EXT,
     }
 
 
@@ -129,6 +130,7 @@ def older_file(built: dict, kind: str) -> Path:
             "articles list": seg + integrity.ARTICLES_EXT,
             "manifest": integrity.manifest_name(gen),
             "doc values": seg + integrity.DERIVED_EXT,
+            "quote signatures": seg + integrity.QUOTES_EXT,
         }[kind]
     )
 
@@ -221,7 +223,8 @@ def test_damage_is_named_never_answered_wrongly_and_repaired(built, damaged):
     result = repair(ix, [built["source"]], enricher=TagEnricher())
     # doc values are derived data: the reads above rebuilt them from the postings, byte for
     # byte the file the commit wrote, so repair may find nothing left to do
-    assert (result.repaired or kind == "doc values") and result.clean_after, result.to_dict()
+    derived = kind in ("doc values", "quote signatures")
+    assert (result.repaired or derived) and result.clean_after, result.to_dict()
     assert run(ix, "check").exit_code == 0
     assert contents(ix) == built["contents"]
     assert answers(ix) == built["answers"]

@@ -82,3 +82,24 @@ def test_open_without_create_refuses_a_missing_index(tmp_path: Path) -> None:
     with pytest.raises(IndexUnavailable):
         Index(tmp_path / "missing", create=False)
     assert not (tmp_path / "missing").exists()
+
+
+def test_quote_clusters_through_the_index(tmp_path: Path) -> None:
+    try:
+        from tests.api_support import TagEnricher, cluster_articles
+    except ModuleNotFoundError:
+        from api_support import TagEnricher, cluster_articles
+    from newsquarry.search.indexer import index_articles
+    from newsquarry.search.readers import article_from_mapping
+
+    with Index(tmp_path / "ix") as ix:
+        index_articles(ix.store, [article_from_mapping(a) for a in cluster_articles()],
+                       enricher=TagEnricher())  # fmt: skip
+        result = ix.quotes("farmers wheat", group="cluster")
+        assert result.total == 4 and result.total_clusters == 1
+        hit = result.hits[0]
+        assert hit.more_count == 3 and hit.first_seen["article_id"] == "wheat-first"
+        cluster = ix.quote_cluster(hit.cluster)
+        assert cluster["article_count"] == 4 and cluster["first_seen"]["date"] == "2020-03-01"
+        with pytest.raises(NotFound):
+            ix.quote_cluster("c0")

@@ -88,3 +88,42 @@ def test_follow_links_are_feeds_of_the_same_search(page, api_url):
     page.goto(f"{api_url}/?q=%22unclosed")
     page.locator("#error").wait_for(state="visible")
     assert page.locator("#follow").is_hidden()
+
+
+def test_a_quotation_carried_by_several_articles_says_where_it_was_first_seen(
+    page, tmp_path_factory
+):
+    try:
+        from tests.api_support import CLUSTER_COPIES, build_cluster_index
+        from tests.web_support import make_app, serve
+    except ModuleNotFoundError:
+        from api_support import CLUSTER_COPIES, build_cluster_index
+        from web_support import make_app, serve
+    from newsquarry.search.store import WhooshStore
+
+    path = tmp_path_factory.mktemp("web-clusters")
+    build_cluster_index(path)
+    first_id, first_date, first_source, _ = CLUSTER_COPIES[1]
+    with serve(make_app(store=WhooshStore(path))) as url:
+        page.goto(f"{url}/?mode=quotes&q=farmers+wheat")
+        wait_loaded(page)
+        hits = page.locator(".hit.quote")
+        assert hits.count() == 4
+        expected = f"Also in 3 other articles, first seen {first_date} in {first_source}"
+        assert page.locator(".hit.quote .also").all_inner_texts() == [expected] * 4
+        api = requests.get(f"{url}/v1/quotes", params={"q": "farmers wheat"}, timeout=30).json()
+        assert {h["cluster"] for h in api["hits"]} == {
+            page.locator(".hit.quote .also").first.get_attribute("data-cluster")
+        }
+        # quotations no other article carries say nothing
+        page.goto(f"{url}/?mode=quotes&q=harvest")
+        wait_loaded(page)
+        assert page.locator(".hit.quote").count() == 4
+        assert page.locator(".hit.quote .also").count() == 0
+        page.goto(f"{url}/?mode=quotes&q=farmers+wheat")
+        wait_loaded(page)
+        assert axe_problems(page) == []
+        page.locator(".hit.quote .also a.first-seen").first.click()
+        page.wait_for_url(f"**/passages/{first_id}/**")
+        assert "Wheat talks (Wire)" in page.content()
+        page.watch.assert_clean()

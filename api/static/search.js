@@ -246,8 +246,27 @@ function quoteHit(state, hit) {
     el("blockquote", { cite: permalink(hit.passage_id) }, [el("q", {}, [markedText(hit.text, hit.matches, 600)])]),
     who,
     metaLine(hit, hit.passage_id, true),
+    alsoLine(hit),
     moreLine(state, hit, "quotation"),
   ]);
+}
+
+// a quotation several articles carry (near-duplicates): "Also in 3 other articles, first
+// seen 2020-03-01 in Wire", linking to the first-seen copy; its cluster's JSON is one GET away
+function alsoLine(hit) {
+  const seen = hit.first_seen;
+  if (!seen || !(hit.cluster_articles > 1)) return null;
+  const n = hit.cluster_articles - 1;
+  const out = el("p", { class: "also", "data-cluster": hit.cluster }, [
+    `Also in ${n.toLocaleString("en")} other article${n === 1 ? "" : "s"}, first seen `,
+  ]);
+  const pid = seen.id.slice(0, seen.id.lastIndexOf("#q"));
+  const first = el("a", { href: permalink(pid), class: "first-seen" }, []);
+  if (seen.date) first.append(el("time", { datetime: seen.date, text: seen.date }));
+  if (seen.source) first.append(seen.date ? " in " : "in ", bdi(seen.source));
+  if (!seen.date && !seen.source) first.append(bdi(seen.title || seen.article_id));
+  out.append(first);
+  return out;
 }
 
 function facetValueItem(state, facet, v) {

@@ -43,9 +43,12 @@ from ..formats import (
 )
 from ..links import Toggler, link_header, public_url, request_path, url_with
 from ..schemas import (
+    ClusterArgs,
     CooccurrenceResponse,
     FacetValuesResponse,
     PassageSearchResponse,
+    ProblemSchema,
+    QuoteClusterSchema,
     QuoteSearchResponse,
     cooccurrence_args_schema,
     facet_values_args_schema,
@@ -113,10 +116,19 @@ def to_search_request(args: dict[str, Any], mode: str, settings: dict[str, Any])
 
 
 def search_library(store: Any, req: SearchRequest, settings: dict[str, Any]) -> SearchResult:
-    """The library's search (``store.search``), run with this app's settings and limits."""
+    """The library's search (``store.search``), run with this app's settings and limits;
+    what hits say about their quotation clusters stays inside a scoped key's scope."""
     from newsquarry.search.searching import run_search as library_search
 
-    return library_search(store, req, settings)
+    return library_search(store, req, settings, within=scope_request())
+
+
+def scope_request() -> SearchRequest | None:
+    """The filters and dates of this request's scoped key, as a request (None: no key)."""
+    scope = current_scope()
+    if scope is None:
+        return None
+    return SearchRequest(filters=scope.filters, date_from=scope.date_from, date_to=scope.date_to)
 
 
 def apply_read_key(req: SearchRequest, given: str | None) -> SearchRequest:
@@ -296,6 +308,7 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
     quote_args = search_args_schema(settings, "quotes")()
     facet_args = facet_values_args_schema(settings)()
     co_args = cooccurrence_args_schema(settings)()
+    cluster_args = ClusterArgs()
 
     @blp.route("/search", methods=["GET"])
     @blp.arguments(passage_args, location="query", error_status_code=400, unknown=RAISE)
@@ -317,6 +330,32 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
     def search_quotes(args: dict[str, Any]) -> Response:
         """Search quotations: "what did X say about Y" (speaker=X&q=Y)."""
         return run_search(args, "quotes")
+
+    @blp.route("/quotes/<string:cluster>", methods=["GET"])
+    @blp.arguments(cluster_args, location="query", error_status_code=400, unknown=RAISE)
+    @blp.response(200, QuoteClusterSchema)
+    @blp.alt_response(404, schema=ProblemSchema, content_type="application/problem+json",
+                      description="No cluster with this id (or none of its copies in the "
+                      "key's scope)")  # fmt: skip
+    @blp.alt_response(403, schema=ProblemSchema, content_type="application/problem+json",
+                      description="Invalid, tampered or expired key")  # fmt: skip
+    def quote_cluster(args: dict[str, Any], cluster: str) -> Response:
+        """A quotation cluster: the same quotation carried by several articles.
+
+        ``cluster`` is a quote hit's ``cluster``. The answer has the canonical
+        text, the speakers, the first-seen copy (article and date), and every copy
+        with its article and source. Read with a scoped key, only the copies inside
+        the key's scope are listed; none inside it is a 404, as an unknown id.
+        """
+        from newsquarry.search.quoteclusters import quote_cluster as library_cluster
+
+        store = backend().store()
+        key = request_key(request, "json")
+        etag = make_etag(int(store.generation), key)
+        if etag_matches(request, etag):
+            return not_modified(etag)
+        body = library_cluster(store, cluster, within=scope_request())
+        return _finish(Response(dumps(body), mimetype="application/json"), etag)
 
     @blp.route("/facets/<facet:facet>", methods=["GET"])
     @blp.arguments(facet_args, location="query", error_status_code=400, unknown=RAISE)
@@ -383,12 +422,9 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
         etag = make_etag(generation, key)
         if etag_matches(request, etag):
             return not_modified(etag)
-        scope = current_scope()
-        within = None
-        if scope is not None:
-            within = SearchRequest(filters=scope.filters, date_from=scope.date_from,
-                                   date_to=scope.date_to)  # fmt: skip
-        result = library_cooccurrence(store, req, targets, size, be.settings, within=within)
+        result = library_cooccurrence(
+            store, req, targets, size, be.settings, within=scope_request()
+        )
         body = result.to_dict()
         body.pop("request", None)
         restrict_cooccurrence(body)

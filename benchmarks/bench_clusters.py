@@ -1,0 +1,266 @@
+"""What quotation clusters cost: indexing time, linking per commit, quote search latency.
+
+``write``: articles already enriched (read back, with their entities and quotations,
+from an existing index such as a copy of the Reuters one, so spaCy is not in the
+measurement and the quotations are real) are written into a new index in commits of
+``--commit-every``, with clustering on (signatures computed at each commit) and off,
+interleaved round by round in one process so both share the machine's load (which goes
+first alternates). Reported: median wall and process CPU seconds of the writes, their
+ratios, the signature time per commit, and the
+share of a full index run (enrichment included: ``--full-ms`` wall ms per article, by
+default all of Reuters' 275.3 s for 16,735 articles in docs/benchmarks.md) that the
+signatures add if none of their time overlaps enrichment.
+
+``link``: computing a state's clusters from the mapped signature files (what the first
+quote search after a commit pays), and the first time an index made before clusters
+is opened (signatures computed from the stored quotations, then saved).
+
+``latency``: quote search on the index, top 10 with two filters and four facets:
+``before`` (clusters switched off: quote search as it was), ``none`` (hits carry their
+cluster) and ``cluster`` (``group="cluster"``), interleaved; p50/p95 against the
+faceted search target (p50 < 25 ms, p95 < 100 ms).
+
+Usage::
+
+    cp -a /tmp/reuters-16 /tmp/reuters-copy
+    python -m benchmarks.bench_clusters write /tmp/reuters-copy --articles 2000 --rounds 3
+    python -m benchmarks.bench_clusters link /tmp/reuters-copy
+    python -m benchmarks.bench_clusters latency /tmp/reuters-copy --rounds 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import shutil
+import statistics
+import tempfile
+import time
+from typing import Any
+
+from newsquarry.search import quoteclusters as qc
+from newsquarry.search.models import Article, Entity, Passage, Quote
+from newsquarry.search.requests import SearchRequest
+from newsquarry.search.store import WhooshStore
+
+QUOTE_FIELDS = set(Quote.__dataclass_fields__)
+ENTITY_FIELDS = set(Entity.__dataclass_fields__)
+QUERIES = ["oil", "debt", "trade", "prices", "bank", "dollar", "rates", "talks", "growth",
+           "agreement"]  # fmt: skip
+
+
+def enriched(path: str, n: int) -> list[tuple[Article, list[Passage]]]:
+    """The first ``n`` articles of an index, rebuilt as (Article, passages) with their
+    entities and quotations (no enrichment needed)."""
+    from whoosh.query import Term
+
+    store = WhooshStore(path, create=False, background_merges=False)
+    s = store.searcher()
+    ids = sorted(s.stored_fields(d)["id"] for d in s.docs_for_query(Term("doctype", "article")))
+    out = []
+    for aid in ids[:n]:
+        a = store.get_article(aid)
+        art = Article(id=aid, title=a["title"], text=a["text"], source=a.get("source"),
+                      date=a.get("date"), url=a.get("url"))  # fmt: skip
+        passages = []
+        for p in a["passages"]:
+            passages.append(Passage(
+                id=p["id"], article_id=aid, position=p["position"], start=p["start"],
+                end=p["end"], text=p["text"],
+                entities=[Entity(**{k: v for k, v in e.items() if k in ENTITY_FIELDS})
+                          for e in p["entities"]],
+                quotes=[Quote(**{k: v for k, v in q.items() if k in QUOTE_FIELDS})
+                        for q in p["quotes"]],
+            ))  # fmt: skip
+        out.append((art, passages))
+    store.close()
+    return out
+
+
+class SignatureClock:
+    """Wraps ``quoteclusters.compute_segment`` to add up its time (the commit's share)."""
+
+    def __init__(self) -> None:
+        self.seconds: list[float] = []
+        self.original = qc.compute_segment
+
+    def __call__(self, reader: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return self.original(reader)
+        finally:
+            self.seconds.append(time.perf_counter() - t0)
+
+
+def write_once(
+    items: list, commit_every: int, clustering: bool
+) -> tuple[float, float, list[float]]:
+    """Write ``items`` into a new index; (wall s, process CPU s, signature s per commit)."""
+    folder = tempfile.mkdtemp(prefix="nq-clusters-")
+    clock = SignatureClock()
+    original = qc.persist_on_commit
+    if clustering:
+        qc.compute_segment = clock  # type: ignore[assignment]
+    else:
+        qc.persist_on_commit = lambda writer: writer  # type: ignore[assignment]
+    try:
+        store = WhooshStore(folder, background_merges=False)
+        gc.collect()
+        t0, c0 = time.perf_counter(), time.process_time()
+        for i in range(0, len(items), commit_every):
+            store.add(items[i : i + commit_every])
+        took, cpu = time.perf_counter() - t0, time.process_time() - c0
+        store.close()
+    finally:
+        qc.persist_on_commit = original  # type: ignore[assignment]
+        qc.compute_segment = clock.original  # type: ignore[assignment]
+        shutil.rmtree(folder, ignore_errors=True)
+    return took, cpu, clock.seconds
+
+
+def bench_write(args: argparse.Namespace) -> dict[str, Any]:
+    items = enriched(args.index, args.articles)
+    # the articles held in memory for the runs are not the writer's garbage: without this,
+    # every extra allocation in a run makes the collector walk them all again
+    gc.collect()
+    gc.freeze()
+    quotes = sum(len(p.quotes) for _, ps in items for p in ps)
+    on, off, cpu_on, cpu_off, per_commit = [], [], [], [], []
+    for r in range(args.rounds):
+        for clustering in (r % 2 == 0, r % 2 == 1):  # alternate which goes first
+            took, cpu, sig = write_once(items, args.commit_every, clustering)
+            (on if clustering else off).append(took)
+            (cpu_on if clustering else cpu_off).append(cpu)
+            per_commit.extend(sig)
+    med_on, med_off = statistics.median(on), statistics.median(off)
+    sig_per_article = sum(per_commit) / args.rounds / len(items)
+    full_ms = args.full_ms
+    return {
+        "articles": len(items),
+        "quotations": quotes,
+        "commit_every": args.commit_every,
+        "rounds": args.rounds,
+        "write_s_off": [round(x, 2) for x in off],
+        "write_s_on": [round(x, 2) for x in on],
+        "median_off": round(med_off, 2),
+        "median_on": round(med_on, 2),
+        "write_ratio": round(med_on / med_off, 3),
+        "cpu_s_off": [round(x, 2) for x in cpu_off],
+        "cpu_s_on": [round(x, 2) for x in cpu_on],
+        "cpu_ratio": round(statistics.median(cpu_on) / statistics.median(cpu_off), 3),
+        "signatures_ms_per_commit": round(statistics.median(per_commit) * 1000, 1)
+        if per_commit
+        else 0.0,  # fmt: skip
+        "signatures_ms_per_article": round(sig_per_article * 1000, 3),
+        "share_of_full_indexing": round(sig_per_article * 1000 / full_ms, 4),
+        "full_index_ms_per_article": args.full_ms,
+        "load": os.getloadavg()[0],
+    }
+
+
+def bench_link(args: argparse.Namespace) -> dict[str, Any]:
+    from newsquarry.search.docvalues import cache_for
+
+    out: dict[str, Any] = {}
+    mapped = []
+    for _ in range(args.rounds):
+        store = WhooshStore(args.index, create=False, background_merges=False)
+        s = store.searcher()
+        view = cache_for(store).view(s)
+        view.tiebreak  # noqa: B018 - doc values first: measured elsewhere
+        t0 = time.perf_counter()
+        c = qc.clusters_for(store, s)
+        mapped.append(time.perf_counter() - t0)
+        out["quotations"] = len(c.qdocs)
+        out["multi_article_clusters"] = int((c.articles > 1).sum())
+        store.close()
+    out["link_s_median"] = round(statistics.median(mapped), 3)
+    out["link_s"] = [round(x, 3) for x in mapped]
+    # an index made before clusters: its first use computes and saves the signatures
+    copy = tempfile.mkdtemp(prefix="nq-backfill-")
+    shutil.rmtree(copy)
+    shutil.copytree(args.index, copy)
+    for name in os.listdir(copy):
+        if name.endswith(qc.EXT):
+            os.remove(os.path.join(copy, name))
+    store = WhooshStore(copy, create=False, background_merges=False)
+    s = store.searcher()
+    cache_for(store).view(s).tiebreak  # noqa: B018
+    t0 = time.perf_counter()
+    qc.clusters_for(store, s)
+    out["backfill_s"] = round(time.perf_counter() - t0, 2)
+    store.close()
+    shutil.rmtree(copy, ignore_errors=True)
+    out["load"] = os.getloadavg()[0]
+    return out
+
+
+def bench_latency(args: argparse.Namespace) -> dict[str, Any]:
+    from newsquarry.search import searching
+
+    store = WhooshStore(args.index, create=False, background_merges=False)
+    with_clusters = searching.clusters_for
+
+    def request(q: str, group: str) -> SearchRequest:
+        return SearchRequest(
+            q=q, mode="quotes", group=group, facets=["speaker", "person", "place", "date"],
+            filters={"place": ["USA", "UK", "Japan"], "date": ["1987-03", "1987-04"]},
+        )  # fmt: skip
+
+    def run(q: str, case: str) -> None:
+        # "before": quote search as it was without clusters (no cluster fields on hits)
+        searching.clusters_for = (lambda *a: None) if case == "before" else with_clusters
+        try:
+            searching.run_search(store, request(q, "none" if case == "before" else case))
+        finally:
+            searching.clusters_for = with_clusters
+
+    cases = ("before", "none", "cluster")
+    times: dict[str, list[float]] = {c: [] for c in cases}
+    per_query: dict[str, list[float]] = {}
+    for q in QUERIES:  # warm: each query once
+        for c in cases:
+            run(q, c)
+    for _ in range(args.rounds):
+        for q in QUERIES:
+            for c in cases:
+                t0 = time.perf_counter()
+                run(q, c)
+                ms = (time.perf_counter() - t0) * 1000
+                times[c].append(ms)
+                per_query.setdefault(f"{c}:{q}", []).append(ms)
+    out: dict[str, Any] = {"calls_per_case": len(times["none"])}
+    for c, ts in times.items():
+        ts.sort()
+        out[c] = {"p50_ms": round(statistics.median(ts), 1),
+                  "p95_ms": round(ts[int(len(ts) * 0.95) - 1], 1)}  # fmt: skip
+    out["median_ms_by_query"] = {k: round(statistics.median(v), 1) for k, v in per_query.items()}
+    out["load"] = os.getloadavg()[0]
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    w = sub.add_parser("write")
+    w.add_argument("index")
+    w.add_argument("--articles", type=int, default=2000)
+    w.add_argument("--commit-every", type=int, default=250)
+    w.add_argument("--rounds", type=int, default=3)
+    w.add_argument("--full-ms", type=float, default=round(275.3 * 1000 / 16735, 2),
+                   help="wall ms per article of a full index run (docs/benchmarks.md)")  # fmt: skip
+    lk = sub.add_parser("link")
+    lk.add_argument("index")
+    lk.add_argument("--rounds", type=int, default=3)
+    la = sub.add_parser("latency")
+    la.add_argument("index")
+    la.add_argument("--rounds", type=int, default=10)
+    args = ap.parse_args(argv)
+    fn = {"write": bench_write, "link": bench_link, "latency": bench_latency}[args.cmd]
+    print(json.dumps(fn(args), indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,331 @@
+"""Quotation clusters (search.quoteclusters): near-duplicates grouped, on real indexes.
+
+The recall test edits generated quotations the ways copy is edited (truncation, a
+changed word, other quote marks, an ellipsis) and checks that at least 95% of the
+edited copies land in their original's cluster while distinct quotations stay apart.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from newsquarry.search import quoteclusters as qc
+from newsquarry.search.errors import InvalidRequest, NotFound
+from newsquarry.search.indexer import index_articles
+from newsquarry.search.readers import article_from_mapping
+from newsquarry.search.requests import SearchRequest
+from newsquarry.search.searching import run_search
+from newsquarry.search.store import WhooshStore
+
+try:
+    from tests.api_support import TagEnricher
+except ModuleNotFoundError:
+    from api_support import TagEnricher
+
+# -- generated edits (recall) ----------------------------------------------------------
+
+VOCAB = (
+    "government bank minister plan market price oil talks budget tax trade deficit rate "
+    "growth export import company shares profit loss quarter year month week officials "
+    "country agreement policy dollar yen mark currency interest debt loan credit farmers "
+    "wheat coffee sugar strike union workers production output demand supply reserves "
+    "election party leader parliament court ruling reform inflation recession recovery "
+    "investors analysts forecast earnings dividend merger offer bid stake board "
+    "chairman president spokesman statement report survey index figures data exports"
+).split()
+GLUE = "the a of to in and that will not be is was has have would could must should".split()
+
+
+def sentence(rng: random.Random, n: int) -> list[str]:
+    return [rng.choice(VOCAB) if i % 2 == 0 else rng.choice(GLUE) for i in range(n)]
+
+
+def truncated(rng: random.Random, w: list[str]) -> list[str]:
+    keep = max(11, int(len(w) * rng.uniform(0.6, 0.9)))
+    start = rng.randint(0, len(w) - keep)
+    return w[start : start + keep]
+
+
+def changed_word(rng: random.Random, w: list[str]) -> list[str]:
+    out = list(w)
+    i = rng.randrange(len(out))
+    out[i] = rng.choice([v for v in VOCAB if v != out[i]])
+    return out
+
+
+def ellipsis(rng: random.Random, w: list[str]) -> list[str]:
+    k = rng.randint(1, 3)
+    i = rng.randint(2, len(w) - k - 2)
+    return w[:i] + [rng.choice(["...", "…", ". . ."])] + w[i + k :]
+
+
+def quote_style(rng: random.Random, w: list[str]) -> str:
+    text = " ".join(w)
+    left, right = rng.choice([("“", "”"), ('"', '"'), ("«", "»"), ("'", "'"), ("‘", "’")])
+    return f"{left}{text[0].upper()}{text[1:]},{right}"
+
+
+EDITS = {
+    "truncation": lambda rng, w: " ".join(truncated(rng, w)),
+    "changed word": lambda rng, w: " ".join(changed_word(rng, w)),
+    "ellipsis": lambda rng, w: " ".join(ellipsis(rng, w)),
+    "quote style": quote_style,
+}
+
+
+def test_edited_copies_join_their_original_and_distinct_quotations_stay_apart():
+    rng = random.Random(23)
+    originals = [sentence(rng, rng.randint(11, 40)) for _ in range(400)]
+    texts = [" ".join(w) for w in originals]
+    edits = []  # (index of the original, kind)
+    for i, w in enumerate(originals):
+        for kind, edit in EDITS.items():
+            texts.append(edit(rng, w))
+            edits.append((i, kind))
+    data = qc.compute([(n, t, "", f"q{n}") for n, t in enumerate(texts)])
+    labels = qc.link(data.sig, data.nsh, data.speakers, data.figures)
+    n = len(originals)
+    joined = {kind: 0 for kind in EDITS}
+    for k, (i, kind) in enumerate(edits):
+        joined[kind] += labels[n + k] == labels[i]
+    per_kind = {kind: joined[kind] / n for kind in EDITS}
+    assert sum(joined.values()) / len(edits) >= 0.95, per_kind
+    assert min(per_kind.values()) >= 0.9, per_kind
+    # no two originals share a cluster (random sentences: no real near-duplicates)
+    assert len(set(labels[:n].tolist())) == n
+
+
+def test_quote_marks_ellipses_and_case_do_not_change_the_words():
+    assert qc.words("“No easy way out…” he said — «really»") == qc.words(
+        '"no easy way out..." HE SAID really'
+    )
+    assert qc.words("it rose 7.5 pct to 4,400 dlrs") == [
+        "it", "rose", "7.5", "pct", "to", "4,400", "dlrs"
+    ]  # fmt: skip
+    assert qc.words("Guaidó’s plan") == qc.words("guaido's plan")
+
+
+def link_texts(*items: tuple[str, str]) -> np.ndarray:
+    data = qc.compute([(n, t, s, f"q{n}") for n, (t, s) in enumerate(items)])
+    return qc.link(data.sig, data.nsh, data.speakers, data.figures)
+
+
+def test_templates_of_different_speakers_or_figures_are_not_one_quotation():
+    base = "is issuing a 40 mln Australian dlr eurobond due April 24, 1990 paying 15 pct"
+    labels = link_texts((base, "ANZ Merchant Bank Ltd"), (base, "Orion Royal Bank Ltd"))
+    assert labels[0] != labels[1]
+    labels = link_texts((base, "Frank Carlucci"), (base, "Carlucci"), (base, ""))
+    assert labels[0] == labels[1] == labels[2]
+    other = base.replace("15 pct", "16 pct")
+    assert len(set(link_texts((base, ""), (other, "")).tolist())) == 2
+    # short formulae are never grouped unless nearly identical
+    labels = link_texts(
+        ("it plans to change its name to CVN", ""),
+        ("it plans to change its name to USA Outdoor Advertising Inc", ""),
+    )
+    assert labels[0] != labels[1]
+    assert len(set(link_texts(("no comment", ""), ("no comment", "")).tolist())) == 2
+
+
+# -- on a real index -----------------------------------------------------------------------
+
+QUOTE = (
+    "We will not accept any agreement that leaves the farmers of this country without "
+    "a fair price for their wheat"
+)
+
+
+def article(aid: str, date: str, source: str, quote: str, speaker: str = "Ana Ruiz") -> dict:
+    return {
+        "id": aid,
+        "title": f"Story {aid}",
+        "source": source,
+        "date": date,
+        "text": f"Talks went on in Caracas.\n\n\u201c{quote},\u201d said {speaker}.",
+    }
+
+
+def build(path: Path, batches: list[list[dict]]) -> WhooshStore:
+    store = WhooshStore(path, background_merges=False)
+    for batch in batches:
+        index_articles(store, [article_from_mapping(a) for a in batch], enricher=TagEnricher())
+    return store
+
+
+def other_articles(n: int) -> list[dict]:
+    rng = random.Random(5)
+    return [
+        article(
+            f"other-{i}",
+            f"2020-02-{1 + i:02d}",
+            "Wire",
+            " ".join(sentence(rng, 14)),
+            speaker="Juan Guaidó",
+        )  # fmt: skip
+        for i in range(n)
+    ]
+
+
+@pytest.fixture
+def story(tmp_path):
+    first = [
+        article("a-late", "2020-03-05", "Daily Post", QUOTE),
+        article("a-first", "2020-03-01", "Wire", QUOTE.replace("agreement", "deal")),
+    ] + other_articles(12)
+    # a later commit: a cut copy with other quote marks, and an ellipsis
+    second = [
+        article("b-cut", "2020-03-07", "Evening News", QUOTE.split(" that ")[1]),
+        article("b-dots", "2020-03-08", "Wire", QUOTE.replace("any agreement that", "...")),
+    ]
+    return build(tmp_path / "ix", [first, second])
+
+
+def quote_search(store, **kw) -> object:
+    return run_search(store, SearchRequest(mode="quotes", **kw))
+
+
+def test_copies_across_commits_form_one_cluster_with_its_first_seen_article(story):
+    r = quote_search(story, q="farmers fair price wheat", per_page=50)
+    ours = [h for h in r.hits if not h.article_id.startswith("other-")]
+    assert {h.article_id for h in ours} == {"a-late", "a-first", "b-cut", "b-dots"}
+    assert len({h.cluster for h in ours}) == 1
+    for h in ours:
+        assert h.cluster_articles == 4
+        assert h.first_seen["article_id"] == "a-first"
+        assert h.first_seen["date"] == "2020-03-01" and h.first_seen["source"] == "Wire"
+        assert h.first_seen["title"] == "Story a-first"
+    # every segment committed its signatures next to it
+    names = os.listdir(story.path)
+    segs = {n.rsplit(".", 1)[0] for n in names if n.endswith(".seg")}
+    assert segs and segs == {n.rsplit(".", 1)[0] for n in names if n.endswith(qc.EXT)}
+
+
+def test_cluster_detail_lists_articles_sources_and_speakers(story):
+    hit = quote_search(story, q="farmers wheat", per_page=1).hits[0]
+    c = qc.quote_cluster(story, hit.cluster)
+    assert c["id"] == hit.cluster
+    assert c["first_seen"]["article_id"] == "a-first"
+    assert [q["article_id"] for q in c["quotes"]] == ["a-first", "a-late", "b-cut", "b-dots"]
+    assert c["article_count"] == 4 and c["quote_count"] == 4
+    assert c["speakers"] == [{"name": "Ana Ruiz", "count": 4}]
+    assert {s["source"]: s["count"] for s in c["sources"]} == {
+        "Wire": 2, "Daily Post": 1, "Evening News": 1
+    }  # fmt: skip
+    assert c["text"].rstrip(",") == QUOTE  # the longest wording (each is carried once)
+    with pytest.raises(NotFound):
+        qc.quote_cluster(story, "c000000000000")
+    with pytest.raises(NotFound):
+        qc.quote_cluster(story, "../etc/passwd")
+    # within a scope (a read key's filters): only the quotations inside it
+    inside = qc.quote_cluster(
+        story, hit.cluster, within=SearchRequest(filters={"source": ["Wire"]})
+    )
+    assert [q["article_id"] for q in inside["quotes"]] == ["a-first", "b-dots"]
+    with pytest.raises(NotFound):
+        qc.quote_cluster(story, hit.cluster, within=SearchRequest(filters={"source": ["Nobody"]}))
+
+
+def test_group_cluster_totals_and_paging_are_exact(story):
+    everything = quote_search(story, per_page=100)
+    expected = {h.cluster for h in everything.hits}
+    assert len(expected) == everything.total - 3  # four copies, one cluster
+    seen, page = [], 1
+    while True:
+        r = quote_search(story, group="cluster", per_page=4, page=page)
+        assert r.total == everything.total and r.total_clusters == len(expected)
+        assert r.total_pages == -(-len(expected) // 4)
+        if not r.hits:
+            break
+        seen.extend(h.cluster for h in r.hits)
+        page += 1
+    assert len(seen) == len(set(seen)) and set(seen) == expected
+    best = quote_search(story, q="farmers wheat fair price", group="cluster", per_page=3).hits[0]
+    assert best.more_count == 3 and len(best.more_ids) == 3
+    with pytest.raises(InvalidRequest, match="mode=quotes"):
+        run_search(story, SearchRequest(group="cluster"))
+
+
+def test_deleting_an_article_splits_what_it_joined(tmp_path):
+    # a-long carries the whole quotation; the two cuts overlap only through it
+    head, tail = " ".join(QUOTE.split()[:12]), " ".join(QUOTE.split()[8:])
+    store = build(tmp_path / "ix", [[
+        article("a-long", "2020-01-01", "Wire", QUOTE),
+        article("a-head", "2020-01-02", "Wire", head),
+        article("a-tail", "2020-01-03", "Wire", tail),
+    ] + other_articles(3)])  # fmt: skip
+    clusters = {h.article_id: h.cluster for h in quote_search(store, per_page=50).hits}
+    assert clusters["a-head"] == clusters["a-tail"] == clusters["a-long"]
+    store.delete("a-long")
+    clusters = {h.article_id: h.cluster for h in quote_search(store, per_page=50).hits}
+    assert clusters["a-head"] != clusters["a-tail"]
+    r = quote_search(store, q="farmers", per_page=50)
+    assert all(h.cluster_articles == 1 and h.first_seen is None for h in r.hits)
+
+
+def test_a_cluster_id_keeps_working_when_an_earlier_copy_arrives(tmp_path):
+    store = build(tmp_path / "ix", [[article("late", "2020-03-05", "Wire", QUOTE)]
+                                    + other_articles(2)])  # fmt: skip
+    old = quote_search(store, q="farmers", per_page=1).hits[0].cluster
+    index_articles(
+        store, [article_from_mapping(article("early", "2020-03-01", "Post", QUOTE))],
+        enricher=TagEnricher(),
+    )  # fmt: skip
+    hit = quote_search(store, q="farmers", per_page=1).hits[0]
+    assert hit.cluster != old and hit.first_seen["article_id"] == "early"
+    assert qc.quote_cluster(store, old)["id"] == hit.cluster
+
+
+@pytest.mark.parametrize("damage", ["delete", "garbage", "truncate"])
+def test_signature_files_are_derived_data(story, tmp_path, damage):
+    before = [(h.id, h.cluster, h.cluster_articles) for h in quote_search(story, per_page=50).hits]
+    copy = tmp_path / "copy"
+    shutil.copytree(story.path, copy)
+    files = sorted(p for p in copy.iterdir() if p.name.endswith(qc.EXT))
+    originals = {p.name: p.read_bytes() for p in files}
+    for p in files:
+        if damage == "delete":
+            p.unlink()
+        elif damage == "garbage":
+            p.write_bytes(b"x" * p.stat().st_size)
+        else:
+            os.truncate(p, p.stat().st_size // 2)
+    again = WhooshStore(copy, create=False, background_merges=False)
+    after = [(h.id, h.cluster, h.cluster_articles) for h in quote_search(again, per_page=50).hits]
+    assert after == before
+    # rebuilt once from the stored quotations, byte for byte what the commit wrote
+    assert {p.name: p.read_bytes() for p in files} == originals
+
+
+def test_a_merged_segment_carries_its_sources_signatures_over(tmp_path):
+    from newsquarry.search.merging import merge_once, merge_tiered
+
+    try:
+        from tests.api_support import cluster_articles
+    except ModuleNotFoundError:
+        from api_support import cluster_articles
+    arts = cluster_articles()
+    store = build(tmp_path / "ix", [arts[:3], arts[3:5], arts[5:]])
+    store.delete("crop-rice")  # a deletion the merge drops
+    before = [(h.id, h.cluster, h.cluster_articles) for h in quote_search(store, per_page=50).hits]
+    store.merge_policy = merge_tiered(factor=3, floor_docs=5)
+    assert merge_once(store)
+    segs = [s.segment_id() for s in store.ix._segments()]
+    assert len(segs) == 1
+    path = store.path / f"{segs[0]}{qc.EXT}"
+    carried = path.read_bytes()
+    again = WhooshStore(store.path, create=False, background_merges=False)
+    after = [(h.id, h.cluster, h.cluster_articles) for h in quote_search(again, per_page=50).hits]
+    assert after == before
+    # exactly what reading the merged segment's stored quotations gives
+    path.unlink()
+    fresh = WhooshStore(store.path, create=False, background_merges=False)
+    assert [(h.id, h.cluster) for h in quote_search(fresh, per_page=50).hits] == [
+        (i, c) for i, c, _ in before
+    ]
+    assert path.read_bytes() == carried
