@@ -42,6 +42,8 @@ read in a process; it is now one ``itertools.accumulate``.
 
 from __future__ import annotations
 
+import io
+import pickle
 import secrets
 import struct
 from array import array
@@ -54,6 +56,7 @@ import whoosh.columns
 import whoosh.filedb.compound
 import whoosh.filedb.filestore
 import whoosh.filedb.structfile
+import whoosh.index
 import whoosh.writing
 from whoosh.util import IDCHARS
 from whoosh.util.numeric import byte_to_length
@@ -242,3 +245,28 @@ def _read_offsets_and_lengths(self: Any) -> None:
 
 
 whoosh.columns.VarBytesColumn.Reader._read_offsets_and_lengths = _read_offsets_and_lengths  # type: ignore[method-assign]
+
+
+class _MovedModules(pickle.Unpickler):
+    """Unpickles what was pickled before the code moved under ``newsquarry``: an index
+    built when the library was imported as ``search`` names ``search.schema`` in its
+    table of contents (the schema's analyzers), which no longer exists by that name."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "search" or module.startswith("search."):
+            module = "newsquarry." + module
+        return super().find_class(module, name)
+
+
+class _TocPickle:
+    """``whoosh.index``'s pickle module, with ``loads`` through ``_MovedModules``."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(pickle, name)
+
+    @staticmethod
+    def loads(data: bytes) -> Any:
+        return _MovedModules(io.BytesIO(data)).load()
+
+
+whoosh.index.pickle = _TocPickle()

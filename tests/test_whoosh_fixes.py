@@ -119,3 +119,54 @@ def test_postings_spilled_to_disk_past_the_pool_limit_read_back_whole(tmp_path):
         assert len(s.search(Term("t", "common"), limit=None)) == 2000
         assert len(s.search(Term("t", "m3"), limit=None)) == len(range(3, 2000, 7))
         assert [h["t"] for h in s.search(Term("t", "w1234"))] == ["common w1234 m2"]
+
+
+BUILD_AS_SEARCH = r"""
+import sys, types
+import newsquarry.search.schema as schema
+# the library as it was imported before it moved under newsquarry: ``search.schema``
+sys.modules["search"] = types.ModuleType("search")
+sys.modules["search.schema"] = schema
+for obj in list(vars(schema).values()):
+    if getattr(obj, "__module__", None) == "newsquarry.search.schema":
+        obj.__module__ = "search.schema"
+from newsquarry.search.models import Article
+from newsquarry.search.indexer import index_articles
+from newsquarry.search.store import WhooshStore
+store = WhooshStore(sys.argv[1])
+index_articles(store, [Article(id="old-1", title="Cocoa", text="Ghana's cocoa crop grew.")])
+store.close()
+"""
+
+SEARCH = r"""
+import sys
+from newsquarry.search.requests import SearchRequest
+from newsquarry.search.store import WhooshStore
+store = WhooshStore(sys.argv[1], create=False)
+print(store.search(SearchRequest(q="cocoa")).total)
+"""
+
+
+def test_an_index_built_before_the_move_under_newsquarry_still_opens(tmp_path):
+    """Its table of contents names ``search.schema``: read as ``newsquarry.search.schema``.
+
+    Both steps run in fresh processes outside the checkout, where ``search`` is not
+    importable (as for an installed newsquarry)."""
+    import os
+    import subprocess
+    import sys
+
+    ix = tmp_path / "ix"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+    def run(code: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", code, str(ix)], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=300)  # fmt: skip
+
+    built = run(BUILD_AS_SEARCH)
+    assert built.returncode == 0, built.stderr
+    toc = next(ix.glob("_*.toc")).read_bytes()
+    assert b"search.schema" in toc and b"newsquarry.search.schema" not in toc
+    found = run(SEARCH)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.strip() == "1"
