@@ -105,7 +105,7 @@ def live_values(store: WhooshStore, cache: DocValuesCache) -> dict[str, Counter]
 @given(ops=st.lists(operation, min_size=1, max_size=8))
 def test_saved_doc_values_agree_with_postings(ops):
     with tempfile.TemporaryDirectory() as folder:
-        store = WhooshStore(folder)
+        store = WhooshStore(folder, merge_process=False)  # the same merge code, in a thread
         store.merge_policy = merge_tiered(factor=2, floor_docs=2)  # merges at most commits
         truth: dict[str, list] = {}  # article id -> its passages
         version = 0
