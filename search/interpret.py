@@ -32,7 +32,7 @@ SPEECH_WORDS = frozenset(
 MAX_WORDS = 4  # longest name looked for, in words
 MAX_OFFERED = 3
 _WORD = re.compile(r"\w+")
-NAMES_KEPT = 512  # (facet, word) tables kept per view
+NAMES_KEPT = 512  # word tables kept per facet
 
 
 def _names(view: View, facet: str, last: str) -> dict[tuple[str, ...], list[int]]:
@@ -44,14 +44,20 @@ def _names(view: View, facet: str, last: str) -> dict[tuple[str, ...], list[int]
     lookup of ``run`` needs only ``_names(view, facet, run[-1])``. Building the
     table for every key instead took ~0.4 s per view on Reuters (every CLI search,
     and a server's first search after each commit); a substring scan of the keys
-    takes about a millisecond. Tables are kept per view, a bounded number.
+    takes about a millisecond. Tables are kept with the field's key registry, which
+    every view of the store shares and which only grows: a view after a commit
+    scans only the keys added since (ids beyond the view's own keys are skipped by
+    the caller). A bounded number is kept.
     """
-    cache = view.__dict__.setdefault("_interpret_names", {})
-    got = cache.get((facet, last))
-    if got is None:
-        got = {}
-        keys = view.keys[facet]
-        for gid in [g for g, k in enumerate(keys) if last in k]:
+    view.nkeys[facet]  # resolves the view's keys of the field (registers them)
+    registry = view.registries[facet]
+    cache = registry.derived
+    done, got = cache.get(("names", last), (0, None))
+    keys = registry.keys
+    n = len(keys)
+    if got is None or done < n:
+        got = {run: list(gids) for run, gids in (got or {}).items()}  # copy: others read it
+        for gid in [g for g, k in enumerate(keys[done:n], start=done) if last in k]:
             words = tuple(_WORD.findall(keys[gid]))
             if not words:
                 continue
@@ -64,7 +70,7 @@ def _names(view: View, facet: str, last: str) -> dict[tuple[str, ...], list[int]
                 got.setdefault(run, []).append(gid)
         if len(cache) >= NAMES_KEPT:
             cache.clear()
-        cache[(facet, last)] = got
+        cache[("names", last)] = (n, got)
     return got
 
 

@@ -200,3 +200,24 @@ def test_a_damaged_file_is_rebuilt_not_trusted(tmp_path):
     assert run_search(again, SearchRequest(facets=["person", "place"])).facets == expected
     assert cache_for(again).builds == 1
     assert path.read_bytes() == data  # rewritten whole
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    batches=st.lists(st.lists(st.text(max_size=6), max_size=80), min_size=1, max_size=6),
+    data=st.data(),
+)
+def test_key_ranks_kept_across_views_equal_a_full_sort(batches, data):
+    """KeyRegistry.rank extends its order as commits add keys; each view's ranks must be
+    those of sorting its keys afresh, also for a view that knows fewer keys."""
+    from newsquarry.search.docvalues import KeyRegistry
+
+    reg = KeyRegistry()
+    for batch in batches:
+        reg.ids_for(list(dict.fromkeys(batch)))
+        n = data.draw(st.integers(0, len(reg.keys)))
+        for size in (n, len(reg.keys)):
+            keys = reg.keys[:size]
+            expected = np.empty(size, dtype=np.int64)
+            expected[sorted(range(size), key=keys.__getitem__)] = np.arange(size)
+            assert reg.rank(size).tolist() == expected.tolist()

@@ -302,3 +302,12 @@ def test_names_restricted_to_a_word_equal_the_full_table(tmp_path):
     assert {(i.facet, i.value) for i in r.interpretations} == {
         ("person", "Al Gore"), ("place", "Gore")
     }  # fmt: skip
+    # a commit adds a person: the next view's table (extended, not rebuilt) offers her too
+    b = Article(id="more", title="More", text="Ann Gore spoke, and more words.", date="2020-01-02")
+    ann = {"Ann Gore": ("Ann Gore", "person")}
+    with store.writer() as w:
+        w.put(b, annotate(split_passages(b, min_chars=10), ann, []))
+    r = run_search(store, SearchRequest(q="gore words"))
+    assert {(i.facet, i.value) for i in r.interpretations} == {
+        ("person", "Al Gore"), ("person", "Ann Gore"), ("place", "Gore")
+    }  # fmt: skip
