@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from newsquarry.search.enrich.assign import assign
 from newsquarry.search.enrich.nlp import load_nlp
-from newsquarry.search.enrich.pipeline import Enricher, enrich_doc
+from newsquarry.search.enrich.pipeline import Enricher, _parse, enrich_doc
 from newsquarry.search.models import Article, Passage
 
 __all__ = ["Enricher", "assign", "enrich_article", "enrich_doc", "load_nlp"]
@@ -24,5 +24,5 @@ __all__ = ["Enricher", "assign", "enrich_article", "enrich_doc", "load_nlp"]
 
 def enrich_article(article: Article, passages: list[Passage]) -> list[Passage]:
     """Fill ``entities`` and ``quotes`` of one article's passages (in place) and return them."""
-    doc = load_nlp()(article.text)
+    doc = next(_parse(load_nlp(), [article.text], 1))  # by windows when long
     return enrich_doc(doc, passages, article.source)
