@@ -251,7 +251,6 @@ def _read_offsets_and_lengths(self: Any) -> None:
 whoosh.columns.VarBytesColumn.Reader._read_offsets_and_lengths = _read_offsets_and_lengths  # type: ignore[method-assign]
 
 
-
 _whoosh_hash_reader_init = whoosh.filedb.filetables.HashReader.__init__  # kept for tests
 
 
