@@ -26,6 +26,7 @@ blocks (terms), falling back to Whoosh matchers for positional queries
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import threading
@@ -161,6 +162,37 @@ class KeyRegistry:
         self.ids: dict[str, int] = {}
         self.keys: list[str] = []
         self.lock = threading.Lock()
+        # alphabetical order of the first ``len(_order)`` keys, extended as keys come:
+        # every view of the store (a new one after each commit) ranks from it
+        self._sorted: list[str] = []
+        self._order: list[int] = []
+        self._rank_lock = threading.Lock()
+        self.derived: dict = {}  # other tables kept across views (search.interpret)
+
+    def rank(self, n: int) -> np.ndarray:
+        """Alphabetical rank (0..n-1) of each of the first ``n`` key ids.
+
+        Kept sorted as keys are added (a commit adds a few), so a new view does not
+        sort every key again (an ``argsort`` of 16,735 article ids: ~15 ms).
+        """
+        with self._rank_lock:
+            done = len(self._order)
+            if done < n:
+                keys = self.keys[done:n]
+                if done == 0 or len(keys) > 64:
+                    self._order = sorted(range(n), key=self.keys.__getitem__)
+                    self._sorted = [self.keys[g] for g in self._order]
+                else:
+                    for gid, key in enumerate(keys, start=done):
+                        at = bisect.bisect_right(self._sorted, key)
+                        self._sorted.insert(at, key)
+                        self._order.insert(at, gid)
+            order = np.fromiter(self._order, dtype=np.int64, count=len(self._order))
+        if len(order) > n:  # later keys than this view knows: leave them out, keep it dense
+            order = order[order < n]
+        r = np.empty(n, dtype=np.int64)
+        r[order] = np.arange(n)
+        return r
 
     def id_for(self, key: str) -> int:
         with self.lock:
@@ -642,11 +674,7 @@ class View:
         """Alphabetical rank of each key id (stable tie-breaking), computed once per view."""
         r = self._ranks.get(fieldname)
         if r is None:
-            keys = self.keys[fieldname]
-            order = np.argsort(np.asarray(keys, dtype=object)) if keys else np.zeros(0, int)
-            r = np.empty(len(keys), dtype=np.int64)
-            r[order] = np.arange(len(keys))
-            self._ranks[fieldname] = r
+            r = self._ranks[fieldname] = self.registries[fieldname].rank(self.nkeys[fieldname])
         return r
 
     # -- values ------------------------------------------------------------

@@ -27,10 +27,11 @@ created and carries the other entries over from the previous manifest.
 
 Reading: ``quick_check`` (presence and size of every file the generation
 needs: a ``stat`` each) runs when an index is opened and when a reader moves to
-a new generation; ``Verifier`` checks a file's CRC the first time a process
-opens it (again only if the file's inode, size or times change), before Whoosh
-reads a byte of it: a damaged file is an ``IndexDamaged`` error naming it, never
-a wrong answer. ``check_index`` verifies everything (``newsquarry check``).
+a new generation; ``Verifier`` checks a file's CRC before Whoosh reads a byte
+of it, once (again only if the file's inode, size or times change; a file that
+passed is recorded in ``newsquarry_VERIFIED`` so later processes skip it while
+its identity and times stay the same): a damaged file is an ``IndexDamaged``
+error naming it, never a wrong answer. ``check_index`` verifies everything (``newsquarry check``).
 
 An index made before checksums has no manifest: it is read as before and gets
 one at its next commit; ``check`` says its files could not be verified.
@@ -42,6 +43,7 @@ import json
 import os
 import re
 import threading
+import time
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -59,6 +61,8 @@ ARTICLES_EXT = ".ids"
 DERIVED_EXT = ".dv"  # doc values (search.dvstore): rebuilt from the postings when missing
 QUOTES_EXT = ".qmh"  # quotation signatures (search.quoteclusters): rebuilt the same way
 CHUNK = 1 << 20
+VERIFIED_NAME = f"{INDEX_NAME}_VERIFIED"  # files verified, for later processes
+TRUST_AFTER_NS = 2_000_000_000  # record only files whose times are 2 s old
 
 
 def manifest_name(generation: int) -> str:
@@ -325,16 +329,30 @@ def quick_check(folder: Path, generation: int) -> Manifest | None:
 
 
 class Verifier:
-    """Checks a file's CRC-32 against the manifest the first time a process opens it.
+    """Checks a file's CRC-32 against the manifest before a process first reads it.
 
     Shared by every store of the process; a file verified once is not read
     again unless its identity or times change (a new file, or one written to).
+
+    Across processes: a file that passed is recorded in the index folder's
+    ``newsquarry_VERIFIED`` (JSON: name -> inode, size, mtime, ctime and the CRC
+    it matched, plus a CRC of the record), so the next process skips the read of
+    a file whose identity, size, times and expected CRC are all unchanged. Every
+    write to a file changes its ctime (which no user call can set back), so a
+    file changed since it was verified is read again. Only files whose times are
+    ``TRUST_AFTER_NS`` old when verified are recorded: a write in the same clock
+    tick as the verification would keep the times. What this gives up: damage
+    that leaves a file's metadata unchanged (a disk that decays under a file)
+    is caught by ``newsquarry check``, no longer by every new process. A missing,
+    unreadable or damaged record is ignored (every file is verified again), and a
+    read-only folder keeps no record.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._expected: dict[str, dict[str, int]] = {}  # path -> manifest entry
         self._verified: dict[str, tuple] = {}  # path -> stat signature when verified
+        self._records: dict[str, tuple[tuple, dict[str, list[int]]]] = {}  # folder -> record
 
     def learn(self, folder: Path, manifest: Manifest) -> None:
         with self._lock:
@@ -353,11 +371,57 @@ class Verifier:
         name = os.path.basename(path)
         if st.st_size != entry["size"]:
             raise damaged([name], [f"{name} has {st.st_size} bytes, {entry['size']} expected"])
-        _, crc = crc32_file(path)
-        if crc != entry["crc32"]:
-            raise damaged([name], [f"{name} does not match its checksum"])
+        folder = os.path.dirname(path)
+        if self._record(folder).get(name) != [*sig, entry["crc32"]]:
+            _, crc = crc32_file(path)
+            if crc != entry["crc32"]:
+                raise damaged([name], [f"{name} does not match its checksum"])
+            if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) >= TRUST_AFTER_NS:
+                self._remember(folder, name, [*sig, entry["crc32"]])
         with self._lock:
             self._verified[path] = sig
+
+    def _record(self, folder: str) -> dict[str, list[int]]:
+        """The folder's record of verified files (empty if missing or not valid)."""
+        path = os.path.join(folder, VERIFIED_NAME)
+        try:
+            st = os.stat(path)
+        except OSError:
+            return {}
+        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+        got = self._records.get(folder)
+        if got is not None and got[0] == key:
+            return got[1]
+        files: dict[str, list[int]] = {}
+        try:
+            with open(path, "rb") as fh:
+                data = json.loads(fh.read())
+            body = json.dumps(data["files"], sort_keys=True).encode()
+            if data.get("version") == 1 and data.get("crc32") == zlib.crc32(body):
+                files = data["files"]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            pass
+        with self._lock:
+            self._records[folder] = (key, files)
+        return files
+
+    def _remember(self, folder: str, name: str, value: list[int]) -> None:
+        """Add a verified file to the folder's record (files no longer there are dropped)."""
+        files = dict(self._record(folder))
+        files[name] = value
+        files = {n: v for n, v in files.items() if os.path.exists(os.path.join(folder, n))}
+        body = json.dumps(files, sort_keys=True).encode()
+        data = {"version": 1, "files": files, "crc32": zlib.crc32(body)}
+        tmp = os.path.join(folder, f".{VERIFIED_NAME}.{os.getpid()}.{threading.get_ident()}")
+        try:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                json.dump(data, fh)
+            os.replace(tmp, os.path.join(folder, VERIFIED_NAME))
+        except OSError:  # a read-only folder, a full disk: verified again next time
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
 
 
 VERIFIER = Verifier()

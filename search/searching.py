@@ -703,4 +703,26 @@ def warm_up(store: Any) -> float:
         store,
         SearchRequest(q="the OR warm*", facets=list(FACETS), filters={"date": ["2000"]}),
     )
+    # and searches with hits, as users make them: the ranking's per-view arrays (article
+    # lengths, tie-breaks), hits' stored fields, display names, the quotes view
+    word = _a_word(store)
+    if word:
+        run_search(store, SearchRequest(q=word, facets=list(FACETS)))
+        run_search(store, SearchRequest(q=word, mode="quotes"))
     return time.monotonic() - t0
+
+
+def _a_word(store: Any) -> str | None:
+    """A word of the first stored passage (a query sure to have hits), or None."""
+    import re
+
+    searcher = store.searcher()
+    for docnum in range(min(searcher.doc_count_all(), 50)):
+        try:
+            text = searcher.stored_fields(docnum).get("text") or ""
+        except Exception:  # noqa: BLE001 - deleted or unreadable: try the next one
+            continue
+        m = re.search(r"[A-Za-z]{5,}", text)
+        if m:
+            return m.group(0).lower()
+    return None

@@ -481,13 +481,15 @@ class WhooshStore:
         create: bool = True,
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         background_merges: bool = True,
+        merge_process: bool = True,
     ) -> None:
         self.path = Path(path)
         self.aliases = AliasStore(self.path)  # search.aliases: one name per entity
         self.lock_timeout = lock_timeout
         self.merge_policy = merge_tiered()  # see search.merging
-        # merges run in a background thread, not inside the commit that makes them due
-        self.merger = Merger(self) if background_merges else None
+        # merges run in the background (a separate process unless ``merge_process`` is
+        # False: then a thread), not inside the commit that makes them due
+        self.merger = Merger(self, process=merge_process) if background_merges else None
         self._local = threading.local()
         try:
             if integrity.toc_generations(self.path):

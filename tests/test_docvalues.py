@@ -105,7 +105,7 @@ def live_values(store: WhooshStore, cache: DocValuesCache) -> dict[str, Counter]
 @given(ops=st.lists(operation, min_size=1, max_size=8))
 def test_saved_doc_values_agree_with_postings(ops):
     with tempfile.TemporaryDirectory() as folder:
-        store = WhooshStore(folder)
+        store = WhooshStore(folder, merge_process=False)  # the same merge code, in a thread
         store.merge_policy = merge_tiered(factor=2, floor_docs=2)  # merges at most commits
         truth: dict[str, list] = {}  # article id -> its passages
         version = 0
@@ -223,3 +223,24 @@ def test_key_mask_selects_the_documents_holding_the_keys(tmp_path):
             want[docs[np.isin(gids, keys)]] = True
             assert np.array_equal(view.key_mask(fname, keys), want), (fname, keys)
     store.close()
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    batches=st.lists(st.lists(st.text(max_size=6), max_size=80), min_size=1, max_size=6),
+    data=st.data(),
+)
+def test_key_ranks_kept_across_views_equal_a_full_sort(batches, data):
+    """KeyRegistry.rank extends its order as commits add keys; each view's ranks must be
+    those of sorting its keys afresh, also for a view that knows fewer keys."""
+    from newsquarry.search.docvalues import KeyRegistry
+
+    reg = KeyRegistry()
+    for batch in batches:
+        reg.ids_for(list(dict.fromkeys(batch)))
+        n = data.draw(st.integers(0, len(reg.keys)))
+        for size in (n, len(reg.keys)):
+            keys = reg.keys[:size]
+            expected = np.empty(size, dtype=np.int64)
+            expected[sorted(range(size), key=keys.__getitem__)] = np.arange(size)
+            assert reg.rank(size).tolist() == expected.tolist()

@@ -415,3 +415,37 @@ def test_groups_described_by_a_plural_are_no_speaker():
         "Analysts": None,
     }
 
+
+
+# -- long articles are parsed by windows (bounded memory) ---------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet="ab \n", max_size=400), size=st.integers(1, 50))
+def test_windows_join_to_the_text_and_respect_the_size(text, size):
+    from newsquarry.search.enrich.pipeline import windows
+
+    parts = windows(text, size)
+    assert "".join(parts) == text
+    assert all(len(p) <= size for p in parts)
+    assert all(parts[:-1])
+
+
+def test_a_long_article_parsed_by_windows_is_enriched_as_a_whole(nlp, seed_doc, monkeypatch):
+    """Windows of whole paragraphs, joined into one Doc: the seed article's entities
+    and quotes (speakers named paragraphs earlier included) are those of one parse."""
+    import copy
+
+    from newsquarry.search.enrich import pipeline
+
+    passages = split_passages(seed_doc)
+
+    def enriched(window: int) -> list:
+        monkeypatch.setattr(pipeline, "PARSE_WINDOW", window)
+        [(_, got)] = Enricher(n_process=1).enrich([(seed_doc, copy.deepcopy(passages))])
+        return [(p.entities, p.quotes) for p in got]
+
+    assert len(pipeline.windows(seed_doc.text, 1500)) > 3
+    whole = enriched(10**9)
+    assert any(q for _, q in whole) and any(e for e, _ in whole)
+    assert enriched(1500) == whole

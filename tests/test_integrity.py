@@ -369,3 +369,40 @@ def test_repair_command_with_the_original_files_recovers_every_article(built, tm
     assert "Not recovered" not in r.stdout
     assert run(ix, "check").exit_code == 0
     assert contents(ix) == built["contents"]
+
+
+def test_a_file_verified_once_is_not_read_again_until_it_changes(built, tmp_path, monkeypatch):
+    """A later process skips the CRC of a file an earlier one verified, while its identity
+    and times are unchanged (``newsquarry_VERIFIED``); a write to it brings the check back,
+    and a damaged record only costs the reads."""
+    ix = tmp_path / "ix"
+    shutil.copytree(built["ix"], ix)
+    monkeypatch.setattr(integrity, "TRUST_AFTER_NS", 0)  # the files were written just now
+    reads: list[str] = []
+    crc32_file = integrity.crc32_file
+
+    def counted(path):
+        reads.append(os.path.basename(path))
+        return crc32_file(path)
+
+    monkeypatch.setattr(integrity, "crc32_file", counted)
+
+    def new_process() -> dict:  # as a new process: nothing verified in memory
+        monkeypatch.setattr(integrity, "VERIFIER", integrity.Verifier())
+        reads.clear()
+        return answers(ix)
+
+    seg = files_of(ix)["segment"]
+    assert new_process() == built["answers"]
+    assert seg in reads and (ix / integrity.VERIFIED_NAME).exists()
+    assert new_process() == built["answers"]
+    assert reads == []
+    (ix / integrity.VERIFIED_NAME).write_text('{"version": 1, "files": {}, "crc32": 1}')
+    assert new_process() == built["answers"]
+    assert seg in reads
+    assert new_process() == built["answers"]
+    assert reads == []
+    inflict(ix / seg, "block", ix)  # same size, every byte of a block changed
+    code, _, err = new_process()["search"]
+    assert code == 5 and f"{seg} does not match its checksum" in err
+    assert seg in reads

@@ -67,7 +67,7 @@ def _index(store: WhooshStore, ids: range, version: int = 0) -> None:
 
 
 def test_segments_stay_bounded_and_every_document_stays_findable(tmp_path):
-    store = WhooshStore(tmp_path / "ix")
+    store = WhooshStore(tmp_path / "ix", merge_process=False)
     store.merge_policy = merge_tiered(factor=3, floor_docs=5)
     counts = []
     for start in range(0, 120, 5):  # 24 commits of 5 articles
@@ -107,7 +107,7 @@ def _segment_count(store: WhooshStore) -> int:
 
 
 def test_a_commit_returns_before_its_merge_and_the_merge_follows(tmp_path):
-    store = WhooshStore(tmp_path / "ix")
+    store = WhooshStore(tmp_path / "ix", merge_process=False)
     store.merge_policy = merge_tiered(factor=3, floor_docs=5)
     release = threading.Event()
     started = threading.Event()
@@ -142,7 +142,7 @@ def test_a_commit_returns_before_its_merge_and_the_merge_follows(tmp_path):
 
 
 def test_a_failed_merge_loses_nothing_and_its_leftovers_go(tmp_path):
-    store = WhooshStore(tmp_path / "ix")
+    store = WhooshStore(tmp_path / "ix", merge_process=False)
     store.merge_policy = merge_tiered(factor=3, floor_docs=5)
 
     real = docvalues.compute_segment
@@ -166,5 +166,29 @@ def test_a_failed_merge_loses_nothing_and_its_leftovers_go(tmp_path):
     assert store.wait_for_merges(30)
     assert _segment_count(store) == 1
     assert not (tmp_path / "ix" / MERGE_DIR).exists()
+    assert store.stats()["articles"] == 15
+    assert store.search(SearchRequest(q="item7")).hits[0].article_id == "a0007"
+
+
+def test_merges_run_in_a_separate_process_and_a_failed_one_loses_nothing(tmp_path):
+    """The default: a merge is another Python process (the serving process's GIL stays
+    free for its readers); its failure is reported, and the next one does the work."""
+    ix = tmp_path / "ix"
+    store = WhooshStore(ix)
+    store.merge_policy = merge_tiered(factor=3, floor_docs=5)
+    (ix / MERGE_DIR).write_text("not a folder")  # the merge process cannot make its work dir
+    for start in (0, 5, 10):
+        index_articles(store, (_article(i) for i in range(start, start + 5)),
+                       enricher=PassThrough())  # fmt: skip
+    assert store.wait_for_merges(60)
+    failed = list(store.merger.errors)
+    assert failed and all(e.startswith("MergeFailed: OSError: ") for e in failed)
+    assert store.merger.merges == 0
+    assert _segment_count(store) == 3 and store.stats()["articles"] == 15
+    (ix / MERGE_DIR).unlink()
+    store.merger.request()
+    assert store.wait_for_merges(60)
+    assert store.merger.merges == 1 and store.merger.errors == failed
+    assert _segment_count(store) == 1 and not (ix / MERGE_DIR).exists()
     assert store.stats()["articles"] == 15
     assert store.search(SearchRequest(q="item7")).hits[0].article_id == "a0007"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from conftest import PassThrough, build, seed_items
+from conftest import PassThrough, annotate, build, seed_items
 from whoosh import query as wq
 
 from newsquarry.search.indexer import index_articles
@@ -327,3 +327,58 @@ def test_totals_and_facets_are_exact_for_the_default_mode(corpus_store):
     held = Counter({fold(k): v for k, v in held.items()})
     assert {fold(v.value): v.count for v in r.facets["person"].values} == dict(held)
     assert r.total_articles == len({h.article_id for h in r.hits})
+
+
+# -- interpretations look up only the keys that contain the query's words ---------------
+
+
+NAMES = {
+    "Mary O'Brien": "person", "Jean-Claude Juncker": "person", "Al Gore": "person",
+    "Gore Vidal": "person", "Bank of England": "org", "The Who": "org", "Gore": "place",
+    "New York": "place", "York": "place",
+}  # fmt: skip
+
+
+def test_names_restricted_to_a_word_equal_the_full_table(tmp_path):
+    from newsquarry.search.docvalues import cache_for
+    from newsquarry.search.interpret import _WORD, STOP_WORDS, _names
+
+    text = "\n\n".join(
+        f"Passage {i} is about {n} and more words here." for i, n in enumerate(NAMES)
+    )
+    a = Article(id="names", title="Names", text=text, date="2020-01-01")
+    store = build(
+        tmp_path / "ix",
+        [(a, annotate(split_passages(a, min_chars=10), {n: (n, t) for n, t in NAMES.items()}, []))],
+    )
+    view = cache_for(store).view(store.searcher())
+    for facet in ("person", "org", "place"):
+        full: dict = {}  # every key's runs, as the table was built before it was restricted
+        for gid, key in enumerate(view.keys[facet]):
+            words = tuple(_WORD.findall(key))
+            runs = [words] + (
+                [words[i:] for i in range(1, len(words))] if facet == "person" else []
+            )
+            for run in runs:
+                if not all(w in STOP_WORDS for w in run):
+                    full.setdefault(run, []).append(gid)
+        assert full
+        for run, gids in full.items():
+            assert _names(view, facet, run[-1]).get(run) == gids, (facet, run)
+    r = run_search(store, SearchRequest(q="Brien passage"))
+    assert [(i.facet, i.value, i.q) for i in r.interpretations] == [
+        ("person", "Mary O'Brien", "passage")
+    ]
+    r = run_search(store, SearchRequest(q="gore words"))
+    assert {(i.facet, i.value) for i in r.interpretations} == {
+        ("person", "Al Gore"), ("place", "Gore")
+    }  # fmt: skip
+    # a commit adds a person: the next view's table (extended, not rebuilt) offers her too
+    b = Article(id="more", title="More", text="Ann Gore spoke, and more words.", date="2020-01-02")
+    ann = {"Ann Gore": ("Ann Gore", "person")}
+    with store.writer() as w:
+        w.put(b, annotate(split_passages(b, min_chars=10), ann, []))
+    r = run_search(store, SearchRequest(q="gore words"))
+    assert {(i.facet, i.value) for i in r.interpretations} == {
+        ("person", "Al Gore"), ("person", "Ann Gore"), ("place", "Gore")
+    }  # fmt: skip

@@ -10,6 +10,7 @@ from conftest import PassThrough
 
 from newsquarry.search.indexer import index_articles
 from newsquarry.search.models import Article
+from newsquarry.search.requests import SearchRequest
 from newsquarry.search.store import WhooshStore
 from newsquarry.search.whoosh_fixes import ViewReader
 
@@ -170,3 +171,30 @@ def test_an_index_built_before_the_move_under_newsquarry_still_opens(tmp_path):
     found = run(SEARCH)
     assert found.returncode == 0, found.stderr
     assert found.stdout.strip() == "1"
+
+
+def test_hash_reader_reads_its_table_directory_at_once_with_the_same_result(tmp_path):
+    """The term tables of a real segment open with the same directory and answer the same."""
+    from whoosh.filedb.filestore import FileStorage
+    from whoosh.filedb.filetables import HashReader, HashWriter
+
+    from newsquarry.search import whoosh_fixes
+
+    storage = FileStorage(str(tmp_path)).create()
+    w = HashWriter(storage.create_file("t.hsh"))
+    pairs = {f"key{i}".encode(): f"value{i}".encode() for i in range(3000)}
+    for k, v in pairs.items():
+        w.add(k, v)
+    w.close()
+    length = storage.file_length("t.hsh")
+    ours = HashReader(storage.open_file("t.hsh"), length)
+    theirs = HashReader.__new__(HashReader)
+    whoosh_fixes._whoosh_hash_reader_init(theirs, storage.open_file("t.hsh"), length)
+    assert len(ours.tables) == 256 and ours.tables == theirs.tables
+    assert ours.endofdata == theirs.endofdata and ours.extras == theirs.extras
+    assert all(ours[k] == v for k, v in pairs.items()) and b"nope" not in ours
+    # and a searcher over a real index still finds its words
+    store = WhooshStore(tmp_path / "ix")
+    a = Article(id="h1", title="Harbour", text="The harbour council met on the budget.")
+    index_articles(store, [a], enricher=PassThrough())
+    assert [h.article_id for h in store.search(SearchRequest(q="harbour")).hits] == ["h1"]

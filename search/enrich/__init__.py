@@ -48,7 +48,7 @@ def __getattr__(name: str) -> Any:
 def enrich_article(article: Article, passages: list[Passage]) -> list[Passage]:
     """Fill ``entities`` and ``quotes`` of one article's passages (in place) and return them."""
     from newsquarry.search.enrich.nlp import load_nlp
-    from newsquarry.search.enrich.pipeline import enrich_doc
+    from newsquarry.search.enrich.pipeline import _parse, enrich_doc
 
-    doc = load_nlp()(article.text)
+    doc = next(_parse(load_nlp(), [article.text], 1))  # by windows when long
     return enrich_doc(doc, passages, article.source)
