@@ -350,7 +350,8 @@ class Merger:
         factor, floor_docs, max_docs = params
         cmd = [sys.executable, "-m", __name__, str(self.store.path), "--factor", str(factor),
                "--floor-docs", str(floor_docs), "--max-docs", str(max_docs),
-               "--lock-timeout", str(self.store.lock_timeout)]  # fmt: skip
+               "--lock-timeout", str(self.store.lock_timeout),
+               "--parent", str(os.getpid())]  # fmt: skip
         done = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
         if done.returncode != 0:
             lines = (done.stderr or done.stdout).strip().splitlines()
@@ -375,6 +376,19 @@ class MergeFailed(Exception):
     """A merge process failed (its last line of output is the message); nothing was lost."""
 
 
+def _exit_with_parent(parent: int, every: float = 0.5) -> None:
+    """Stop this merge process when the process that started it has gone (a server
+    stopped or killed mid-merge): a merge cut short loses nothing, its leftovers are
+    removed by the next one, and no merge outlives the index's user."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every)
+        os._exit(3)
+
+    threading.Thread(target=watch, name="newsquarry-merge-parent", daemon=True).start()
+
+
 def main(argv: list[str] | None = None) -> int:
     """The merge process: run the due merges of the index in a folder; prints how many."""
     import argparse
@@ -386,7 +400,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--floor-docs", type=int, default=FLOOR_DOCS)
     ap.add_argument("--max-docs", type=int, default=MAX_MERGE_DOCS)
     ap.add_argument("--lock-timeout", type=float, default=30.0)
+    ap.add_argument("--parent", type=int, default=0, help="exit when this process is gone")
     args = ap.parse_args(argv)
+    if args.parent:
+        _exit_with_parent(args.parent)
     from .store import WhooshStore
 
     merges = 0

@@ -192,3 +192,38 @@ def test_merges_run_in_a_separate_process_and_a_failed_one_loses_nothing(tmp_pat
     assert _segment_count(store) == 1 and not (ix / MERGE_DIR).exists()
     assert store.stats()["articles"] == 15
     assert store.search(SearchRequest(q="item7")).hits[0].article_id == "a0007"
+
+
+def test_a_merge_process_stops_when_the_process_that_started_it_is_gone(tmp_path):
+    """A server stopped or killed mid-merge leaves no merge process behind."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    child = (
+        "import sys, time\n"
+        "from newsquarry.search.merging import _exit_with_parent\n"
+        "_exit_with_parent(int(sys.argv[1]), every=0.05)\n"  # as `--parent PID` does
+        "time.sleep(60)\n"
+    )
+    parent = (
+        "import os, subprocess, sys\n"
+        f"p = subprocess.Popen([sys.executable, '-c', {child!r}, str(os.getpid())],\n"
+        "                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        "print(p.pid, flush=True)\n"
+    )  # the parent exits at once, leaving its child running
+    out = subprocess.run([sys.executable, "-c", parent], capture_output=True, text=True,
+                         timeout=60, cwd=tmp_path)  # fmt: skip
+    pid = int(out.stdout.split()[0])
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return  # gone (reaped by init)
+        if open(f"/proc/{pid}/stat").read().split(") ")[1].startswith("Z"):
+            return  # exited, not yet reaped
+        time.sleep(0.1)
+    os.kill(pid, 9)
+    raise AssertionError("the merge process outlived its parent")
