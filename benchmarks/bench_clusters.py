@@ -201,6 +201,12 @@ def bench_latency(args: argparse.Namespace) -> dict[str, Any]:
     from newsquarry.search import searching
 
     store = WhooshStore(args.index, create=False, background_merges=False)
+    if args.no_postings_cache:
+        # as bench_search's newsquarry-nocache: every call decodes its posting lists again
+        from newsquarry.search.docvalues import cache_for
+
+        cache_for(store).view(store.searcher()).postings_budget = 0
+        cache_for(store).postings.budget = 0
     with_clusters = searching.clusters_for
 
     def request(q: str, group: str) -> SearchRequest:
@@ -237,6 +243,7 @@ def bench_latency(args: argparse.Namespace) -> dict[str, Any]:
         out[c] = {"p50_ms": round(statistics.median(ts), 1),
                   "p95_ms": round(ts[int(len(ts) * 0.95) - 1], 1)}  # fmt: skip
     out["median_ms_by_query"] = {k: round(statistics.median(v), 1) for k, v in per_query.items()}
+    out["postings_cache"] = not args.no_postings_cache
     out["load"] = os.getloadavg()[0]
     return out
 
@@ -255,6 +262,8 @@ def main(argv: list[str] | None = None) -> None:
     lk.add_argument("index")
     lk.add_argument("--rounds", type=int, default=3)
     la = sub.add_parser("latency")
+    la.add_argument("--no-postings-cache", action="store_true",
+                    help="decode posting lists on every call (the figure for the target)")  # fmt: skip
     la.add_argument("index")
     la.add_argument("--rounds", type=int, default=10)
     args = ap.parse_args(argv)
