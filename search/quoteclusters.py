@@ -234,6 +234,26 @@ def source_data(folder: Any, segment: Any, reader: Any) -> QuoteData:
     return data if data is not None else compute_segment(reader)
 
 
+def _take(
+    data: QuoteData,
+    keep: np.ndarray,
+    sig: list[np.ndarray],
+    nsh: list[np.ndarray],
+    indirect: list[np.ndarray],
+    speakers: list[str],
+    figs: list[list[str]],
+    ids: list[str],
+) -> None:
+    """Append the quotations of ``data`` at positions ``keep`` to the column lists."""
+    sig.append(data.sig[keep])
+    nsh.append(data.nsh[keep])
+    indirect.append(data.indirect[keep])
+    idx = keep.tolist()
+    speakers.extend(data.speakers[i] for i in idx)
+    figs.extend(data.figures[i] for i in idx)
+    ids.extend(data.ids[i] for i in idx)
+
+
 def write_merged(
     folder: Any, merged: Any, sources: list[Any], datas: list[QuoteData], maps: list[Any]
 ) -> None:
@@ -248,13 +268,7 @@ def write_merged(
         mapped = new[data.docs] if len(data.docs) else np.zeros(0, np.int64)
         keep = np.flatnonzero(mapped >= 0)
         docs.append(mapped[keep])
-        sigs.append(data.sig[keep])
-        nsh.append(data.nsh[keep])
-        indirect.append(data.indirect[keep])
-        for i in keep.tolist():
-            speakers.append(data.speakers[i])
-            figs.append(data.figures[i])
-            ids.append(data.ids[i])
+        _take(data, keep, sigs, nsh, indirect, speakers, figs, ids)
     data = QuoteData(
         docs=np.concatenate(docs).astype(np.int32) if docs else np.zeros(0, np.int32),
         sig=np.concatenate(sigs) if sigs else np.zeros((0, NUM_PERM), np.uint32),
@@ -449,13 +463,7 @@ class Clusters:
             g = data.docs.astype(np.int64) + off
             keep = np.flatnonzero(live[g]) if len(g) else np.zeros(0, np.int64)
             qdocs.append(g[keep])
-            sig.append(data.sig[keep])
-            nsh.append(data.nsh[keep])
-            indirect.append(data.indirect[keep])
-            for i in keep.tolist():
-                speakers.append(data.speakers[i])
-                figs.append(data.figures[i])
-                ids.append(data.ids[i])
+            _take(data, keep, sig, nsh, indirect, speakers, figs, ids)
         self.qdocs = np.concatenate(qdocs) if qdocs else np.zeros(0, np.int64)
         self.ids = ids
         # first seen first: earliest date (dateless last), then article id, then position
