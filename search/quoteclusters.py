@@ -47,6 +47,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import os
 import re
 import threading
 import weakref
@@ -70,6 +71,13 @@ SHORT_JACCARD = 0.8  # short (6 to 10 words): only near-identical copies
 WINDOW_DAYS = 7  # a copy comes at most this long after the first-seen one
 MAX_RUN = 32  # quotations sharing one band value beyond which it is no evidence
 VERSION = 2
+LINKS_FILE = "newsquarry_CLUSTERS.npz"  # the links of the last index state linked (derived)
+# what decides the links besides the index state: a saved file made under other rules is
+# not used (bump LINK_RULES with any change to ``link``)
+LINK_RULES = (
+    f"1 {NUM_PERM} {BANDS} {MIN_WORDS} {LONG} {CONTAINMENT} {SHORT_JACCARD} "
+    + f"{WINDOW_DAYS} {MAX_RUN} {VERSION}"
+)
 
 _WORD = re.compile(r"[^\W_]+(?:['’.,][^\W_]+)*")
 _DIGIT = re.compile(r"\d")
@@ -456,7 +464,9 @@ class Clusters:
     document); cluster numbers are internal to this state, ``public_id`` names them.
     """
 
-    def __init__(self, view: Any, parts: list[tuple[int, QuoteData]]) -> None:
+    def __init__(
+        self, view: Any, parts: list[tuple[int, QuoteData]], saved: np.ndarray | None = None
+    ) -> None:
         live = view.live
         qdocs, sig, nsh, indirect, speakers, figs, ids = [], [], [], [], [], [], []
         for off, data in parts:
@@ -473,14 +483,18 @@ class Clusters:
         seen = np.lexsort((self.qdocs, view.tiebreak[self.qdocs], dates))
         rank = np.empty(len(seen), dtype=np.int64)
         rank[seen] = np.arange(len(seen))
-        labels = link(
-            np.concatenate(sig) if sig else np.zeros((0, NUM_PERM), np.uint32),
-            np.concatenate(nsh) if nsh else np.zeros(0, np.int32),
-            speakers,
-            figs,
-            dates=raw_dates,
-            indirect=np.concatenate(indirect) if indirect else np.zeros(0, np.uint8),
-            seen_order=rank,
+        labels = (
+            saved
+            if saved is not None and len(saved) == len(self.qdocs)
+            else link(
+                np.concatenate(sig) if sig else np.zeros((0, NUM_PERM), np.uint32),
+                np.concatenate(nsh) if nsh else np.zeros(0, np.int32),
+                speakers,
+                figs,
+                dates=raw_dates,
+                indirect=np.concatenate(indirect) if indirect else np.zeros(0, np.uint8),
+                seen_order=rank,
+            )
         )
         self.count = int(labels.max()) + 1 if len(labels) else 0
         self.label = np.full(view.size, -1, dtype=np.int64)
@@ -554,6 +568,42 @@ class ClusterCache:
         self.segments[segid] = data
         return data
 
+    def _saved_links(self, state: str) -> np.ndarray | None:
+        """The links a process saved for this index state (``LINKS_FILE``), if intact.
+
+        Linking is the costly part of a state's clusters (0.6-0.9 s on Reuters); every new
+        process (each CLI command) would pay it again. The file is derived data: missing,
+        damaged (CRC) or made for another state or other rules, it is computed again.
+        """
+        if self.folder is None:
+            return None
+        try:
+            with np.load(os.path.join(self.folder, LINKS_FILE)) as z:
+                if str(z["state"]) != state:
+                    return None
+                labels = np.asarray(z["labels"], dtype=np.int64)
+                if int(z["crc"]) != zlib.crc32(labels.tobytes()):
+                    return None
+                return labels
+        except Exception:  # noqa: BLE001 - missing or damaged in any way: linked again
+            return None
+
+    def _save_links(self, state: str, labels: np.ndarray) -> None:
+        if self.folder is None:
+            return
+        labels = np.ascontiguousarray(labels, dtype=np.int64)
+        tmp = os.path.join(self.folder, f".{LINKS_FILE}.{os.getpid()}.{threading.get_ident()}")
+        try:
+            with open(tmp, "wb") as fh:
+                np.savez(fh, state=np.array(state), labels=labels,
+                         crc=np.array(zlib.crc32(labels.tobytes())))  # fmt: skip
+            os.replace(tmp, os.path.join(self.folder, LINKS_FILE))
+        except OSError:  # a read-only index: linked again by the next process
+            try:
+                os.remove(tmp)
+            except OSError:
+                pass
+
     def clusters(self, searcher: Any, view: Any) -> Clusters:
         from .docvalues import leaves_of
 
@@ -566,7 +616,11 @@ class ClusterCache:
             if got is not None:
                 return got
             parts = [(off, self._segment(r)) for r, off in leaves]
-            got = Clusters(view, parts)
+            state = hashlib.sha1(f"{LINK_RULES} {key!r}".encode()).hexdigest()
+            saved = self._saved_links(state)
+            got = Clusters(view, parts, saved)
+            if saved is None:
+                self._save_links(state, got.label[got.qdocs])
             wanted = {segid for segid, _, _ in key}
             for segid in list(self.segments):
                 if segid not in wanted:

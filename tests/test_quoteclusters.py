@@ -329,3 +329,33 @@ def test_a_merged_segment_carries_its_sources_signatures_over(tmp_path):
         (i, c) for i, c, _ in before
     ]
     assert path.read_bytes() == carried
+
+
+def test_a_new_process_reads_the_links_of_the_state_instead_of_linking_again(
+    story, tmp_path, monkeypatch
+):
+    """Linking is the costly part of a state's clusters; the first process to link a state
+    saves the links (derived data), later ones read them; damaged, they are made again."""
+    want = [(h.id, h.cluster, h.cluster_articles) for h in quote_search(story, per_page=50).hits]
+    copy = tmp_path / "copy"
+    shutil.copytree(story.path, copy)
+    links = copy / qc.LINKS_FILE
+    assert links.exists()
+
+    def no_linking(*args, **kwargs):
+        raise AssertionError("linked again although the state's links were saved")
+
+    with monkeypatch.context() as m:
+        m.setattr(qc, "link", no_linking)
+        fresh = WhooshStore(copy, create=False, background_merges=False)  # a new process's cache
+        got = [(h.id, h.cluster, h.cluster_articles) for h in quote_search(fresh, per_page=50).hits]
+    assert got == want
+    saved = links.read_bytes()
+    links.write_bytes(saved[: len(saved) // 2])  # damaged: linked again, and saved again
+    again = WhooshStore(copy, create=False, background_merges=False)
+    hits = quote_search(again, per_page=50).hits
+    assert [(h.id, h.cluster, h.cluster_articles) for h in hits] == want
+    assert links.read_bytes() == saved
+    again.delete("b-cut")  # another state: its links are made and saved in place of these
+    assert len(quote_search(again, per_page=50).hits) == len(want) - 1
+    assert links.read_bytes() != saved
