@@ -22,10 +22,9 @@ import requests
 from werkzeug.serving import make_server
 
 try:  # tests/ is a package (tests/__init__.py) or a plain folder on sys.path
-    from tests.test_web_browser import (  # noqa: F401  (browser: the same fixture)
-        TIMEOUT,
-        Watch,
+    from tests.test_web_browser import (  # noqa: F401  (browser, page: the same fixtures)
         browser,
+        page,
         pytestmark,  # noqa: F401  (skipped without Chromium, as the other browser tests)
         shot,
         wait_loaded,
@@ -44,9 +43,8 @@ try:  # tests/ is a package (tests/__init__.py) or a plain folder on sys.path
     )
 except ModuleNotFoundError:
     from test_web_browser import (  # noqa: F401
-        TIMEOUT,
-        Watch,
         browser,
+        page,
         pytestmark,
         shot,
         wait_loaded,
@@ -90,16 +88,6 @@ def pages():
     with serve(app) as url:
         served["_base"] = url
         yield served
-
-
-@pytest.fixture()
-def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    pg = context.new_page()
-    pg.set_default_timeout(TIMEOUT)
-    pg.watch = Watch(pg)
-    yield pg
-    context.close()
 
 
 def free_port() -> int:
