@@ -117,6 +117,8 @@ class _NoEnricher:
 def _articles(corpus: str, limit: int | None) -> Iterator[Any]:
     from newsquarry.search.readers import read_paths
 
+    if not Path(corpus).exists():  # a wrong path would otherwise "index" 0 articles quietly
+        raise SystemExit(f"bench_index: no such corpus: {corpus}")
     items = read_paths([corpus])
     return islice(items, limit) if limit else items
 
