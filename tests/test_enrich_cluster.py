@@ -361,11 +361,12 @@ def test_a_worker_started_by_dasks_nanny_parses_without_its_malloc_trimming(clus
         with DaskExecutor(cluster.address, prefetch=1) as executor:  # one job at a time
 
             def faults() -> int:
-                (_, usage), = executor.map(resource.getrusage, [(0, resource.RUSAGE_SELF)])
+                ((_, usage),) = executor.map(resource.getrusage, [(0, resource.RUSAGE_SELF)])
                 return usage.ru_minflt
 
             before = faults()
-            crcs = [crc for _, crc in executor.map(zlib.crc32, ((i, bytes(4 << 20)) for i in range(20)))]
+            jobs = ((i, bytes(4 << 20)) for i in range(20))
+            crcs = [crc for _, crc in executor.map(zlib.crc32, jobs)]
             after = faults()
     finally:
         worker.terminate()
