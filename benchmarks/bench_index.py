@@ -30,7 +30,8 @@ CPU seconds spent inside ``store.writer()`` (writing and committing), so the
 single writer's ceiling (articles/s it could absorb with enrichment free)
 reads off as 1000 / writer CPU ms per article.
 
-Per run: wall time, CPU seconds (the process and all its reaped workers),
+Per run: wall time, CPU seconds (the process and all its reaped workers,
+less the CPU of the memory sampler's own /proc reads, ``instrument_cpu_s``),
 articles/s and words/s, peak memory of the whole process tree (sum of PSS and
 of RSS, sampled from /proc every 0.5 s), the largest single process
 (``ru_maxrss``), and for ``index`` the index size and segment count.
@@ -117,6 +118,8 @@ class _NoEnricher:
 def _articles(corpus: str, limit: int | None) -> Iterator[Any]:
     from newsquarry.search.readers import read_paths
 
+    if not Path(corpus).exists():  # a wrong path would otherwise "index" 0 articles quietly
+        raise SystemExit(f"bench_index: no such corpus: {corpus}")
     items = read_paths([corpus])
     return islice(items, limit) if limit else items
 
@@ -278,6 +281,7 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
     index_dir = None
     # reaped children (the pool's workers) + live descendants (a cluster's processes)
     cpu0, self0 = _cpu() + tree_cpu() - _self_cpu(), _self_cpu()
+    probe_cpu = [0.0]  # CPU of the timeline's /proc reads at commits (the instrument, not the work)
     cluster_cpu0 = cluster.cpu() if cluster else {}
     with TreeMemory() as mem:
         t0 = time.perf_counter()
@@ -332,6 +336,11 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
             cpu_base = _cpu()
 
             def at_commit(progress: Any, report: Any) -> None:
+                c0 = time.thread_time()
+                _at_commit(progress)
+                probe_cpu[0] += time.thread_time() - c0
+
+            def _at_commit(progress: Any) -> None:
                 if progress.commits > len(timeline):
                     rss, pss = tree_memory()
                     timeline.append({
@@ -360,7 +369,11 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
             result["write_wall_s"] = round(store.write_wall, 2)
             result["write_cpu_s"] = round(store.write_cpu, 2)
         wall = time.perf_counter() - t0
-    cpu = _cpu() + tree_cpu() - _self_cpu() - cpu0
+    # the memory sampler and the commit probes run in this process: their CPU
+    # (reading /proc/PID/smaps_rollup of every process, more of them and for
+    # longer in a cluster run) is the instrument's, not the indexing's
+    instrument = mem.cpu_s + probe_cpu[0]
+    cpu = _cpu() + tree_cpu() - _self_cpu() - cpu0 - instrument
     if workers:
         result["workers"] = workers
         result["dask_timers"] = "quiet" if quiet else "default"
@@ -369,7 +382,8 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
         }
         executor.close()
         cluster.stop()
-    result["cpu_parent_s"] = round(_self_cpu() - self0, 2)
+    result["cpu_parent_s"] = round(_self_cpu() - self0 - instrument, 2)
+    result["instrument_cpu_s"] = round(instrument, 2)
     result.update(
         wall_s=round(wall, 2),
         cpu_s=round(cpu, 2),

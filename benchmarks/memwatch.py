@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Self
 
@@ -94,19 +95,30 @@ def tree_memory(root: int | None = None) -> tuple[int, int]:
 
 
 class TreeMemory:
-    """Context manager sampling the peak tree memory in a background thread."""
+    """Context manager sampling the peak tree memory in a background thread.
+
+    Reading ``smaps_rollup`` costs the reader a few ms of CPU per large process
+    (kernel time walking its page tables), and the samples are taken in this
+    process: ``cpu_s`` is what the sampling itself cost, for a benchmark to take
+    out of this process's CPU time. Without that, a run with more processes
+    (a Dask cluster: scheduler, workers, nannies) and a longer wall time is
+    charged for the instrument.
+    """
 
     def __init__(self, interval: float = 0.5) -> None:
         self.interval = interval
         self.peak_rss = 0
         self.peak_pss = 0
+        self.cpu_s = 0.0  # CPU seconds spent sampling (user + system, this thread's)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def sample(self) -> None:
+        c0 = time.thread_time()
         rss, pss = tree_memory()
         self.peak_rss = max(self.peak_rss, rss)
         self.peak_pss = max(self.peak_pss, pss)
+        self.cpu_s += time.thread_time() - c0
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval):

@@ -341,3 +341,36 @@ def test_api_writes_stay_local_whatever_the_cluster_setting(tmp_path, monkeypatc
     assert put.status_code == 200, put.get_data(as_text=True)
     passage = c.get("/v1/passages/one%23p1").get_json()
     assert passage["quotes"][0]["speaker"] == "Maria Lopez"
+
+
+def test_a_worker_started_by_dasks_nanny_parses_without_its_malloc_trimming(cluster):
+    """Dask's nanny starts workers with MALLOC_TRIM_THRESHOLD_=65536, which makes every block
+    over 128 KB a fresh mmap (page faults on each touch). The plugin sets the worker's malloc
+    back to keeping big blocks in its heap: receiving 4 MB jobs then costs few page faults."""
+    import resource
+    import zlib
+
+    from newsquarry.search.enrich.cluster import DaskExecutor
+
+    cluster.ensure(0)
+    name = "nannied"
+    worker = cluster._spawn(name, ["worker", cluster.address, "--nthreads", "1", "--no-dashboard",
+                                   "--name", name, "--local-directory", str(cluster.tmp / name)])  # fmt: skip
+    try:
+        cluster._wait_log(name, "Registered to")
+        with DaskExecutor(cluster.address, prefetch=1) as executor:  # one job at a time
+
+            def faults() -> int:
+                ((_, usage),) = executor.map(resource.getrusage, [(0, resource.RUSAGE_SELF)])
+                return usage.ru_minflt
+
+            before = faults()
+            jobs = ((i, bytes(4 << 20)) for i in range(20))
+            crcs = [crc for _, crc in executor.map(zlib.crc32, jobs)]
+            after = faults()
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)
+    assert crcs == [zlib.crc32(bytes(4 << 20))] * 20
+    # a 4 MB block mapped afresh faults in 1,024 pages: 20 of them would be > 20,000
+    assert after - before < 5_000, after - before

@@ -153,8 +153,37 @@ def _run_checked(
     return fn(arg, *args)
 
 
+# glibc's malloc on a parse worker: big blocks kept in the heap and not handed back at
+# once. Dask's nanny starts workers with MALLOC_TRIM_THRESHOLD_=65536, which also freezes
+# the mmap threshold at 128 KB: every larger array spaCy allocates is then a fresh mmap,
+# paid in page faults (250,000 for 150 Reuters articles against 1,600) and 5-25% more CPU
+# per article. The heap may keep up to TRIM_THRESHOLD of freed memory (glibc's own dynamic
+# thresholds settle at similar values): a few tens of MB per worker, beside a 200 MB model.
+MMAP_THRESHOLD = 32 << 20  # glibc's maximum on 64-bit
+TRIM_THRESHOLD = 64 << 20
+
+
+def tune_malloc_for_parsing() -> bool:
+    """Set this process's malloc thresholds for parsing (see above); False where not glibc."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):  # not glibc (musl, macOS): nothing to tune
+        return False
+    m_trim_threshold, m_mmap_threshold = -1, -3  # <malloc.h>
+    return bool(mallopt(m_mmap_threshold, MMAP_THRESHOLD)) and bool(
+        mallopt(m_trim_threshold, TRIM_THRESHOLD)
+    )
+
+
 class Preload(WorkerPlugin):
-    """Runs ``preload`` once on each worker (loading the model), after checking its fingerprint."""
+    """Runs ``preload`` once on each worker (loading the model), after checking its fingerprint.
+
+    Also tunes the worker's malloc for parsing (``tune_malloc_for_parsing``).
+    """
 
     idempotent = False  # a new run replaces the plugin (setup again is quick: the model is cached)
 
@@ -175,6 +204,7 @@ class Preload(WorkerPlugin):
 
     def _setup(self) -> None:
         _check(self.fingerprint, self.expected)
+        tune_malloc_for_parsing()
         if self.preload:
             self.preload()
 
