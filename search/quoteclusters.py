@@ -24,17 +24,30 @@ of every candidate pair.
   pct" is said by a dozen banks): the speakers must agree where both are known
   (same folded name, or same last name), and the figures of the shorter
   quotation must all occur in the other.
-- Clusters are the connected components of the links over the live quotations.
+- Clusters group the linked pairs in first-seen order (``assign``).
 
 Storage: derived data, like the doc values. The signatures are computed from
 the stored quote text when a segment is committed (``persist_on_commit``, the
 same hook as ``dvstore``) and saved next to the segment as ``<segment id>.qmh``
 (dvstore's file format); a segment without a valid file (an index made before
 clusters, a lost or damaged file) has its signatures computed from its stored
-fields once and the file written then. The links are recomputed per index state
-(``View``): they depend on which quotations are live, and a deleted article can
-split a cluster, which a stored union-find could not undo. This costs about
-0.2 s on Reuters' 56k quotations, once per commit, on first use.
+fields once and the file written then.
+
+Links are kept incrementally (``relink``), on the first use of each new index
+state: the state's candidate pairs are those of an earlier state, keyed by
+stable quotation keys (``quote_keys``: id, speaker, figures, signature, date;
+merges renumber documents, keys stay), minus the pairs of quotations that are
+gone, with only the LSH buckets that a new quotation joined or a gone one left
+made again (looked up in each segment's sorted band values) and only pairs not
+seen before checked. Labels are then assigned from the checked pairs
+(``assign``: milliseconds), so a deletion splits what it joined. The result is
+exactly ``pairs_full``'s, the from-scratch linking that is both the fallback and
+the reference (tests compare them over random commits). Doing this on first use
+rather than in the commit keeps it off the write path and away from states
+nobody queries (a bulk load commits every 250 articles). The links of the last
+state are saved (``LINKS_FILE``: CRC-checked, derived): a new process starts from
+them, or uses them as they are for the same state; missing, damaged or made under
+other rules, they are linked from scratch.
 
 Cluster ids are ``c`` + 12 hex digits of the hash of the quotation id of the
 cluster's first-seen member. Every member's own hash resolves to its cluster
@@ -153,6 +166,7 @@ class QuoteData:
     ids: list[str]  # quotation ids ("<passage id>#q<n>")
     indirect: np.ndarray  # 1 for reported (indirect) speech
     keys: np.ndarray | None = None  # stable quotation keys (``quote_keys``), made on demand
+    bands: tuple[np.ndarray, np.ndarray] | None = None  # ``segment_bands``, made on demand
 
 
 def compute(records: list[tuple]) -> QuoteData:
@@ -333,17 +347,17 @@ def _figures_fit(short: list[str], long: list[str]) -> bool:
 
 def _day_numbers(dates: np.ndarray) -> np.ndarray:
     """YYYYMMDD ints -> day numbers (proleptic ordinals); 0 (no date) stays 0."""
-    out = np.zeros(len(dates), dtype=np.int64)
-    for value in np.unique(dates).tolist():
+    values, inverse = np.unique(dates, return_inverse=True)
+    days = np.zeros(len(values), dtype=np.int64)
+    for i, value in enumerate(values.tolist()):
         if value <= 0:
             continue
         y, m, d = value // 10000, value // 100 % 100, value % 100
         try:
-            day = datetime.date(y, max(m, 1), max(d, 1)).toordinal()
+            days[i] = datetime.date(y, max(m, 1), max(d, 1)).toordinal()
         except ValueError:
             continue
-        out[dates == value] = day
-    return out
+    return days[inverse.reshape(-1)]
 
 
 def band_keys(sig: np.ndarray) -> np.ndarray:
@@ -364,16 +378,17 @@ def _in_sorted(values: np.ndarray, table: np.ndarray) -> np.ndarray:
 
 
 def _stars(
-    col: np.ndarray, members: np.ndarray, rank: np.ndarray
+    vals: np.ndarray, members: np.ndarray, rank: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The candidate pairs one band makes among ``members`` (quotation indexes): in each
-    run of equal values ``col`` of 2 to MAX_RUN quotations, the first seen against every
-    other one. Returns (first seen, other, the values of the runs beyond MAX_RUN)."""
+    """The candidate pairs one band makes among ``members`` (quotation indexes; ``vals``:
+    their values in the band): in each run of equal values of 2 to MAX_RUN quotations,
+    the first seen against every other one. Returns (first seen, other, the values of the
+    runs beyond MAX_RUN)."""
     empty = np.zeros(0, np.int64)
     if len(members) < 2:
         return empty, empty, np.zeros(0, np.uint64)
-    order = members[np.lexsort((rank[members], col[members]))]
-    k = col[order]
+    by = np.lexsort((rank[members], vals))
+    order, k = members[by], vals[by]
     starts = np.empty(len(k), dtype=bool)
     starts[0] = True
     np.not_equal(k[1:], k[:-1], out=starts[1:])
@@ -410,8 +425,8 @@ class Links:
     a later index state starts from (merges renumber documents; keys do not change)."""
 
     keys: np.ndarray  # sorted keys of the clusterable quotations of the state
-    pa: np.ndarray
-    pb: np.ndarray
+    pi: np.ndarray  # each pair's quotations, as indexes into ``keys``
+    pj: np.ndarray
     mask: np.ndarray
     ok: np.ndarray
     over_band: np.ndarray
@@ -497,7 +512,7 @@ def pairs_full(
     bk = band_keys(sig)
     los, his, bits, ob, ov = [], [], [], [], []
     for b in range(BANDS):
-        first, other, big = _stars(bk[:, b], usable, rank)
+        first, other, big = _stars(bk[usable, b], usable, rank)
         los.append(first)
         his.append(other)
         bits.append(np.full(len(first), 1 << b, dtype=np.uint32))
@@ -512,57 +527,73 @@ def pairs_full(
 def relink(
     base: Links,
     keys: np.ndarray,
-    sig: np.ndarray,
+    sig: Any,
     nsh: np.ndarray,
-    speakers: list[str],
-    figs: list[list[str]],
+    speakers: Any,
+    figs: Any,
     rank: np.ndarray,
+    members_of: Any = None,
 ) -> tuple[Pairs, int, int] | None:
     """The candidate pairs of a new state from those of an earlier one (``base``), in work
     proportional to what changed: quotations that left drop their pairs, and in each band
     only the buckets that a new quotation joined or a gone one left are made again (their
     first-seen copy may have changed); only pairs not checked before are checked. Exactly
     ``pairs_full``'s answer. Returns (pairs, added, removed), or None when keys repeat or
-    so much changed that ``pairs_full`` is the cheaper way."""
+    so much changed that ``pairs_full`` is the cheaper way.
+
+    ``sig``, ``speakers`` and ``figs`` are only indexed (rows of the quotations looked at);
+    ``members_of(band, sorted values)`` gives the clusterable quotations with one of these
+    values in that band and their values (default: a scan of every quotation's bands).
+    """
     n = len(nsh)
     usable = np.flatnonzero(nsh > 0)
-    ukeys = keys[usable]
-    order = np.argsort(ukeys, kind="stable")
-    skeys = ukeys[order]
+    order = np.argsort(keys[usable], kind="stable")
+    skeys = keys[usable][order]
     if len(skeys) > 1 and bool((skeys[1:] == skeys[:-1]).any()):
         return None
-
-    def find(k: np.ndarray) -> np.ndarray:
-        if not len(skeys):
-            return np.full(len(k), -1, dtype=np.int64)
-        pos = np.minimum(np.searchsorted(skeys, k), len(skeys) - 1)
-        return np.where(skeys[pos] == k, usable[order[pos]], -1)
-
-    added = usable[~_in_sorted(ukeys, base.keys)]
-    removed = len(base.keys) - (len(usable) - len(added))
+    new = ~_in_sorted(skeys, base.keys)
+    added = usable[order[new]]
+    removed = len(base.keys) - int((~new).sum())
     if len(added) + removed > max(64, len(usable) // 4):
         return None
-    ia, ib = find(base.pa), find(base.pb)
+    # where each of the base's quotations is now (-1: gone)
+    now = np.full(len(base.keys), -1, dtype=np.int64)
+    if len(skeys):
+        pos = np.minimum(np.searchsorted(skeys, base.keys), len(skeys) - 1)
+        now = np.where(skeys[pos] == base.keys, usable[order[pos]], -1)
+    ia, ib = now[base.pi], now[base.pj]
     alive = (ia >= 0) & (ib >= 0)
     dead = ~alive & ((ia >= 0) | (ib >= 0))
     survivor = np.where(ia[dead] >= 0, ia[dead], ib[dead])
     dead_mask = base.mask[dead]
     la, lb = ia[alive], ib[alive]
     mask = base.mask[alive].copy()
-    bk = band_keys(sig)
+    if members_of is None:
+        every = band_keys(np.asarray(sig))
+
+        def members_of(b: int, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            m = usable[_in_sorted(every[usable, b], values)]
+            return m, every[m, b]
+
+    bk_added = band_keys(sig[added]) if len(added) else np.zeros((0, BANDS), np.uint64)
+    bk_survivor = band_keys(sig[survivor]) if len(survivor) else np.zeros((0, BANDS), np.uint64)
+    touched = np.zeros(n, dtype=bool)
     los, his, bits, ob, ov = [la], [lb], [mask], [], []
     for b in range(BANDS):
         bit = np.uint32(1 << b)
         values = np.unique(np.concatenate((
-            bk[added, b], bk[survivor[(dead_mask & bit) != 0], b],
+            bk_added[:, b], bk_survivor[(dead_mask & bit) != 0, b],
             base.over_val[base.over_band == b],
         )))  # fmt: skip
         if not len(values):
             continue
+        members, vals = members_of(b, values)
+        # the pairs this band's touched buckets made are made again below
+        touched[members] = True
         has = np.flatnonzero((mask & bit) != 0)
-        mask[has[_in_sorted(bk[la[has], b], values)]] &= ~bit
-        members = usable[_in_sorted(bk[usable, b], values)]
-        first, other, big = _stars(bk[:, b], members, rank)
+        mask[has[touched[la[has]]]] &= ~bit
+        touched[members] = False
+        first, other, big = _stars(vals, members, rank)
         los.append(first)
         his.append(other)
         bits.append(np.full(len(first), bit, dtype=np.uint32))
@@ -581,8 +612,13 @@ def relink(
 
 def keyed(pairs: Pairs, keys: np.ndarray, nsh: np.ndarray) -> Links:
     """``pairs`` by stable keys (for the next state)."""
-    return Links(np.sort(keys[nsh > 0]), keys[pairs.lo], keys[pairs.hi], pairs.mask, pairs.ok,
-                 pairs.over_band, pairs.over_val)  # fmt: skip
+    usable = np.flatnonzero(nsh > 0)
+    order = np.argsort(keys[usable], kind="stable")
+    at = np.full(len(nsh), -1, dtype=np.int64)
+    at[usable[order]] = np.arange(len(usable))
+    return Links(keys[usable][order], at[pairs.lo].astype(np.int32),
+                 at[pairs.hi].astype(np.int32), pairs.mask, pairs.ok, pairs.over_band,
+                 pairs.over_val)  # fmt: skip
 
 
 def assign(
@@ -695,6 +731,45 @@ def quote_keys(data: QuoteData) -> np.ndarray:
     return data.keys
 
 
+class _Rows:
+    """Per-segment columns read by index state position (``src``: the segment, ``pos``:
+    the row in it) without copying them into one: a state's linking reads the rows of the
+    few quotations it looks at, and a cluster's id the id of one."""
+
+    def __init__(self, columns: list[Any], src: np.ndarray, pos: np.ndarray) -> None:
+        self.columns, self.src, self.pos = columns, src, pos
+
+    def __len__(self) -> int:
+        return len(self.src)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, (int, np.integer)):
+            return self.columns[self.src[i]][self.pos[i]]
+        i = np.asarray(i, dtype=np.int64)
+        src, pos = self.src[i], self.pos[i]
+        first = self.columns[0]
+        out = np.empty((len(i), *first.shape[1:]), dtype=first.dtype)
+        for p in np.unique(src).tolist():
+            at = np.flatnonzero(src == p)
+            out[at] = self.columns[p][pos[at]]
+        return out
+
+    def __iter__(self) -> Any:
+        for p, q in zip(self.src.tolist(), self.pos.tolist(), strict=True):
+            yield self.columns[p][q]
+
+
+def segment_bands(data: QuoteData) -> tuple[np.ndarray, np.ndarray]:
+    """A segment's LSH buckets: per band (column), its quotations' band values sorted
+    and the rows in that order, made once per segment and process (``relink`` looks new
+    and gone quotations' values up in them)."""
+    if data.bands is None:
+        bk = band_keys(data.sig)
+        order = np.argsort(bk, axis=0, kind="stable")
+        data.bands = (np.take_along_axis(bk, order, axis=0), order.astype(np.int32))
+    return data.bands
+
+
 class Clusters:
     """The clusters of one index state (a ``docvalues.View``): a column of cluster
     numbers over global docnums, and per cluster its members in first-seen order.
@@ -714,15 +789,22 @@ class Clusters:
         saved: np.ndarray | None = None,
     ) -> None:
         live = view.live
-        qdocs, sig, nsh, indirect, speakers, figs, ids, keys = [], [], [], [], [], [], [], []
-        for off, data in parts:
+        datas = [data for _, data in parts]
+        qdocs, nsh, indirect, keys, src, pos = [], [], [], [], [], []
+        for p, (off, data) in enumerate(parts):
             g = data.docs.astype(np.int64) + off
             keep = np.flatnonzero(live[g]) if len(g) else np.zeros(0, np.int64)
             qdocs.append(g[keep])
+            nsh.append(data.nsh[keep])
+            indirect.append(data.indirect[keep])
             keys.append(quote_keys(data)[keep])
-            _take(data, keep, sig, nsh, indirect, speakers, figs, ids)
-        self.qdocs = np.concatenate(qdocs) if qdocs else np.zeros(0, np.int64)
-        self.ids = ids
+            src.append(np.full(len(keep), p, dtype=np.int64))
+            pos.append(keep)
+        cat = np.concatenate
+        self.qdocs = cat(qdocs) if qdocs else np.zeros(0, np.int64)
+        src_all = cat(src) if src else np.zeros(0, np.int64)
+        pos_all = cat(pos) if pos else np.zeros(0, np.int64)
+        self.ids = _Rows([d.ids for d in datas], src_all, pos_all)
         # first seen first: earliest date (dateless last), then article id, then position
         # (docnum order within an article)
         raw_dates = view.date[self.qdocs].astype(np.int64)
@@ -732,23 +814,30 @@ class Clusters:
         rank[seen] = np.arange(len(seen))
         # the date is part of a quotation's key: it decides the first-seen order, so an
         # article indexed again under another date has new keys (its pairs are made again)
-        qkeys = np.concatenate(keys) if keys else np.zeros(0, np.uint64)
+        qkeys = cat(keys) if keys else np.zeros(0, np.uint64)
         qkeys = qkeys ^ _mix(raw_dates.astype(np.uint64))
         self.added = self.removed = 0
         if saved is not None and base is not None and len(saved) == len(self.qdocs):
             labels, self.links, self.how = saved, base, "saved"
         else:
-            nshs = np.concatenate(nsh) if nsh else np.zeros(0, np.int32)
-            sigs = np.concatenate(sig) if sig else np.zeros((0, NUM_PERM), np.uint32)
-            got = relink(base, qkeys, sigs, nshs, speakers, figs, rank) if base else None
+            nshs = cat(nsh) if nsh else np.zeros(0, np.int32)
+            speakers = _Rows([d.speakers for d in datas], src_all, pos_all)
+            figs = _Rows([d.figures for d in datas], src_all, pos_all)
+            got = None
+            if base is not None and datas:
+                sig = _Rows([d.sig for d in datas], src_all, pos_all)
+                members_of = self._members_of(datas, src_all, pos_all, nshs)
+                got = relink(base, qkeys, sig, nshs, speakers, figs, rank, members_of)
             if got is not None:
                 pairs, self.added, self.removed = got
                 self.how = "incremental"
             else:
+                sigs = (cat([d.sig[p] for d, p in zip(datas, pos, strict=True)]) if datas
+                        else np.zeros((0, NUM_PERM), np.uint32))  # fmt: skip
                 pairs = pairs_full(sigs, nshs, speakers, figs, rank)
                 self.how = "full"
             labels = assign(len(nshs), pairs, rank, raw_dates,
-                            np.concatenate(indirect) if indirect else np.zeros(0, np.uint8))  # fmt: skip
+                            cat(indirect) if indirect else np.zeros(0, np.uint8))  # fmt: skip
             self.links = keyed(pairs, qkeys, nshs)
         self.count = int(labels.max()) + 1 if len(labels) else 0
         self.label = np.full(view.size, -1, dtype=np.int64)
@@ -762,6 +851,42 @@ class Clusters:
         self.articles = np.bincount(pairs // base, minlength=self.count)
         self._by_id: dict[str, int] | None = None
         self._lock = threading.Lock()
+
+    @staticmethod
+    def _members_of(
+        datas: list[QuoteData], src: np.ndarray, pos: np.ndarray, nsh: np.ndarray
+    ) -> Any:
+        """``relink``'s bucket lookup over the segments' sorted band values: the live
+        clusterable quotations (state positions) with given values in a band."""
+        at: list[np.ndarray] = []  # per segment: row -> state position (-1: not live)
+        for p, data in enumerate(datas):
+            m = np.full(len(data.docs), -1, dtype=np.int64)
+            sel = np.flatnonzero(src == p)
+            m[pos[sel]] = sel
+            at.append(m)
+
+        def members_of(b: int, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            found, vals = [], []
+            for p, data in enumerate(datas):
+                srt, order = segment_bands(data)
+                col = srt[:, b]
+                lo = np.searchsorted(col, values, "left")
+                lens = np.searchsorted(col, values, "right") - lo
+                total = int(lens.sum())
+                if not total:
+                    continue
+                rows = np.arange(total) + np.repeat(lo - (np.cumsum(lens) - lens), lens)
+                state = at[p][order[rows, b]]
+                keep = state >= 0
+                found.append(state[keep])
+                vals.append(col[rows][keep])
+            if not found:
+                return np.zeros(0, np.int64), np.zeros(0, np.uint64)
+            m, v = np.concatenate(found), np.concatenate(vals)
+            use = nsh[m] > 0
+            return m[use], v[use]
+
+        return members_of
 
     def members(self, c: int) -> np.ndarray:
         """Global docnums of a cluster's quotations, first seen first."""
@@ -901,7 +1026,7 @@ class ClusterCache:
             return got
 
 
-_LINK_ARRAYS = ("labels", "keys", "pa", "pb", "mask", "ok", "over_band", "over_val")
+_LINK_ARRAYS = ("labels", "keys", "pi", "pj", "mask", "ok", "over_band", "over_val")
 
 
 def _links_crc(state: str, arrays: dict[str, np.ndarray]) -> int:
