@@ -49,6 +49,8 @@ import tempfile
 import time
 from typing import Any
 
+import numpy as np
+
 from newsquarry.search import quoteclusters as qc
 from newsquarry.search.models import Article, Entity, Passage, Quote
 from newsquarry.search.requests import SearchRequest
@@ -260,12 +262,23 @@ def bench_commit(args: argparse.Namespace) -> dict[str, Any]:
                 st.close()
             return took, c.how
 
+        def same_as_full() -> bool:
+            from newsquarry.search.docvalues import leaves_of
+
+            s = store.searcher()
+            kept = qc.clusters_for(store, s)
+            cache = qc._CACHES[store]
+            parts = [(off, cache._segment(r)) for r, off in leaves_of(s)]
+            full = qc.Clusters(cache_for(store).view(s), parts)
+            return full.how == "full" and bool(np.array_equal(full.label, kept.label))
+
         def first_search() -> float:
             t0 = time.perf_counter()
             searching.run_search(store, SearchRequest(q="said", mode="quotes", per_page=10))
             return time.perf_counter() - t0
 
         out: dict[str, Any] = {"quotations_before": len(qc.clusters_for(store).qdocs)}
+        equal: list[bool] = []
         for size in args.sizes:
             batch = items[:size]
             res: dict[str, list] = {}
@@ -283,6 +296,8 @@ def bench_commit(args: argparse.Namespace) -> dict[str, Any]:
                 took, how = clusters_now(fresh=False, incremental=incremental)
                 assert how == tag, (how, tag)
                 res.setdefault(f"add_{tag}_s", []).append(took)
+                if incremental:  # the same labels as linking this state from scratch
+                    equal.append(same_as_full())
                 with store.writer() as w:
                     for art, _ in batch:
                         w.delete(art.id)
@@ -298,6 +313,7 @@ def bench_commit(args: argparse.Namespace) -> dict[str, Any]:
                 k: {"median": round(statistics.median(v), 4), "all": [round(x, 4) for x in v]}
                 for k, v in sorted(res.items())
             }
+        out["incremental_equals_full"] = equal
         out["load"] = os.getloadavg()[0]
         store.close()
         return out

@@ -378,7 +378,7 @@ def _in_sorted(values: np.ndarray, table: np.ndarray) -> np.ndarray:
 
 
 def _stars(
-    vals: np.ndarray, members: np.ndarray, rank: np.ndarray
+    vals: np.ndarray, members: np.ndarray, rank: np.ndarray, presorted: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The candidate pairs one band makes among ``members`` (quotation indexes; ``vals``:
     their values in the band): in each run of equal values of 2 to MAX_RUN quotations,
@@ -387,7 +387,8 @@ def _stars(
     empty = np.zeros(0, np.int64)
     if len(members) < 2:
         return empty, empty, np.zeros(0, np.uint64)
-    by = np.lexsort((rank[members], vals))
+    # members already in first-seen order (``pairs_full``): a stable sort of the values
+    by = np.argsort(vals, kind="stable") if presorted else np.lexsort((rank[members], vals))
     order, k = members[by], vals[by]
     starts = np.empty(len(k), dtype=bool)
     starts[0] = True
@@ -509,10 +510,11 @@ def pairs_full(
     """The candidate pairs of all quotations, each checked: the reference for ``relink``."""
     n = len(nsh)
     usable = np.flatnonzero(nsh > 0)
-    bk = band_keys(sig)
+    usable = usable[np.argsort(rank[usable], kind="stable")]  # first seen first
+    bk = band_keys(sig[usable])
     los, his, bits, ob, ov = [], [], [], [], []
     for b in range(BANDS):
-        first, other, big = _stars(bk[usable, b], usable, rank)
+        first, other, big = _stars(bk[:, b], usable, rank, presorted=True)
         los.append(first)
         his.append(other)
         bits.append(np.full(len(first), 1 << b, dtype=np.uint32))
@@ -647,24 +649,35 @@ def assign(
     for x, y in zip(pairs.lo[good].tolist(), pairs.hi[good].tolist(), strict=True):
         partners.setdefault(x, []).append(y)
         partners.setdefault(y, []).append(x)
-    days = _day_numbers(dates) if dates is not None else np.zeros(n, dtype=np.int64)
+    # plain Python values of the linked quotations only (this loop reads them one by one;
+    # lists over all quotations would make the collector walk the heap)
+    nodes = np.fromiter(partners, np.int64, len(partners))
+    ranks = dict(zip(partners, rank[nodes].tolist(), strict=True))
+    day_of = _day_numbers(dates[nodes]) if dates is not None else np.zeros(len(nodes), np.int64)
+    days = dict(zip(partners, day_of.tolist(), strict=True))
     formula = set()
     if indirect is not None:
+        flags = dict(zip(partners, indirect[nodes].tolist(), strict=True))
         for x, ps in partners.items():
-            if indirect[x] and len({int(days[y]) for y in ps} | {int(days[x])}) >= 3:
+            if flags[x] and len({days[y] for y in ps} | {days[x]}) >= 3:
                 formula.add(x)
-    for x in sorted(partners, key=lambda q: int(rank[q])):
-        best = -1
+    joined: dict[int, int] = {}  # quotation -> the first-seen copy whose cluster it joined
+    for x in sorted(partners, key=ranks.__getitem__):
+        best, rx, dx = -1, ranks[x], days[x]
         for p in partners[x]:
-            if rank[p] >= rank[x] or labels[p] != p:
+            if ranks[p] >= rx or p in joined:
                 continue  # later, or not a cluster's first-seen copy
-            dp, dx = int(days[p]), int(days[x])
+            dp = days[p]
             if dp and dx and (dx - dp > WINDOW_DAYS or (p in formula and dx != dp)):
                 continue
-            if best < 0 or rank[p] < rank[best]:
+            if best < 0 or ranks[p] < ranks[best]:
                 best = p
         if best >= 0:
-            labels[x] = best
+            joined[x] = best
+    if joined:
+        labels[np.fromiter(joined, np.int64, len(joined))] = np.fromiter(
+            joined.values(), np.int64, len(joined)
+        )
     return _renumber(labels)
 
 
