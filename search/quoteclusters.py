@@ -167,6 +167,8 @@ class QuoteData:
     indirect: np.ndarray  # 1 for reported (indirect) speech
     keys: np.ndarray | None = None  # stable quotation keys (``quote_keys``), made on demand
     bands: tuple[np.ndarray, np.ndarray] | None = None  # ``segment_bands``, made on demand
+    bk: np.ndarray | None = None  # band values, for a scan until ``bands`` is made
+    relinks: int = 0  # the ``relink`` calls that looked into this segment (this process)
 
 
 def compute(records: list[tuple]) -> QuoteData:
@@ -777,7 +779,8 @@ def segment_bands(data: QuoteData) -> tuple[np.ndarray, np.ndarray]:
     and the rows in that order, made once per segment and process (``relink`` looks new
     and gone quotations' values up in them)."""
     if data.bands is None:
-        bk = band_keys(data.sig)
+        bk = data.bk if data.bk is not None else band_keys(data.sig)
+        data.bk = None
         order = np.argsort(bk, axis=0, kind="stable")
         data.bands = (np.take_along_axis(bk, order, axis=0), order.astype(np.int32))
     return data.bands
@@ -877,10 +880,23 @@ class Clusters:
             sel = np.flatnonzero(src == p)
             m[pos[sel]] = sel
             at.append(m)
+            # a segment's sorted buckets cost more than a few scans of its band values: a
+            # process that relinks once (a CLI command) scans, a server sorts them on the
+            # second relink and looks values up from then on
+            data.relinks += 1
+            if data.bands is None and data.relinks == 1 and data.bk is None:
+                data.bk = band_keys(data.sig)
 
         def members_of(b: int, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             found, vals = [], []
             for p, data in enumerate(datas):
+                if data.bands is None and data.relinks == 1 and data.bk is not None:
+                    rows = np.flatnonzero(_in_sorted(data.bk[:, b], values))
+                    state = at[p][rows]
+                    keep = state >= 0
+                    found.append(state[keep])
+                    vals.append(data.bk[rows[keep], b])
+                    continue
                 srt, order = segment_bands(data)
                 col = srt[:, b]
                 lo = np.searchsorted(col, values, "left")
