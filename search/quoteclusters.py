@@ -207,9 +207,6 @@ def _to_arrays(data: QuoteData) -> dict[str, np.ndarray]:
         "nsh": data.nsh,
         "indirect": data.indirect,
         "strings": np.frombuffer(strings, dtype=np.uint8),
-        # made once here rather than by every process that relinks (a file without them,
-        # written before they were saved, has them made in memory)
-        "keys": quote_keys(data),
     }
 
 
@@ -226,7 +223,6 @@ def _from_file(src: Any) -> QuoteData | None:
         figures=strings["figures"],
         ids=strings["ids"],
         indirect=src.array("indirect"),
-        keys=src.array("keys") if "keys" in src.names() else None,
     )
 
 
@@ -290,14 +286,13 @@ def write_merged(
     field is read again). ``datas``: each source's data (``source_data``); ``maps``: per
     source, (segment id, deletions, first new docnum, live docnums in order), as
     ``merging._merge`` copies them."""
-    docs, sigs, nsh, speakers, figs, ids, indirect, keys = [], [], [], [], [], [], [], []
+    docs, sigs, nsh, speakers, figs, ids, indirect = [], [], [], [], [], [], []
     for seg, data, (_sid, _deleted, base, live) in zip(sources, datas, maps, strict=True):
         new = np.full(seg.doc_count_all(), -1, dtype=np.int64)
         new[np.asarray(live, dtype=np.int64)] = base + np.arange(len(live))
         mapped = new[data.docs] if len(data.docs) else np.zeros(0, np.int64)
         keep = np.flatnonzero(mapped >= 0)
         docs.append(mapped[keep])
-        keys.append(quote_keys(data)[keep])
         _take(data, keep, sigs, nsh, indirect, speakers, figs, ids)
     data = QuoteData(
         docs=np.concatenate(docs).astype(np.int32) if docs else np.zeros(0, np.int32),
@@ -307,7 +302,6 @@ def write_merged(
         figures=figs,
         ids=ids,
         indirect=np.concatenate(indirect) if indirect else np.zeros(0, np.uint8),
-        keys=np.concatenate(keys) if keys else np.zeros(0, np.uint64),
     )
     write_segment_file(folder, merged.segment_id(), merged.doc_count_all(), data)
 
