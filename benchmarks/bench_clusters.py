@@ -11,9 +11,17 @@ share of a full index run (enrichment included: ``--full-ms`` wall ms per articl
 default all of Reuters' 275.3 s for 16,735 articles in docs/benchmarks.md) that the
 signatures add if none of their time overlaps enrichment.
 
-``link``: computing a state's clusters from the mapped signature files (what the first
-quote search after a commit pays), and the first time an index made before clusters
-is opened (signatures computed from the stored quotations, then saved).
+``link``: computing a state's clusters from scratch in a new process (the mapped
+signature files, no saved links: the fallback and reference), and reading the saved
+links of the same state instead; and the first time an index made before clusters is
+opened (signatures computed from the stored quotations, then saved). The index is
+written to (its saved links): give it a copy.
+
+``commit``: a commit of N articles (copies of articles already indexed, under new ids)
+and their deletion: the links of the new state kept incrementally against made from
+scratch, in the process that linked the previous state (a server) and in a new process
+reading the previous state's saved links (a CLI command after another process's commit),
+and the first quote search after the deletion. Works on a copy of the index it is given.
 
 ``latency``: quote search on the index, top 10 with two filters and four facets:
 ``before`` (clusters switched off: quote search as it was), ``none`` (hits carry their
@@ -25,6 +33,7 @@ Usage::
     cp -a /tmp/reuters-16 /tmp/reuters-copy
     python -m benchmarks.bench_clusters write /tmp/reuters-copy --articles 2000 --rounds 3
     python -m benchmarks.bench_clusters link /tmp/reuters-copy
+    python -m benchmarks.bench_clusters commit /tmp/reuters-copy --sizes 1 100 --rounds 6
     python -m benchmarks.bench_clusters latency /tmp/reuters-copy --rounds 10
 """
 
@@ -39,6 +48,8 @@ import statistics
 import tempfile
 import time
 from typing import Any
+
+import numpy as np
 
 from newsquarry.search import quoteclusters as qc
 from newsquarry.search.models import Article, Entity, Passage, Quote
@@ -164,20 +175,25 @@ def bench_link(args: argparse.Namespace) -> dict[str, Any]:
     from newsquarry.search.docvalues import cache_for
 
     out: dict[str, Any] = {}
-    mapped = []
+    times: dict[str, list[float]] = {"full": [], "saved": []}
     for _ in range(args.rounds):
-        store = WhooshStore(args.index, create=False, background_merges=False)
-        s = store.searcher()
-        view = cache_for(store).view(s)
-        view.tiebreak  # noqa: B018 - doc values first: measured elsewhere
-        t0 = time.perf_counter()
-        c = qc.clusters_for(store, s)
-        mapped.append(time.perf_counter() - t0)
-        out["quotations"] = len(c.qdocs)
-        out["multi_article_clusters"] = int((c.articles > 1).sum())
-        store.close()
-    out["link_s_median"] = round(statistics.median(mapped), 3)
-    out["link_s"] = [round(x, 3) for x in mapped]
+        for case in ("full", "saved"):  # from scratch (no saved links), then read back
+            if case == "full" and os.path.exists(os.path.join(args.index, qc.LINKS_FILE)):
+                os.remove(os.path.join(args.index, qc.LINKS_FILE))
+            store = WhooshStore(args.index, create=False, background_merges=False)
+            s = store.searcher()
+            view = cache_for(store).view(s)
+            view.tiebreak  # noqa: B018 - doc values first: measured elsewhere
+            t0 = time.perf_counter()
+            c = qc.clusters_for(store, s)
+            times[case].append(time.perf_counter() - t0)
+            assert c.how == case, (c.how, case)
+            out["quotations"] = len(c.qdocs)
+            out["multi_article_clusters"] = int((c.articles > 1).sum())
+            store.close()
+    for case, ts in times.items():
+        out[f"{case}_s_median"] = round(statistics.median(ts), 3)
+        out[f"{case}_s"] = [round(x, 3) for x in ts]
     # an index made before clusters: its first use computes and saves the signatures
     copy = tempfile.mkdtemp(prefix="nq-backfill-")
     shutil.rmtree(copy)
@@ -195,6 +211,114 @@ def bench_link(args: argparse.Namespace) -> dict[str, Any]:
     shutil.rmtree(copy, ignore_errors=True)
     out["load"] = os.getloadavg()[0]
     return out
+
+
+def _as_copies(items: list) -> list:
+    """The articles under new ids: wire copies of articles already in the index, so
+    every quotation they carry has a copy (the most checking a commit can cause)."""
+    import dataclasses
+
+    out = []
+    for art, passages in items:
+        aid = "bench-" + art.id
+        out.append((dataclasses.replace(art, id=aid), [
+            dataclasses.replace(p, id="bench-" + p.id, article_id=aid) for p in passages
+        ]))  # fmt: skip
+    return out
+
+
+def bench_commit(args: argparse.Namespace) -> dict[str, Any]:
+    """The links of the state after a commit of N articles (and after deleting them):
+    kept incrementally (``relink``) against linked from scratch, in a process that made
+    the previous state's (a server) and in a new one that reads it from the saved file
+    (a CLI command after another process's commit); and the first quote search."""
+    from newsquarry.search import searching
+    from newsquarry.search.docvalues import cache_for
+
+    folder = tempfile.mkdtemp(prefix="nq-commit-")
+    shutil.rmtree(folder)
+    shutil.copytree(args.index, folder)  # never written: a copy
+    try:
+        items = _as_copies(enriched(folder, max(args.sizes)))
+        store = WhooshStore(folder, create=False, background_merges=False)
+        qc.clusters_for(store)
+
+        def clusters_now(fresh: bool, incremental: bool) -> tuple[float, str]:
+            """Seconds to the state's clusters (doc values made first, not counted)."""
+            links = os.path.join(folder, qc.LINKS_FILE)
+            st = WhooshStore(folder, create=False, background_merges=False) if fresh else store
+            cache = qc._CACHES.get(st)
+            if not incremental:
+                if cache is not None:
+                    cache.last = None
+                if os.path.exists(links):
+                    os.remove(links)
+            s = st.searcher()
+            cache_for(st).view(s).tiebreak  # noqa: B018
+            t0 = time.perf_counter()
+            c = qc.clusters_for(st, s)
+            took = time.perf_counter() - t0
+            if fresh:
+                st.close()
+            return took, c.how
+
+        def same_as_full() -> bool:
+            from newsquarry.search.docvalues import leaves_of
+
+            s = store.searcher()
+            kept = qc.clusters_for(store, s)
+            cache = qc._CACHES[store]
+            parts = [(off, cache._segment(r)) for r, off in leaves_of(s)]
+            full = qc.Clusters(cache_for(store).view(s), parts)
+            return full.how == "full" and bool(np.array_equal(full.label, kept.label))
+
+        def first_search() -> float:
+            t0 = time.perf_counter()
+            searching.run_search(store, SearchRequest(q="said", mode="quotes", per_page=10))
+            return time.perf_counter() - t0
+
+        out: dict[str, Any] = {"quotations_before": len(qc.clusters_for(store).qdocs)}
+        equal: list[bool] = []
+        for size in args.sizes:
+            batch = items[:size]
+            res: dict[str, list] = {}
+            for r in range(args.rounds):
+                incremental = r % 2 == 0
+                tag = "incremental" if incremental else "full"
+                # a new process after another process's commit: the previous state's
+                # links come from the file (saved by the warm process)
+                qc.clusters_for(store)
+                store.add(batch)
+                took, how = clusters_now(fresh=True, incremental=incremental)
+                assert how == tag, (how, tag)
+                res.setdefault(f"new_process_add_{tag}_s", []).append(took)
+                # the warm process (the server): the previous state's links in memory
+                took, how = clusters_now(fresh=False, incremental=incremental)
+                assert how == tag, (how, tag)
+                res.setdefault(f"add_{tag}_s", []).append(took)
+                if incremental:  # the same labels as linking this state from scratch
+                    equal.append(same_as_full())
+                with store.writer() as w:
+                    for art, _ in batch:
+                        w.delete(art.id)
+                searcher = store.searcher()
+                cache_for(store).view(searcher).tiebreak  # noqa: B018
+                if not incremental:
+                    qc._CACHES[store].last = None
+                    os.remove(os.path.join(folder, qc.LINKS_FILE))
+                res.setdefault(f"first_quote_search_after_delete_{tag}_s", []).append(
+                    first_search()
+                )
+            out[f"commit_{size}"] = {
+                k: {"median": round(statistics.median(v), 4), "all": [round(x, 4) for x in v]}
+                for k, v in sorted(res.items())
+            }
+        out["incremental_equals_full"] = equal
+        out["load"] = os.getloadavg()[0]
+        store.close()
+        return out
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def bench_latency(args: argparse.Namespace) -> dict[str, Any]:
@@ -261,13 +385,18 @@ def main(argv: list[str] | None = None) -> None:
     lk = sub.add_parser("link")
     lk.add_argument("index")
     lk.add_argument("--rounds", type=int, default=3)
+    cm = sub.add_parser("commit")
+    cm.add_argument("index", help="an index (copied first: never written)")
+    cm.add_argument("--sizes", type=int, nargs="+", default=[1, 100])
+    cm.add_argument("--rounds", type=int, default=6)
     la = sub.add_parser("latency")
     la.add_argument("--no-postings-cache", action="store_true",
                     help="decode posting lists on every call (the figure for the target)")  # fmt: skip
     la.add_argument("index")
     la.add_argument("--rounds", type=int, default=10)
     args = ap.parse_args(argv)
-    fn = {"write": bench_write, "link": bench_link, "latency": bench_latency}[args.cmd]
+    fn = {"write": bench_write, "link": bench_link, "latency": bench_latency,
+          "commit": bench_commit}[args.cmd]  # fmt: skip
     print(json.dumps(fn(args), indent=2))
 
 

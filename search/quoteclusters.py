@@ -24,17 +24,30 @@ of every candidate pair.
   pct" is said by a dozen banks): the speakers must agree where both are known
   (same folded name, or same last name), and the figures of the shorter
   quotation must all occur in the other.
-- Clusters are the connected components of the links over the live quotations.
+- Clusters group the linked pairs in first-seen order (``assign``).
 
 Storage: derived data, like the doc values. The signatures are computed from
 the stored quote text when a segment is committed (``persist_on_commit``, the
 same hook as ``dvstore``) and saved next to the segment as ``<segment id>.qmh``
 (dvstore's file format); a segment without a valid file (an index made before
 clusters, a lost or damaged file) has its signatures computed from its stored
-fields once and the file written then. The links are recomputed per index state
-(``View``): they depend on which quotations are live, and a deleted article can
-split a cluster, which a stored union-find could not undo. This costs about
-0.2 s on Reuters' 56k quotations, once per commit, on first use.
+fields once and the file written then.
+
+Links are kept incrementally (``relink``), on the first use of each new index
+state: the state's candidate pairs are those of an earlier state, keyed by
+stable quotation keys (``quote_keys``: id, speaker, figures, signature, date;
+merges renumber documents, keys stay), minus the pairs of quotations that are
+gone, with only the LSH buckets that a new quotation joined or a gone one left
+made again (looked up in each segment's sorted band values) and only pairs not
+seen before checked. Labels are then assigned from the checked pairs
+(``assign``: milliseconds), so a deletion splits what it joined. The result is
+exactly ``pairs_full``'s, the from-scratch linking that is both the fallback and
+the reference (tests compare them over random commits). Doing this on first use
+rather than in the commit keeps it off the write path and away from states
+nobody queries (a bulk load commits every 250 articles). The links of the last
+state are saved (``LINKS_FILE``: CRC-checked, derived): a new process starts from
+them, or uses them as they are for the same state; missing, damaged or made under
+other rules, they are linked from scratch.
 
 Cluster ids are ``c`` + 12 hex digits of the hash of the quotation id of the
 cluster's first-seen member. Every member's own hash resolves to its cluster
@@ -152,6 +165,10 @@ class QuoteData:
     figures: list[list[str]]  # figures of each quotation
     ids: list[str]  # quotation ids ("<passage id>#q<n>")
     indirect: np.ndarray  # 1 for reported (indirect) speech
+    keys: np.ndarray | None = None  # stable quotation keys (``quote_keys``), made on demand
+    bands: tuple[np.ndarray, np.ndarray] | None = None  # ``segment_bands``, made on demand
+    bk: np.ndarray | None = None  # band values, for a scan until ``bands`` is made
+    relinks: int = 0  # the ``relink`` calls that looked into this segment (this process)
 
 
 def compute(records: list[tuple]) -> QuoteData:
@@ -332,17 +349,338 @@ def _figures_fit(short: list[str], long: list[str]) -> bool:
 
 def _day_numbers(dates: np.ndarray) -> np.ndarray:
     """YYYYMMDD ints -> day numbers (proleptic ordinals); 0 (no date) stays 0."""
-    out = np.zeros(len(dates), dtype=np.int64)
-    for value in np.unique(dates).tolist():
+    values, inverse = np.unique(dates, return_inverse=True)
+    days = np.zeros(len(values), dtype=np.int64)
+    for i, value in enumerate(values.tolist()):
         if value <= 0:
             continue
         y, m, d = value // 10000, value // 100 % 100, value % 100
         try:
-            day = datetime.date(y, max(m, 1), max(d, 1)).toordinal()
+            days[i] = datetime.date(y, max(m, 1), max(d, 1)).toordinal()
         except ValueError:
             continue
-        out[dates == value] = day
+    return days[inverse.reshape(-1)]
+
+
+def band_keys(sig: np.ndarray) -> np.ndarray:
+    """(n, BANDS) uint64: each quotation's value in every LSH band (its ROWS rows hashed)."""
+    s = sig.astype(np.uint64).reshape(len(sig), BANDS, ROWS)
+    key = s[:, :, 0].copy()
+    for r in range(1, ROWS):
+        key = key * np.uint64(0x9E3779B1) ^ s[:, :, r]
+    return key
+
+
+def _in_sorted(values: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """Which ``values`` occur in the sorted array ``table`` (bool mask)."""
+    if not len(table) or not len(values):
+        return np.zeros(len(values), dtype=bool)
+    pos = np.minimum(np.searchsorted(table, values), len(table) - 1)
+    return table[pos] == values
+
+
+def _stars(
+    vals: np.ndarray, members: np.ndarray, rank: np.ndarray, presorted: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The candidate pairs one band makes among ``members`` (quotation indexes; ``vals``:
+    their values in the band): in each run of equal values of 2 to MAX_RUN quotations,
+    the first seen against every other one. Returns (first seen, other, the values of the
+    runs beyond MAX_RUN)."""
+    empty = np.zeros(0, np.int64)
+    if len(members) < 2:
+        return empty, empty, np.zeros(0, np.uint64)
+    # members already in first-seen order (``pairs_full``): a stable sort of the values
+    by = np.argsort(vals, kind="stable") if presorted else np.lexsort((rank[members], vals))
+    order, k = members[by], vals[by]
+    starts = np.empty(len(k), dtype=bool)
+    starts[0] = True
+    np.not_equal(k[1:], k[:-1], out=starts[1:])
+    if starts.all():
+        return empty, empty, np.zeros(0, np.uint64)
+    idx = np.arange(len(k))
+    first_of = np.maximum.accumulate(np.where(starts, idx, 0))
+    # a band value shared by very many quotations is a common phrase, not a copy: copies
+    # share other bands too
+    run_start = np.flatnonzero(starts)
+    run_len = np.diff(np.append(run_start, len(k)))
+    big = np.repeat(run_len > MAX_RUN, run_len)
+    member = np.flatnonzero(~starts & ~big)
+    return order[first_of[member]], order[member], k[run_start[run_len > MAX_RUN]]
+
+
+@dataclass
+class Pairs:
+    """The candidate pairs of a set of quotations, by quotation index: ``lo``/``hi`` (lo <
+    hi), ``mask`` (bit b: band b's bucket made them candidates), ``ok`` (the pair passed
+    the checks), and the buckets beyond MAX_RUN (``over_band``, ``over_val``)."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    mask: np.ndarray
+    ok: np.ndarray
+    over_band: np.ndarray
+    over_val: np.ndarray
+
+
+@dataclass
+class Links:
+    """``Pairs`` keyed by stable quotation keys (``quote_keys``) instead of indexes: what
+    a later index state starts from (merges renumber documents; keys do not change)."""
+
+    keys: np.ndarray  # sorted keys of the clusterable quotations of the state
+    pi: np.ndarray  # each pair's quotations, as indexes into ``keys``
+    pj: np.ndarray
+    mask: np.ndarray
+    ok: np.ndarray
+    over_band: np.ndarray
+    over_val: np.ndarray
+
+
+def _check(
+    sig: np.ndarray,
+    nsh: np.ndarray,
+    speakers: list[str],
+    figs: list[list[str]],
+    a: np.ndarray,
+    b: np.ndarray,
+) -> np.ndarray:
+    """Which candidate pairs are near-duplicates (``a``: the earlier seen of each pair)."""
+    out = np.zeros(len(a), dtype=bool)
+    if not len(a):
+        return out
+    jac = (sig[a] == sig[b]).mean(axis=1)
+    na, nb = nsh[a].astype(np.float64), nsh[b].astype(np.float64)
+    inter = jac * (na + nb) / (1.0 + jac)
+    contain = inter / np.minimum(na, nb)
+    short_side = np.minimum(na, nb)
+    ok = np.flatnonzero(((short_side >= LONG) & (contain >= CONTAINMENT)) | (jac >= SHORT_JACCARD))
+    for i in ok.tolist():
+        x, y = int(a[i]), int(b[i])
+        if not _compatible_speakers(speakers[x], speakers[y]):
+            continue
+        short, long = (x, y) if nsh[x] <= nsh[y] else (y, x)
+        if _figures_fit(figs[short], figs[long]):
+            out[i] = True
     return out
+
+
+def _oriented(lo: np.ndarray, hi: np.ndarray, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each pair as (earlier seen, later seen)."""
+    swap = rank[lo] > rank[hi]
+    return np.where(swap, hi, lo), np.where(swap, lo, hi)
+
+
+def _finish(
+    lo: np.ndarray,
+    hi: np.ndarray,
+    mask: np.ndarray,
+    ok: np.ndarray,
+    known: np.ndarray,
+    n: int,
+    sig: np.ndarray,
+    nsh: np.ndarray,
+    speakers: list[str],
+    figs: list[list[str]],
+    rank: np.ndarray,
+    over_band: np.ndarray,
+    over_val: np.ndarray,
+) -> Pairs:
+    """Candidate pairs given as possibly repeated entries (one per band, or an old pair and
+    its new bands), merged: bands ORed, pairs left with no band dropped, the pairs not
+    ``known`` checked."""
+    a, b = np.minimum(lo, hi), np.maximum(lo, hi)
+    code, inv = np.unique(a * n + b, return_inverse=True)
+    inv = inv.reshape(-1)
+    # each (pair, band) comes once, so the sum of the bits is their OR
+    merged = np.bincount(inv, weights=mask.astype(np.float64), minlength=len(code))
+    merged = merged.astype(np.uint64).astype(np.uint32)
+    was_known = np.bincount(inv, weights=known, minlength=len(code)) > 0
+    was_ok = np.bincount(inv, weights=known & ok, minlength=len(code)) > 0
+    keep = merged != 0
+    code, merged, was_known, was_ok = code[keep], merged[keep], was_known[keep], was_ok[keep]
+    lo, hi = code // n, code % n
+    todo = np.flatnonzero(~was_known)
+    if len(todo):
+        first, later = _oriented(lo[todo], hi[todo], rank)
+        was_ok[todo] = _check(sig, nsh, speakers, figs, first, later)
+    return Pairs(lo, hi, merged, was_ok, over_band, over_val)
+
+
+def pairs_full(
+    sig: np.ndarray, nsh: np.ndarray, speakers: list[str], figs: list[list[str]], rank: np.ndarray
+) -> Pairs:
+    """The candidate pairs of all quotations, each checked: the reference for ``relink``."""
+    n = len(nsh)
+    usable = np.flatnonzero(nsh > 0)
+    usable = usable[np.argsort(rank[usable], kind="stable")]  # first seen first
+    bk = band_keys(sig[usable])
+    los, his, bits, ob, ov = [], [], [], [], []
+    for b in range(BANDS):
+        first, other, big = _stars(bk[:, b], usable, rank, presorted=True)
+        los.append(first)
+        his.append(other)
+        bits.append(np.full(len(first), 1 << b, dtype=np.uint32))
+        ob.append(np.full(len(big), b, dtype=np.uint8))
+        ov.append(big)
+    lo = np.concatenate(los)
+    return _finish(lo, np.concatenate(his), np.concatenate(bits), np.zeros(len(lo), bool),
+                   np.zeros(len(lo), bool), n, sig, nsh, speakers, figs, rank,
+                   np.concatenate(ob), np.concatenate(ov))  # fmt: skip
+
+
+def relink(
+    base: Links,
+    keys: np.ndarray,
+    sig: Any,
+    nsh: np.ndarray,
+    speakers: Any,
+    figs: Any,
+    rank: np.ndarray,
+    members_of: Any = None,
+) -> tuple[Pairs, int, int] | None:
+    """The candidate pairs of a new state from those of an earlier one (``base``), in work
+    proportional to what changed: quotations that left drop their pairs, and in each band
+    only the buckets that a new quotation joined or a gone one left are made again (their
+    first-seen copy may have changed); only pairs not checked before are checked. Exactly
+    ``pairs_full``'s answer. Returns (pairs, added, removed), or None when keys repeat or
+    so much changed that ``pairs_full`` is the cheaper way.
+
+    ``sig``, ``speakers`` and ``figs`` are only indexed (rows of the quotations looked at);
+    ``members_of(band, sorted values)`` gives the clusterable quotations with one of these
+    values in that band and their values (default: a scan of every quotation's bands).
+    """
+    n = len(nsh)
+    usable = np.flatnonzero(nsh > 0)
+    order = np.argsort(keys[usable], kind="stable")
+    skeys = keys[usable][order]
+    if len(skeys) > 1 and bool((skeys[1:] == skeys[:-1]).any()):
+        return None
+    new = ~_in_sorted(skeys, base.keys)
+    added = usable[order[new]]
+    removed = len(base.keys) - int((~new).sum())
+    if len(added) + removed > max(64, len(usable) // 4):
+        return None
+    # where each of the base's quotations is now (-1: gone)
+    now = np.full(len(base.keys), -1, dtype=np.int64)
+    if len(skeys):
+        pos = np.minimum(np.searchsorted(skeys, base.keys), len(skeys) - 1)
+        now = np.where(skeys[pos] == base.keys, usable[order[pos]], -1)
+    ia, ib = now[base.pi], now[base.pj]
+    alive = (ia >= 0) & (ib >= 0)
+    dead = ~alive & ((ia >= 0) | (ib >= 0))
+    survivor = np.where(ia[dead] >= 0, ia[dead], ib[dead])
+    dead_mask = base.mask[dead]
+    la, lb = ia[alive], ib[alive]
+    mask = base.mask[alive].copy()
+    if members_of is None:
+        every = band_keys(np.asarray(sig))
+
+        def members_of(b: int, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            m = usable[_in_sorted(every[usable, b], values)]
+            return m, every[m, b]
+
+    bk_added = band_keys(sig[added]) if len(added) else np.zeros((0, BANDS), np.uint64)
+    bk_survivor = band_keys(sig[survivor]) if len(survivor) else np.zeros((0, BANDS), np.uint64)
+    touched = np.zeros(n, dtype=bool)
+    los, his, bits, ob, ov = [la], [lb], [mask], [], []
+    for b in range(BANDS):
+        bit = np.uint32(1 << b)
+        values = np.unique(np.concatenate((
+            bk_added[:, b], bk_survivor[(dead_mask & bit) != 0, b],
+            base.over_val[base.over_band == b],
+        )))  # fmt: skip
+        if not len(values):
+            continue
+        members, vals = members_of(b, values)
+        # the pairs this band's touched buckets made are made again below
+        touched[members] = True
+        has = np.flatnonzero((mask & bit) != 0)
+        mask[has[touched[la[has]]]] &= ~bit
+        touched[members] = False
+        first, other, big = _stars(vals, members, rank)
+        los.append(first)
+        his.append(other)
+        bits.append(np.full(len(first), bit, dtype=np.uint32))
+        ob.append(np.full(len(big), b, dtype=np.uint8))
+        ov.append(big)
+    known = np.zeros(sum(len(x) for x in los), dtype=bool)
+    known[: len(la)] = True
+    ok = np.zeros(len(known), dtype=bool)
+    ok[: len(la)] = base.ok[alive]
+    pairs = _finish(np.concatenate(los), np.concatenate(his), np.concatenate(bits), ok, known,
+                    n, sig, nsh, speakers, figs, rank,
+                    np.concatenate(ob) if ob else np.zeros(0, np.uint8),
+                    np.concatenate(ov) if ov else np.zeros(0, np.uint64))  # fmt: skip
+    return pairs, len(added), removed
+
+
+def keyed(pairs: Pairs, keys: np.ndarray, nsh: np.ndarray) -> Links:
+    """``pairs`` by stable keys (for the next state)."""
+    usable = np.flatnonzero(nsh > 0)
+    order = np.argsort(keys[usable], kind="stable")
+    at = np.full(len(nsh), -1, dtype=np.int64)
+    at[usable[order]] = np.arange(len(usable))
+    return Links(keys[usable][order], at[pairs.lo].astype(np.int32),
+                 at[pairs.hi].astype(np.int32), pairs.mask, pairs.ok, pairs.over_band,
+                 pairs.over_val)  # fmt: skip
+
+
+def assign(
+    n: int,
+    pairs: Pairs,
+    rank: np.ndarray,
+    dates: np.ndarray | None = None,
+    indirect: np.ndarray | None = None,
+) -> np.ndarray:
+    """Cluster labels (0..k-1) from the checked candidate pairs.
+
+    In first-seen order (``rank``), a quotation joins the cluster of the earliest checked
+    partner that founded a cluster, if it is at most ``WINDOW_DAYS`` later: every member
+    is a near-duplicate of the cluster's first-seen copy, so template sentences that drift
+    day after day ("The Federal Reserve is expected to enter the government securities
+    market to add reserves") do not chain into one cluster. A reported (indirect)
+    statement whose copies fall on three or more dates is a recurring formula: it only
+    groups copies of the same day. ``dates`` are YYYYMMDD ints (0: none, then no window
+    applies).
+    """
+    labels = np.arange(n, dtype=np.int64)
+    good = np.flatnonzero(pairs.ok)
+    if not len(good):
+        return _renumber(labels)
+    partners: dict[int, list[int]] = {}
+    for x, y in zip(pairs.lo[good].tolist(), pairs.hi[good].tolist(), strict=True):
+        partners.setdefault(x, []).append(y)
+        partners.setdefault(y, []).append(x)
+    # plain Python values of the linked quotations only (this loop reads them one by one;
+    # lists over all quotations would make the collector walk the heap)
+    nodes = np.fromiter(partners, np.int64, len(partners))
+    ranks = dict(zip(partners, rank[nodes].tolist(), strict=True))
+    day_of = _day_numbers(dates[nodes]) if dates is not None else np.zeros(len(nodes), np.int64)
+    days = dict(zip(partners, day_of.tolist(), strict=True))
+    formula = set()
+    if indirect is not None:
+        flags = dict(zip(partners, indirect[nodes].tolist(), strict=True))
+        for x, ps in partners.items():
+            if flags[x] and len({days[y] for y in ps} | {days[x]}) >= 3:
+                formula.add(x)
+    joined: dict[int, int] = {}  # quotation -> the first-seen copy whose cluster it joined
+    for x in sorted(partners, key=ranks.__getitem__):
+        best, rx, dx = -1, ranks[x], days[x]
+        for p in partners[x]:
+            if ranks[p] >= rx or p in joined:
+                continue  # later, or not a cluster's first-seen copy
+            dp = days[p]
+            if dp and dx and (dx - dp > WINDOW_DAYS or (p in formula and dx != dp)):
+                continue
+            if best < 0 or ranks[p] < ranks[best]:
+                best = p
+        if best >= 0:
+            joined[x] = best
+    if joined:
+        labels[np.fromiter(joined, np.int64, len(joined))] = np.fromiter(
+            joined.values(), np.int64, len(joined)
+        )
+    return _renumber(labels)
 
 
 def link(
@@ -354,92 +692,15 @@ def link(
     indirect: np.ndarray | None = None,
     seen_order: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Cluster labels (0..k-1, one per quotation).
+    """Cluster labels (0..k-1, one per quotation), computed from scratch.
 
-    Candidates (a shared band value) are checked (``CONTAINMENT``, speakers,
-    figures); then, in first-seen order (``seen_order``: a rank per quotation,
-    default their order), a quotation joins the cluster of the earliest checked
-    partner that founded a cluster, if it is at most ``WINDOW_DAYS`` later: every
-    member is a near-duplicate of the cluster's first-seen copy, so template
-    sentences that drift day after day ("The Federal Reserve is expected to enter
-    the government securities market to add reserves") do not chain into one
-    cluster. A reported (indirect) statement whose copies fall on three or more
-    dates is a recurring formula: it only groups copies of the same day.
-    ``dates`` are YYYYMMDD ints (0: none, then no window applies).
+    Candidates (a shared band value; ``pairs_full``) are checked (``CONTAINMENT``,
+    speakers, figures), then grouped in first-seen order (``assign``; ``seen_order``: a
+    rank per quotation, default their order).
     """
     n = len(nsh)
-    labels = np.arange(n, dtype=np.int64)
-    usable = np.flatnonzero(nsh > 0)
-    if len(usable) < 2:
-        return _renumber(labels)
     rank = np.arange(n, dtype=np.int64) if seen_order is None else seen_order
-    usable = usable[np.argsort(rank[usable], kind="stable")]  # first seen first
-    s = sig[usable].astype(np.uint64)
-    cand_a: list[np.ndarray] = []
-    cand_b: list[np.ndarray] = []
-    for b in range(BANDS):
-        key = s[:, b * ROWS]
-        for r in range(1, ROWS):
-            key = key * np.uint64(0x9E3779B1) ^ s[:, b * ROWS + r]
-        # runs of equal keys, each in first-seen order (a stable sort of quotations in
-        # first-seen order): members against the earliest
-        order = np.argsort(key, kind="stable")
-        k = key[order]
-        starts = np.empty(len(k), dtype=bool)
-        starts[0] = True
-        np.not_equal(k[1:], k[:-1], out=starts[1:])
-        if starts.all():
-            continue
-        idx = np.arange(len(k))
-        first_of = np.maximum.accumulate(np.where(starts, idx, 0))
-        # a band value shared by very many quotations is a common phrase, not a copy:
-        # copies share other bands too
-        run_len = np.diff(np.append(np.flatnonzero(starts), len(k)))
-        big = np.repeat(run_len > MAX_RUN, run_len)
-        member = np.flatnonzero(~starts & ~big)
-        cand_a.append(usable[order[first_of[member]]])
-        cand_b.append(usable[order[member]])
-    if not cand_a:
-        return _renumber(labels)
-    pairs = np.unique(np.concatenate(cand_a) * n + np.concatenate(cand_b))
-    a, b = pairs // n, pairs % n
-    jac = (sig[a] == sig[b]).mean(axis=1)
-    na, nb = nsh[a].astype(np.float64), nsh[b].astype(np.float64)
-    inter = jac * (na + nb) / (1.0 + jac)
-    contain = inter / np.minimum(na, nb)
-    short_side = np.minimum(na, nb)
-    ok = np.flatnonzero(((short_side >= LONG) & (contain >= CONTAINMENT)) | (jac >= SHORT_JACCARD))
-    partners: dict[int, list[int]] = {}
-    for i in ok.tolist():
-        x, y = int(a[i]), int(b[i])
-        if not _compatible_speakers(speakers[x], speakers[y]):
-            continue
-        short, long = (x, y) if nsh[x] <= nsh[y] else (y, x)
-        if not _figures_fit(figs[short], figs[long]):
-            continue
-        partners.setdefault(x, []).append(y)
-        partners.setdefault(y, []).append(x)
-    if not partners:
-        return _renumber(labels)
-    days = _day_numbers(dates) if dates is not None else np.zeros(n, dtype=np.int64)
-    formula = set()
-    if indirect is not None:
-        for x, ps in partners.items():
-            if indirect[x] and len({int(days[y]) for y in ps} | {int(days[x])}) >= 3:
-                formula.add(x)
-    for x in sorted(partners, key=lambda q: int(rank[q])):
-        best = -1
-        for p in partners[x]:
-            if rank[p] >= rank[x] or labels[p] != p:
-                continue  # later, or not a cluster's first-seen copy
-            dp, dx = int(days[p]), int(days[x])
-            if dp and dx and (dx - dp > WINDOW_DAYS or (p in formula and dx != dp)):
-                continue
-            if best < 0 or rank[p] < rank[best]:
-                best = p
-        if best >= 0:
-            labels[x] = best
-    return _renumber(labels)
+    return assign(n, pairs_full(sig, nsh, speakers, figs, rank), rank, dates, indirect)
 
 
 def _renumber(labels: np.ndarray) -> np.ndarray:
@@ -456,26 +717,110 @@ def cluster_id(quote_id: str) -> str:
 # -- per index state ---------------------------------------------------------
 
 
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser over uint64s: every input bit reaches every output bit."""
+    x = x.astype(np.uint64)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def quote_keys(data: QuoteData) -> np.ndarray:
+    """A stable 64-bit key per quotation of a segment's data: its id, speaker, kind,
+    figures and signature hashed, so a quotation keeps its key through merges (which
+    renumber documents) and a re-indexed one whose content changed gets a new one."""
+    if data.keys is None:
+        n = len(data.ids)
+        head = np.fromiter(
+            (zlib.crc32(f"{i}\x1f{s}\x1f{' '.join(f)}".encode())
+             for i, s, f in zip(data.ids, data.speakers, data.figures, strict=True)),
+            dtype=np.uint64, count=n,
+        )  # fmt: skip
+        h = data.nsh.astype(np.uint64) | (data.indirect.astype(np.uint64) << np.uint64(32))
+        sig = data.sig.astype(np.uint64)
+        for p in range(NUM_PERM):
+            h = (h ^ sig[:, p]) * np.uint64(0x100000001B3)
+            if p % 8 == 7:
+                h = _mix(h)
+        data.keys = _mix(h) ^ (head << np.uint64(32))
+    return data.keys
+
+
+class _Rows:
+    """Per-segment columns read by index state position (``src``: the segment, ``pos``:
+    the row in it) without copying them into one: a state's linking reads the rows of the
+    few quotations it looks at, and a cluster's id the id of one."""
+
+    def __init__(self, columns: list[Any], src: np.ndarray, pos: np.ndarray) -> None:
+        self.columns, self.src, self.pos = columns, src, pos
+
+    def __len__(self) -> int:
+        return len(self.src)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, (int, np.integer)):
+            return self.columns[self.src[i]][self.pos[i]]
+        i = np.asarray(i, dtype=np.int64)
+        src, pos = self.src[i], self.pos[i]
+        first = self.columns[0]
+        out = np.empty((len(i), *first.shape[1:]), dtype=first.dtype)
+        for p in np.unique(src).tolist():
+            at = np.flatnonzero(src == p)
+            out[at] = self.columns[p][pos[at]]
+        return out
+
+    def __iter__(self) -> Any:
+        for p, q in zip(self.src.tolist(), self.pos.tolist(), strict=True):
+            yield self.columns[p][q]
+
+
+def segment_bands(data: QuoteData) -> tuple[np.ndarray, np.ndarray]:
+    """A segment's LSH buckets: per band (column), its quotations' band values sorted
+    and the rows in that order, made once per segment and process (``relink`` looks new
+    and gone quotations' values up in them)."""
+    if data.bands is None:
+        bk = data.bk if data.bk is not None else band_keys(data.sig)
+        data.bk = None
+        order = np.argsort(bk, axis=0, kind="stable")
+        data.bands = (np.take_along_axis(bk, order, axis=0), order.astype(np.int32))
+    return data.bands
+
+
 class Clusters:
     """The clusters of one index state (a ``docvalues.View``): a column of cluster
     numbers over global docnums, and per cluster its members in first-seen order.
 
     ``label[docnum]`` is the cluster number of a live quotation (-1 for any other
     document); cluster numbers are internal to this state, ``public_id`` names them.
+    ``links`` are the state's checked candidate pairs by quotation key (the next state
+    starts from them), ``how`` says how they were made: "saved" (this state's, read
+    back), "incremental" (``relink`` from an earlier state's) or "full" (``pairs_full``).
     """
 
     def __init__(
-        self, view: Any, parts: list[tuple[int, QuoteData]], saved: np.ndarray | None = None
+        self,
+        view: Any,
+        parts: list[tuple[int, QuoteData]],
+        base: Links | None = None,
+        saved: np.ndarray | None = None,
     ) -> None:
         live = view.live
-        qdocs, sig, nsh, indirect, speakers, figs, ids = [], [], [], [], [], [], []
-        for off, data in parts:
+        datas = [data for _, data in parts]
+        qdocs, nsh, indirect, keys, src, pos = [], [], [], [], [], []
+        for p, (off, data) in enumerate(parts):
             g = data.docs.astype(np.int64) + off
             keep = np.flatnonzero(live[g]) if len(g) else np.zeros(0, np.int64)
             qdocs.append(g[keep])
-            _take(data, keep, sig, nsh, indirect, speakers, figs, ids)
-        self.qdocs = np.concatenate(qdocs) if qdocs else np.zeros(0, np.int64)
-        self.ids = ids
+            nsh.append(data.nsh[keep])
+            indirect.append(data.indirect[keep])
+            keys.append(quote_keys(data)[keep])
+            src.append(np.full(len(keep), p, dtype=np.int64))
+            pos.append(keep)
+        cat = np.concatenate
+        self.qdocs = cat(qdocs) if qdocs else np.zeros(0, np.int64)
+        src_all = cat(src) if src else np.zeros(0, np.int64)
+        pos_all = cat(pos) if pos else np.zeros(0, np.int64)
+        self.ids = _Rows([d.ids for d in datas], src_all, pos_all)
         # first seen first: earliest date (dateless last), then article id, then position
         # (docnum order within an article)
         raw_dates = view.date[self.qdocs].astype(np.int64)
@@ -483,19 +828,33 @@ class Clusters:
         seen = np.lexsort((self.qdocs, view.tiebreak[self.qdocs], dates))
         rank = np.empty(len(seen), dtype=np.int64)
         rank[seen] = np.arange(len(seen))
-        labels = (
-            saved
-            if saved is not None and len(saved) == len(self.qdocs)
-            else link(
-                np.concatenate(sig) if sig else np.zeros((0, NUM_PERM), np.uint32),
-                np.concatenate(nsh) if nsh else np.zeros(0, np.int32),
-                speakers,
-                figs,
-                dates=raw_dates,
-                indirect=np.concatenate(indirect) if indirect else np.zeros(0, np.uint8),
-                seen_order=rank,
-            )
-        )
+        # the date is part of a quotation's key: it decides the first-seen order, so an
+        # article indexed again under another date has new keys (its pairs are made again)
+        qkeys = cat(keys) if keys else np.zeros(0, np.uint64)
+        qkeys = qkeys ^ _mix(raw_dates.astype(np.uint64))
+        self.added = self.removed = 0
+        if saved is not None and base is not None and len(saved) == len(self.qdocs):
+            labels, self.links, self.how = saved, base, "saved"
+        else:
+            nshs = cat(nsh) if nsh else np.zeros(0, np.int32)
+            speakers = _Rows([d.speakers for d in datas], src_all, pos_all)
+            figs = _Rows([d.figures for d in datas], src_all, pos_all)
+            got = None
+            if base is not None and datas:
+                sig = _Rows([d.sig for d in datas], src_all, pos_all)
+                members_of = self._members_of(datas, src_all, pos_all, nshs)
+                got = relink(base, qkeys, sig, nshs, speakers, figs, rank, members_of)
+            if got is not None:
+                pairs, self.added, self.removed = got
+                self.how = "incremental"
+            else:
+                sigs = (cat([d.sig[p] for d, p in zip(datas, pos, strict=True)]) if datas
+                        else np.zeros((0, NUM_PERM), np.uint32))  # fmt: skip
+                pairs = pairs_full(sigs, nshs, speakers, figs, rank)
+                self.how = "full"
+            labels = assign(len(nshs), pairs, rank, raw_dates,
+                            cat(indirect) if indirect else np.zeros(0, np.uint8))  # fmt: skip
+            self.links = keyed(pairs, qkeys, nshs)
         self.count = int(labels.max()) + 1 if len(labels) else 0
         self.label = np.full(view.size, -1, dtype=np.int64)
         self.label[self.qdocs] = labels
@@ -508,6 +867,55 @@ class Clusters:
         self.articles = np.bincount(pairs // base, minlength=self.count)
         self._by_id: dict[str, int] | None = None
         self._lock = threading.Lock()
+
+    @staticmethod
+    def _members_of(
+        datas: list[QuoteData], src: np.ndarray, pos: np.ndarray, nsh: np.ndarray
+    ) -> Any:
+        """``relink``'s bucket lookup over the segments' sorted band values: the live
+        clusterable quotations (state positions) with given values in a band."""
+        at: list[np.ndarray] = []  # per segment: row -> state position (-1: not live)
+        for p, data in enumerate(datas):
+            m = np.full(len(data.docs), -1, dtype=np.int64)
+            sel = np.flatnonzero(src == p)
+            m[pos[sel]] = sel
+            at.append(m)
+            # a segment's sorted buckets cost more than a few scans of its band values: a
+            # process that relinks once (a CLI command) scans, a server sorts them on the
+            # second relink and looks values up from then on
+            data.relinks += 1
+            if data.bands is None and data.relinks == 1 and data.bk is None:
+                data.bk = band_keys(data.sig)
+
+        def members_of(b: int, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            found, vals = [], []
+            for p, data in enumerate(datas):
+                if data.bands is None and data.relinks == 1 and data.bk is not None:
+                    rows = np.flatnonzero(_in_sorted(data.bk[:, b], values))
+                    state = at[p][rows]
+                    keep = state >= 0
+                    found.append(state[keep])
+                    vals.append(data.bk[rows[keep], b])
+                    continue
+                srt, order = segment_bands(data)
+                col = srt[:, b]
+                lo = np.searchsorted(col, values, "left")
+                lens = np.searchsorted(col, values, "right") - lo
+                total = int(lens.sum())
+                if not total:
+                    continue
+                rows = np.arange(total) + np.repeat(lo - (np.cumsum(lens) - lens), lens)
+                state = at[p][order[rows, b]]
+                keep = state >= 0
+                found.append(state[keep])
+                vals.append(col[rows][keep])
+            if not found:
+                return np.zeros(0, np.int64), np.zeros(0, np.uint64)
+            m, v = np.concatenate(found), np.concatenate(vals)
+            use = nsh[m] > 0
+            return m[use], v[use]
+
+        return members_of
 
     def members(self, c: int) -> np.ndarray:
         """Global docnums of a cluster's quotations, first seen first."""
@@ -548,6 +956,7 @@ class ClusterCache:
         self.states: dict[tuple, Clusters] = {}
         self.lock = threading.Lock()
         self.builds = 0  # segments computed from stored fields (no valid file)
+        self.last: Links | None = None  # the links of the last state made in this process
 
     def _segment(self, reader: Any) -> QuoteData:
         segid = reader.segment().segment_id()
@@ -568,35 +977,43 @@ class ClusterCache:
         self.segments[segid] = data
         return data
 
-    def _saved_links(self, state: str) -> np.ndarray | None:
-        """The links a process saved for this index state (``LINKS_FILE``), if intact.
+    def _saved_links(self) -> tuple[str, np.ndarray, Links] | None:
+        """The links a process saved (``LINKS_FILE``): (its state, labels, links), if intact.
 
-        Linking is the costly part of a state's clusters (0.6-0.9 s on Reuters); every new
-        process (each CLI command) would pay it again. The file is derived data: missing,
-        damaged (CRC) or made for another state or other rules, it is computed again.
+        Linking is the costly part of a state's clusters; every new process (each CLI
+        command) would pay it again. The saved state is this one (its labels are used as
+        they are) or an earlier one (``relink`` starts from its links). The file is derived
+        data: missing, damaged (CRC) or made under other rules, the links are made again
+        from the signatures (``pairs_full``).
         """
         if self.folder is None:
             return None
         try:
             with np.load(os.path.join(self.folder, LINKS_FILE)) as z:
-                if str(z["state"]) != state:
+                if str(z["rules"]) != LINK_RULES:
                     return None
-                labels = np.asarray(z["labels"], dtype=np.int64)
-                if int(z["crc"]) != zlib.crc32(labels.tobytes()):
+                arrays = {name: np.asarray(z[name]) for name in _LINK_ARRAYS}
+                state = str(z["state"])
+                if int(z["crc"]) != _links_crc(state, arrays):
                     return None
-                return labels
         except Exception:  # noqa: BLE001 - missing or damaged in any way: linked again
             return None
+        links = Links(**{k: v for k, v in arrays.items() if k != "labels"})
+        links.ok = links.ok.astype(bool)
+        return state, arrays["labels"].astype(np.int64), links
 
-    def _save_links(self, state: str, labels: np.ndarray) -> None:
+    def _save_links(self, state: str, labels: np.ndarray, links: Links) -> None:
         if self.folder is None:
             return
-        labels = np.ascontiguousarray(labels, dtype=np.int64)
+        arrays = {"labels": np.ascontiguousarray(labels, dtype=np.int64)}
+        for name in _LINK_ARRAYS[1:]:
+            arrays[name] = np.ascontiguousarray(getattr(links, name))
+        arrays["ok"] = arrays["ok"].astype(np.uint8)
         tmp = os.path.join(self.folder, f".{LINKS_FILE}.{os.getpid()}.{threading.get_ident()}")
         try:
             with open(tmp, "wb") as fh:
-                np.savez(fh, state=np.array(state), labels=labels,
-                         crc=np.array(zlib.crc32(labels.tobytes())))  # fmt: skip
+                np.savez(fh, rules=np.array(LINK_RULES), state=np.array(state),
+                         crc=np.array(_links_crc(state, arrays)), **arrays)  # fmt: skip
             os.replace(tmp, os.path.join(self.folder, LINKS_FILE))
         except OSError:  # a read-only index: linked again by the next process
             try:
@@ -617,10 +1034,17 @@ class ClusterCache:
                 return got
             parts = [(off, self._segment(r)) for r, off in leaves]
             state = hashlib.sha1(f"{LINK_RULES} {key!r}".encode()).hexdigest()
-            saved = self._saved_links(state)
-            got = Clusters(view, parts, saved)
-            if saved is None:
-                self._save_links(state, got.label[got.qdocs])
+            # the links to start from: this process's last state's, else the saved ones
+            base, saved = self.last, None
+            if base is None:
+                loaded = self._saved_links()
+                if loaded is not None:
+                    base = loaded[2]
+                    saved = loaded[1] if loaded[0] == state else None
+            got = Clusters(view, parts, base, saved)
+            if got.how != "saved":
+                self._save_links(state, got.label[got.qdocs], got.links)
+            self.last = got.links
             wanted = {segid for segid, _, _ in key}
             for segid in list(self.segments):
                 if segid not in wanted:
@@ -629,6 +1053,18 @@ class ClusterCache:
                 self.states.pop(next(iter(self.states)))
             self.states[key] = got
             return got
+
+
+_LINK_ARRAYS = ("labels", "keys", "pi", "pj", "mask", "ok", "over_band", "over_val")
+
+
+def _links_crc(state: str, arrays: dict[str, np.ndarray]) -> int:
+    crc = zlib.crc32(state.encode())
+    for name in _LINK_ARRAYS:
+        a = np.ascontiguousarray(arrays[name])
+        crc = zlib.crc32(f"{name} {a.dtype.str} {a.shape}".encode(), crc)
+        crc = zlib.crc32(a.tobytes(), crc)
+    return crc
 
 
 _CACHES: weakref.WeakKeyDictionary[Any, ClusterCache] = weakref.WeakKeyDictionary()

@@ -346,9 +346,12 @@ def test_a_new_process_reads_the_links_of_the_state_instead_of_linking_again(
         raise AssertionError("linked again although the state's links were saved")
 
     with monkeypatch.context() as m:
-        m.setattr(qc, "link", no_linking)
+        m.setattr(qc, "pairs_full", no_linking)
+        m.setattr(qc, "relink", no_linking)
+        m.setattr(qc, "assign", no_linking)
         fresh = WhooshStore(copy, create=False, background_merges=False)  # a new process's cache
         got = [(h.id, h.cluster, h.cluster_articles) for h in quote_search(fresh, per_page=50).hits]
+        assert qc.clusters_for(fresh).how == "saved"
     assert got == want
     saved = links.read_bytes()
     links.write_bytes(saved[: len(saved) // 2])  # damaged: linked again, and saved again
@@ -359,3 +362,178 @@ def test_a_new_process_reads_the_links_of_the_state_instead_of_linking_again(
     again.delete("b-cut")  # another state: its links are made and saved in place of these
     assert len(quote_search(again, per_page=50).hits) == len(want) - 1
     assert links.read_bytes() != saved
+
+
+# -- incremental linking: every state equals linking it from scratch -------------------
+
+
+def test_relinking_from_an_earlier_state_equals_linking_from_scratch():
+    """``relink`` (only what changed) against ``pairs_full`` over random states of one
+    pool: quotations come and go in random order, one common quotation is carried more
+    than MAX_RUN times (its buckets say nothing until deletions shrink them)."""
+    rng = random.Random(2323)
+    bases = [sentence(rng, rng.randint(8, 30)) for _ in range(25)]
+    records, kinds = [], []
+    for n in range(700):
+        w = rng.choice(bases[:3]) if rng.random() < 0.15 else rng.choice(bases)
+        edit = rng.choice([None, *EDITS])
+        text = " ".join(w) if edit is None or len(w) < 14 else EDITS[edit](rng, w)
+        if rng.random() < 0.3:
+            text += f" by {rng.choice(['5', '7.5', 'ten'])} pct"
+        speaker = rng.choice(["", "Ana Ruiz", "Ruiz", "Juan Guaido"])
+        records.append((n, text, speaker, f"q{n}", rng.choice(["direct", "indirect"])))
+        kinds.append(edit)
+    for n in range(40):  # one quotation carried by 40 articles
+        records.append((700 + n, " ".join(bases[0]), "", f"w{n}", "direct"))
+    pool = qc.compute(records)
+    keys = qc.quote_keys(pool)
+    order = np.array(rng.sample(range(len(records)), len(records)))  # first-seen order
+    dates = np.array([20200301 + rng.randrange(20) for _ in records])
+    live = set(rng.sample(range(len(records)), 300)) | set(range(700, 740))
+    base = None
+    for step in range(14):
+        if step:
+            out = rng.sample(sorted(live), rng.choice([1, 3, 12]))
+            if step % 4 == 0:  # most of the carried quotation goes: its buckets shrink
+                out += [i for i in range(700, 740) if i in live][:30]
+            live -= set(out)
+            live |= set(rng.sample(range(len(records)), rng.choice([1, 5, 40])))
+        idx = np.array(sorted(live))
+        rank = np.argsort(np.argsort(order[idx]))
+        sub = (pool.sig[idx], pool.nsh[idx], [pool.speakers[i] for i in idx],
+               [pool.figures[i] for i in idx])  # fmt: skip
+        full = qc.pairs_full(*sub, rank)
+        if base is not None:
+            got = qc.relink(base, keys[idx], *sub, rank)
+            assert got is not None
+            pairs, added, removed = got
+            for name in ("lo", "hi", "mask", "ok"):
+                assert np.array_equal(getattr(pairs, name), getattr(full, name)), (step, name)
+            assert sorted(zip(pairs.over_band.tolist(), pairs.over_val.tolist(), strict=True)) == \
+                sorted(zip(full.over_band.tolist(), full.over_val.tolist(), strict=True))  # fmt: skip
+            args = (len(idx), pairs, rank, dates[idx], pool.indirect[idx])
+            assert np.array_equal(
+                qc.assign(*args), qc.assign(len(idx), full, rank, dates[idx], pool.indirect[idx])
+            )
+        base = qc.keyed(full, keys[idx], pool.nsh[idx])
+    assert full.ok.sum() > 20 and len(full.over_val)  # the pool did exercise both
+
+
+def cluster_map(store) -> dict[str, str]:
+    """Every live quotation's id -> its cluster's public id."""
+    c = qc.clusters_for(store)
+    labels = c.label[c.qdocs]
+    return {qid: c.public_id(int(labels[i])) for i, qid in enumerate(c.ids)}
+
+
+def from_scratch(store) -> dict[str, str]:
+    """The same index state's clusters linked from scratch (no earlier links)."""
+    from newsquarry.search.docvalues import cache_for, leaves_of
+
+    s = store.searcher()
+    cache = qc.ClusterCache(None)
+    leaves = leaves_of(s)
+    c = qc.Clusters(cache_for(store).view(s), [(off, cache._segment(r)) for r, off in leaves])
+    assert c.how == "full"
+    labels = c.label[c.qdocs]
+    return {qid: c.public_id(int(labels[i])) for i, qid in enumerate(c.ids)}
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_clusters_after_incremental_commits_equal_clusters_made_at_once(tmp_path, seed):
+    """Random commits of new articles, deletions and articles indexed again (another
+    date, another wording), a merge and new processes: each state's incrementally kept
+    clusters equal that state's linked from scratch, and at the end those of a new index
+    of the same articles made in one commit."""
+    from newsquarry.search.merging import merge_once, merge_tiered
+
+    rng = random.Random(seed)
+    bases = [sentence(rng, rng.randint(12, 24)) for _ in range(5)]
+
+    def make(aid: str) -> dict:
+        w = rng.choice(bases[:1] * 3 + bases)
+        edit = rng.choice([None, None, *EDITS])
+        text = " ".join(w) if edit is None else EDITS[edit](rng, w)
+        day = rng.randint(1, 20)
+        return article(aid, f"2020-03-{day:02d}", rng.choice(["Wire", "Post"]),
+                       text.strip("“”\"'‘’«»,"), rng.choice(["Ana Ruiz", "Juan Guaidó"]))  # fmt: skip
+
+    store = WhooshStore(tmp_path / "ix", background_merges=False)
+    current: dict[str, dict] = {}
+    hows = []
+    for step in range(10):
+        batch = [make(f"n{step}-{i}") for i in range(rng.choice([1, 2, 8]))]
+        if current and step % 3 == 2:  # indexed again: a new date or a new wording
+            batch.append(make(rng.choice(sorted(current))))
+        if step in (3, 7):  # indexed again unchanged but for an earlier date: the
+            # first-seen copy of its buckets changes
+            again = dict(current[max(current, key=lambda a: current[a]["date"])])
+            again["date"] = "2020-02-28"
+            batch.append(again)
+        index_articles(store, [article_from_mapping(a) for a in batch], enricher=TagEnricher())
+        current.update((a["id"], a) for a in batch)
+        for aid in rng.sample(sorted(current), min(len(current) - 1, rng.choice([0, 1, 2]))):
+            store.delete(aid)
+            del current[aid]
+        if step == 6:
+            store.merge_policy = merge_tiered(factor=2, floor_docs=5)
+            assert merge_once(store)
+        if step in (4, 8):  # another process: starts from the saved links
+            store = WhooshStore(tmp_path / "ix", background_merges=False)
+        got = cluster_map(store)
+        hows.append(qc.clusters_for(store).how)
+        assert got == from_scratch(store), step
+    assert hows.count("incremental") >= 8, hows
+    assert len(set(got.values())) < len(got)  # some quotations did cluster
+    fresh = build(tmp_path / "fresh", [list(current.values())])
+    assert cluster_map(fresh) == got
+
+
+@pytest.mark.parametrize("damage", ["half", "zero", "block", "delete", "other rules", "older"])
+def test_saved_links_are_derived_data(tmp_path, damage):
+    """The saved links (``LINKS_FILE``) damaged, missing or made under other rules: the
+    clusters are linked from scratch, the same; an intact file of an earlier state is
+    a valid start for the links of this one."""
+    arts = [article("a-late", "2020-03-05", "Daily Post", QUOTE),
+            article("a-first", "2020-03-01", "Wire", QUOTE.replace("agreement", "deal")),
+            ] + other_articles(6)  # fmt: skip
+    store = build(tmp_path / "ix", [arts])
+    quote_search(store)
+    links = store.path / qc.LINKS_FILE
+    older = links.read_bytes()  # the links of the first state
+    index_articles(store, [article_from_mapping(article("b-cut", "2020-03-07", "Post",
+                                                        QUOTE.split(" that ")[1]))],
+                   enricher=TagEnricher())  # fmt: skip
+    want = cluster_map(store)
+    assert qc.clusters_for(store).how == "incremental"
+    assert len(set(want.values())) == len(want) - 2  # three copies, one cluster
+    copy = tmp_path / "copy"
+    shutil.copytree(store.path, copy)
+    path = copy / qc.LINKS_FILE
+    size = path.stat().st_size
+    if damage == "half":
+        os.truncate(path, size // 2)
+    elif damage == "zero":
+        os.truncate(path, 0)
+    elif damage == "block":  # every byte of a block in the middle changed
+        with open(path, "r+b") as fh:
+            fh.seek(size // 2 - 512)
+            block = fh.read(1024)
+            fh.seek(size // 2 - 512)
+            fh.write(bytes(b ^ 0xFF for b in block))
+    elif damage == "delete":
+        path.unlink()
+    elif damage == "other rules":
+        with np.load(path) as z:
+            arrays = {k: z[k] for k in z.files}
+        arrays["rules"] = np.array("other rules")
+        with open(path, "wb") as fh:
+            np.savez(fh, **arrays)
+    else:
+        path.write_bytes(older)
+    again = WhooshStore(copy, create=False, background_merges=False)
+    assert cluster_map(again) == want
+    assert qc.clusters_for(again).how == ("incremental" if damage == "older" else "full")
+    # saved again: the next process reads this state's links as they are
+    third = WhooshStore(copy, create=False, background_merges=False)
+    assert cluster_map(third) == want and qc.clusters_for(third).how == "saved"
