@@ -85,6 +85,11 @@ from .textnorm import fold
 NAME_FACETS = ("person", "org", "place", "speaker")
 ENTITY_FACETS = ("person", "org", "place")  # a name moves between these by its type
 EVIDENCE_FILE = "aliases-evidence.json"
+# each commit appends its changes here (one JSON line); folded into EVIDENCE_FILE when
+# the journal outgrows a share of it, so a commit writes in proportion to what it changes
+JOURNAL_FILE = "aliases-evidence.jsonl"
+JOURNAL_SHARE = 0.25  # rewrite the whole evidence when the journal passes this share of it
+JOURNAL_MIN = 1 << 20  # ... and this many bytes
 TABLE_FILE = "aliases.json"
 OVERRIDE_FILE = "aliases.txt"
 CORPORATE = frozenset(
@@ -269,6 +274,7 @@ class AliasTable:
         self._n = 0  # anonymous articles learnt (benchmarks)
         self._resolver: Resolver | None = None
         self._sums: _Totals | None = None  # the evidence summed, once asked for
+        self._learnt: Resolver | None = None  # learnt() of the sums, until they change
         self.version = "0"
 
     # -- evidence ------------------------------------------------------------
@@ -277,12 +283,16 @@ class AliasTable:
         if article_id is None:
             self._n += 1
             article_id = f"\0{self._n}"
-        pairs = sorted({(f, v) for f, v in values if f in NAME_FACETS and v and v.strip()})
+        pairs = [list(p) for p in sorted(
+            {(f, v) for f, v in values if f in NAME_FACETS and v and v.strip()}
+        )]  # fmt: skip
+        if self.articles.get(article_id) == pairs:
+            return  # replaced by a version naming the same names: the evidence is the same
         self.forget(article_id)
-        self.articles[article_id] = [list(p) for p in pairs]
+        self.articles[article_id] = pairs
         if self._sums is not None:
-            self._sums.add(_contribution(self.articles[article_id]), 1)
-        self._resolver = None
+            self._sums.add(_contribution(pairs), 1)
+        self._resolver = self._learnt = None
 
     def forget(self, article_id: str) -> None:
         """Drop the evidence of a deleted article."""
@@ -290,7 +300,7 @@ class AliasTable:
         if old is not None:
             if self._sums is not None:
                 self._sums.add(_contribution(old), -1)
-            self._resolver = None
+            self._resolver = self._learnt = None
 
     # -- the aliases -----------------------------------------------------------
     def resolver(self) -> Resolver:
@@ -335,7 +345,12 @@ class AliasTable:
         return self._sums
 
     def learnt(self) -> Resolver:
-        """The aliases the evidence gives, without the overrides."""
+        """The aliases the evidence gives, without the overrides (kept until it changes)."""
+        if self._learnt is None:
+            self._learnt = self._learn_all()
+        return self._learnt
+
+    def _learn_all(self) -> Resolver:
         sums = self._totals()
         forms, types = dict(sums.forms), dict(sums.types)  # read only: no keys added
         votes: dict[str, Counter] = defaultdict(Counter)  # short norm -> long norm -> votes
@@ -666,6 +681,7 @@ class AliasStore:
         # the last commit's table with its summed evidence (stamp of the evidence file):
         # the next commit of this process updates it article by article
         self._kept: tuple[tuple, AliasTable] | None = None
+        self._table_written: tuple | None = None  # (table file stamp, the Resolver in it)
 
     @property
     def evidence_path(self) -> Path:
@@ -714,10 +730,18 @@ class AliasStore:
                 self._stamp = stamp
             return self._resolver
 
+    @property
+    def journal_path(self) -> Path:
+        return self.path / JOURNAL_FILE
+
+    def _evidence_stamp(self) -> tuple:
+        return (self._file_stamp(self.evidence_path), self._file_stamp(self.journal_path))
+
     def evidence(self) -> dict[str, list] | None:
-        """Article id -> its [facet, value] name pairs, as saved; None when the file is
-        missing or unreadable (the caller rebuilds it from the stored passages)."""
-        stamp = self._file_stamp(self.evidence_path)
+        """Article id -> its [facet, value] name pairs, as saved (the evidence file with the
+        journal's commits replayed on it); None when the file is missing or either is
+        unreadable (the caller rebuilds it from the stored passages)."""
+        stamp = self._evidence_stamp()
         if self._evidence is not None and self._evidence[0] == stamp:
             return self._evidence[1]
         try:
@@ -725,7 +749,20 @@ class AliasStore:
                 articles = json.load(fh)["articles"]
             if not isinstance(articles, dict):
                 raise ValueError("not a mapping")
-        except (OSError, ValueError, KeyError, TypeError):
+            if stamp[1] != (0, 0):
+                with open(self.journal_path, encoding="utf-8") as fh:
+                    for line in fh:
+                        # a line cut short by a crash is a commit whose names are not
+                        # all here: rebuilt from the index rather than half replayed
+                        change = json.loads(line)
+                        for aid in change["deleted"]:
+                            articles.pop(aid, None)
+                        articles.update(change["put"])
+        except FileNotFoundError as exc:
+            if exc.filename != str(self.journal_path):
+                return None
+            return self.evidence()  # folded into the evidence file meanwhile
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
         self._evidence = (stamp, articles)
         return articles
@@ -752,7 +789,7 @@ class AliasStore:
         """
         before = self.evidence()
         table = self._kept
-        if table is None or before is None or table[0] != self._file_stamp(self.evidence_path):
+        if table is None or before is None or table[0] != self._evidence_stamp():
             # first commit of this process (or the files changed under it): sum the
             # evidence once; later commits of the process update the sums per article
             t = AliasTable()
@@ -761,11 +798,17 @@ class AliasStore:
             table = (None, t)
         t = table[1]
         self._kept = None  # until this commit is in place (a failed one leaves no sums)
+        deleted = [aid for aid in deleted if aid not in learnt]
         for aid in deleted:
             t.forget(aid)
+        put = {}
         for aid, values in learnt.items():
             t.learn(((f, v) for f, v in values if f in NAME_FACETS and v), aid)
-        return self._prepare(t)
+            put[aid] = t.articles[aid]
+        # the saved evidence was read whole (we hold the write lock, so it is current):
+        # this commit's change is appended to it
+        change = {"deleted": deleted, "put": put} if before is not None else None
+        return self._prepare(t, change)
 
     def replace(self, learnt: dict[str, list[tuple[str, str]]]) -> None:
         """Replace all evidence and the table (``WhooshStore.rebuild_aliases``)."""
@@ -773,20 +816,52 @@ class AliasStore:
         t.articles = {aid: [list(p) for p in values] for aid, values in learnt.items()}
         self._prepare(t)()
 
-    def _prepare(self, t: AliasTable) -> Callable[[], None]:
+    def _prepare(self, t: AliasTable, change: dict | None = None) -> Callable[[], None]:
+        """Write the new table (and the evidence: the whole of it, or ``change``, one line
+        for the journal, when the journal is still small) to temporary files."""
         articles = t.articles
         r = t.learnt()
-        evidence = _write_tmp(self.evidence_path, {"version": 1, "articles": articles})
-        table = _write_tmp(
-            self.table_path,
-            {"version": 1, "canon": r.canon, "display": r.display, "types": r.types},
-        )
+        line = None
+        if change is not None:
+            line = (json.dumps(change, ensure_ascii=False) + "\n").encode("utf-8")
+            base = self._file_stamp(self.evidence_path)[1]
+            journal = self._file_stamp(self.journal_path)[1]
+            if journal + len(line) > max(JOURNAL_MIN, JOURNAL_SHARE * base):
+                line = None  # the journal has grown: fold it into a new evidence file
+        evidence = None
+        if line is None:
+            evidence = _write_tmp(self.evidence_path, {"version": 1, "articles": articles})
+        table_stamp = self._file_stamp(self.table_path)
+        table = None
+        if self._table_written is None or self._table_written != (table_stamp, r):
+            table = _write_tmp(
+                self.table_path,
+                {"version": 1, "canon": r.canon, "display": r.display, "types": r.types},
+            )
 
         def install() -> None:
-            os.replace(evidence, self.evidence_path)
-            os.replace(table, self.table_path)
+            if evidence is not None:
+                os.replace(evidence, self.evidence_path)
+                # the journal's changes are in the new file (replaying them again on it
+                # would give the same evidence, should this removal not happen)
+                _remove(self.journal_path)
+            else:
+                try:
+                    with open(self.journal_path, "ab") as fh:
+                        fh.write(line)
+                        fh.flush()
+                        os.fsync(fh.fileno())
+                except OSError:
+                    # the commit stands without its names saved: drop the evidence, so
+                    # the next commit rebuilds it from the stored passages
+                    _remove(self.evidence_path)
+                    _remove(self.journal_path)
+            if table is not None:
+                os.replace(table, self.table_path)
             fsync_path(self.path)
-            stamp = self._file_stamp(self.evidence_path)
+            # an unchanged table keeps its file (and its time: searches keep their views)
+            self._table_written = (self._file_stamp(self.table_path), r)
+            stamp = self._evidence_stamp()
             self._evidence = (stamp, articles)
             self._kept = (stamp, t)
 
@@ -796,11 +871,9 @@ class AliasStore:
         """Remove temporary files a failed commit left (and forget the sums it changed)."""
         self._kept = None
         self._evidence = None
+        self._table_written = None
         for p in (self.evidence_path, self.table_path):
-            try:
-                os.remove(p.with_name(p.name + ".tmp"))
-            except OSError:
-                pass
+            _remove(p.with_name(p.name + ".tmp"))
 
     def check_overrides(self) -> None:
         """Raise InvalidRequest if the override file has a malformed line."""
@@ -808,6 +881,13 @@ class AliasStore:
             parse_overrides(self.override_path.read_text(encoding="utf-8"))
         except OSError:
             return
+
+
+def _remove(path: Path) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass
 
 
 def _write_tmp(path: Path, data: dict[str, Any]) -> Path:

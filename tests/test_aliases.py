@@ -483,3 +483,97 @@ def test_a_damaged_evidence_file_is_rebuilt_from_the_stored_passages(store, tmp_
     assert counts(store, "org")[0] == {"European Community": 4}
     saved = json.loads((tmp_path / "ix" / "aliases-evidence.json").read_text(encoding="utf-8"))
     assert set(saved["articles"]) == {"a0", "a1", "a2", "a3", "a4"}
+
+
+def evidence_of_index(store) -> dict:
+    """The names of every article read back from the stored passages (the rebuild path)."""
+    from newsquarry.search.store import stored_names
+
+    return {aid: [list(p) for p in sorted(v)] for aid, v in stored_names(store.searcher()).items()}
+
+
+def test_a_commit_appends_its_names_and_the_evidence_file_is_folded_when_the_journal_grows(
+    store, tmp_path, monkeypatch
+):
+    from newsquarry.search import aliases
+    from newsquarry.search.aliases import AliasStore
+
+    ix = tmp_path / "ix"
+    base = ix / "aliases-evidence.json"
+    journal = ix / "aliases-evidence.jsonl"
+    before = base.stat().st_mtime_ns, base.stat().st_size  # written whole by the first commit
+    store.add([article_with("a9", [("Rain in Spain.", [("place", "Spain")], None)])])
+    for n in range(3):
+        store.add(
+            [article_with(f"b{n}", [(f"Talks in Paris, round {n}.", [("place", "Paris")], None)])]
+        )
+    store.delete("a2")
+    # the evidence file was not rewritten: each commit added one line to the journal
+    assert (base.stat().st_mtime_ns, base.stat().st_size) == before
+    assert len(journal.read_text(encoding="utf-8").splitlines()) == 5
+    # a new process reads the file with the journal replayed: the index's names, exactly
+    assert AliasStore(ix).evidence() == evidence_of_index(store)
+    assert "a2" not in AliasStore(ix).evidence()
+    assert counts(store, "place")[0] == {"Paris": 3, "Spain": 1}
+    # once the journal passes its share of the file, the next commit folds it in
+    monkeypatch.setattr(aliases, "JOURNAL_MIN", 10)
+    store.add([article_with("b9", [("Talks in Bonn.", [("place", "Bonn")], None)])])
+    assert not journal.exists()
+    saved = json.loads(base.read_text(encoding="utf-8"))["articles"]
+    assert saved == AliasStore(ix).evidence() == evidence_of_index(store)
+
+
+def test_a_journal_line_cut_short_makes_the_next_commit_rebuild_the_evidence(store, tmp_path):
+    from newsquarry.search.aliases import AliasStore
+
+    ix = tmp_path / "ix"
+    teach = article_with(
+        "a3",
+        [
+            (
+                "The European Community (EC) met.",
+                [("org", "European Community"), ("org", "EC")],
+                None,
+            )
+        ],
+    )
+    store.add([teach])
+    journal = ix / "aliases-evidence.jsonl"
+    line = journal.read_bytes()
+    journal.write_bytes(line[: len(line) // 2])  # a crash in the middle of the append
+    assert AliasStore(ix).evidence() is None  # not half replayed
+    # a new writing process reads the names back from the index: the alias holds
+    other = WhooshStore(ix)
+    other.add([article_with("a4", [("Rain in Spain.", [("place", "Spain")], None)])])
+    other.close()
+    assert counts(store, "org")[0] == {"European Community": 4}
+    assert AliasStore(ix).evidence() == evidence_of_index(store)
+
+
+def test_an_article_replaced_with_the_same_names_leaves_the_table_file_alone(store, tmp_path):
+    table = tmp_path / "ix" / "aliases.json"
+    stamp = table.stat().st_mtime_ns
+    generation = store.generation
+    store.add(
+        [article_with("a1", [("EC ministers said prices would rise.", [("org", "EC")], "EC")])]
+    )
+    assert store.generation > generation  # the article was written ...
+    assert table.stat().st_mtime_ns == stamp  # ... and the table, unchanged, was not
+    assert run_search(store, SearchRequest(q="rise")).total == 1
+    # new names change it
+    store.add(
+        [
+            article_with(
+                "a1",
+                [
+                    (
+                        "The European Community (EC) met.",
+                        [("org", "European Community"), ("org", "EC")],
+                        None,
+                    )
+                ],
+            )
+        ]
+    )
+    assert table.stat().st_mtime_ns != stamp
+    assert counts(store, "org")[0] == {"European Community": 3}
