@@ -65,9 +65,9 @@ from itertools import accumulate
 from typing import Any
 
 import whoosh.codec.base
-import whoosh.externalsort
 import whoosh.codec.whoosh3
 import whoosh.columns
+import whoosh.externalsort
 import whoosh.filedb.compound
 import whoosh.filedb.filestore
 import whoosh.filedb.filetables

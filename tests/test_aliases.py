@@ -577,3 +577,68 @@ def test_an_article_replaced_with_the_same_names_leaves_the_table_file_alone(sto
     )
     assert table.stat().st_mtime_ns != stamp
     assert counts(store, "org")[0] == {"European Community": 3}
+
+
+def test_a_large_archive_learns_its_table_in_a_background_process(store, tmp_path):
+    from newsquarry.search.aliases import AliasStore, learn_table
+
+    ix = tmp_path / "ix"
+    table = ix / "aliases.json"
+    store.aliases.background_from = 0  # as an archive of 5,000 articles or more
+    stamp = table.stat().st_mtime_ns
+    teach = article_with(
+        "a3",
+        [
+            (
+                "The European Community (EC) met.",
+                [("org", "European Community"), ("org", "EC")],
+                None,
+            )
+        ],
+    )
+    store.add([teach])
+    # the commit appended the names and left the table to the learner process
+    assert "a3" in (ix / "aliases-evidence.jsonl").read_text(encoding="utf-8")
+    assert store.wait_for_merges(60)
+    assert store.alias_learner.runs == 1 and not store.alias_learner.errors
+    assert table.stat().st_mtime_ns != stamp
+    assert counts(store, "org")[0] == {"European Community": 4}
+    # the table it wrote is the one learnt from the saved evidence
+    saved = json.loads(table.read_text(encoding="utf-8"))
+    t = AliasTable()
+    t.articles = AliasStore(ix).evidence()
+    assert saved["canon"] == t.learnt().canon == {"ec": "european community"}
+    # the same names again: nothing appended, nothing to learn
+    store.add(
+        [
+            article_with(
+                "a3",
+                [
+                    (
+                        "The European Community (EC) met again.",
+                        [("org", "European Community"), ("org", "EC")],
+                        None,
+                    )
+                ],
+            )
+        ]
+    )
+    assert store.wait_for_merges(60)
+    assert store.alias_learner.runs == 1
+    stamp = table.stat().st_mtime_ns
+    assert learn_table(ix)  # learnt from this evidence already: the file stays
+    assert table.stat().st_mtime_ns == stamp
+
+
+def test_a_learner_that_finds_a_line_cut_short_keeps_the_table(store, tmp_path):
+    from newsquarry.search.aliases import learn_table
+
+    ix = tmp_path / "ix"
+    store.aliases.background_from = 0
+    store.add([article_with("a7", [("Rain in Spain.", [("place", "Spain")], None)])])
+    assert store.wait_for_merges(60)
+    before = (ix / "aliases.json").read_bytes()
+    with open(ix / "aliases-evidence.jsonl", "ab") as fh:
+        fh.write(b'{"deleted": [], "put": {"a8": [["org", "E')  # a writer killed mid-append
+    assert learn_table(ix, tries=2) is False
+    assert (ix / "aliases.json").read_bytes() == before
