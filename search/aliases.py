@@ -514,70 +514,134 @@ def with_overrides(learnt: Resolver, overrides: dict[str, str], version: str) ->
     return r
 
 
-def remap(
-    fname: str,
-    docs: np.ndarray,
-    gids: np.ndarray,
-    registries: dict[str, Any],
-    resolver: Resolver,
-    raw_field: Callable[[str], tuple[np.ndarray, np.ndarray]],
-) -> tuple[np.ndarray, np.ndarray, int, list[str], np.ndarray]:
-    """One name field's (doc, key id) pairs under their canonical key ids, once per doc.
+class _FieldMap:
+    """One name field under one table: key id -> canonical key id (-1: counted in another
+    facet), extended as the field's registry grows; the names of other fields the table
+    types as this one's; and each segment's (doc, canonical id) pairs, kept while the
+    segment is in use. Commits add segments and keys: a new view maps only those."""
 
-    ``registries`` (``docvalues.KeyRegistry`` per field) give canonical keys no
-    passage writes as such an id; ``raw_field(f)`` gives another field's pairs as
-    indexed, for the names the archive types as this field's (``Resolver.types``).
-    Returns (docs, key ids, key count, keys, key id -> canonical key id, -1 for a
-    name counted in another facet), so a passage naming both "Fed" and "Federal
-    Reserve" counts once.
-    """
+    def __init__(self) -> None:
+        self.mapping = np.zeros(0, np.int32)
+        self.active = False  # some key maps elsewhere or moves here: pairs are rewritten
+        # other field -> its key id -> canonical id here (-1: stays there)
+        self.moved: dict[str, np.ndarray] = {}
+        self.segments: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+        self.lock = threading.Lock()
+
+
+def _field_map(fname: str, registries: dict[str, Any], resolver: Resolver) -> _FieldMap:
+    """The resolver's ``_FieldMap`` of ``fname``, extended to every key registered now."""
+    maps = resolver.__dict__.setdefault("_field_maps", {})
+    fm = maps.get(fname)
+    if fm is None:
+        fm = maps.setdefault(fname, _FieldMap())
     registry = registries[fname]
     canon, types = resolver.canon, resolver.types if fname in ENTITY_FACETS else {}
-    incoming: list[tuple[np.ndarray, list[str]]] = []
-    if fname in set(types.values()):
-        for other in ENTITY_FACETS:
-            if other == fname:
-                continue
-            odocs, ogids = raw_field(other)  # registers the other field's keys first
-            with registries[other].lock:
-                okeys = list(registries[other].keys)
-            moved = {}
-            for g, k in enumerate(okeys):
+    with fm.lock:
+        if fname in set(types.values()):
+            for other in ENTITY_FACETS:
+                if other == fname:
+                    continue
+                done = len(fm.moved.get(other, ()))
+                with registries[other].lock:
+                    okeys = registries[other].keys[done:]
+                lut = np.full(len(okeys), -1, dtype=np.int32)
+                here = {}
+                for i, k in enumerate(okeys):
+                    c = canon.get(k, k)
+                    if types.get(c) == fname:
+                        here[i] = c
+                if here:
+                    cids = registry.ids_for(list(here.values()))
+                    lut[list(here)] = cids
+                    fm.active = True
+                fm.moved[other] = np.concatenate([fm.moved.get(other, lut[:0]), lut])
+        while True:  # canonical keys registered here are keys of the field too
+            done = len(fm.mapping)
+            with registry.lock:
+                known = registry.keys[done:]
+            if not known:
+                break
+            new = np.arange(done, done + len(known), dtype=np.int32)
+            target: dict[int, str] = {}
+            for i, k in enumerate(known):
                 c = canon.get(k, k)
-                if types.get(c) == fname:
-                    moved[g] = c
-            if moved and len(ogids):
-                sel = np.isin(ogids, np.fromiter(moved, dtype=np.int64, count=len(moved)))
-                incoming.append((odocs[sel], [moved[int(g)] for g in ogids[sel]]))
-    with registry.lock:
-        known = list(registry.keys)
-    target: dict[int, str] = {}
-    dropped: list[int] = []
-    for g, k in enumerate(known):
-        c = canon.get(k, k)
-        if types.get(c, fname) != fname:
-            dropped.append(g)
-        elif c != k:
-            target[g] = c
-    wanted = sorted(set(target.values()) | {c for _, cs in incoming for c in cs})
-    cid_of = dict(zip(wanted, registry.ids_for(wanted).tolist(), strict=True)) if wanted else {}
-    with registry.lock:
-        nkeys = len(registry.keys)
-        keys = registry.keys[:nkeys]
-    mapping = np.arange(nkeys, dtype=np.int32)
-    for g, ckey in target.items():
-        mapping[g] = cid_of[ckey]
-    mapping[dropped] = -1
-    if target or dropped or incoming:
-        new = mapping[gids] if len(gids) else np.zeros(0, np.int32)
-        keep = new >= 0
-        all_docs = [docs[keep].astype(np.int64)] + [d.astype(np.int64) for d, _ in incoming]
-        all_gids = [new[keep].astype(np.int64)] + [
-            np.asarray([cid_of[c] for c in cs], dtype=np.int64) for _, cs in incoming
-        ]
-        pairs = np.unique(np.concatenate(all_docs) * nkeys + np.concatenate(all_gids))
-        docs, gids = pairs // nkeys, (pairs % nkeys).astype(np.int32)
-    return docs, gids, nkeys, keys, mapping
+                if types.get(c, fname) != fname:
+                    new[i] = -1
+                elif c != k:
+                    target[i] = c
+            if target:
+                wanted = sorted(set(target.values()))
+                cid_of = dict(zip(wanted, registry.ids_for(wanted).tolist(), strict=True))
+                for i, c in target.items():
+                    new[i] = cid_of[c]
+            fm.active = fm.active or bool(target) or bool((new < 0).any())
+            fm.mapping = np.concatenate([fm.mapping, new])
+    return fm
+
+
+def remap(
+    fname: str,
+    segments: list[tuple[tuple, Callable[[str], tuple[np.ndarray, np.ndarray]]]],
+    registries: dict[str, Any],
+    resolver: Resolver,
+) -> tuple[list[tuple[np.ndarray, np.ndarray]], int, list[str], np.ndarray]:
+    """One name field's (doc, key id) pairs under their canonical key ids, once per doc.
+
+    ``segments`` gives, per segment of a view, a key (the same while the segment's
+    documents are) and ``raw(f)``: the segment's (local doc, key id) pairs of field
+    ``f`` as indexed (registering its keys). Names the table types as this field's
+    (``Resolver.types``) come in from the other entity fields. Returns, per segment,
+    the pairs (sorted by doc, then id, when any name is mapped), the key count, the
+    keys, and key id -> canonical key id (-1 for a name counted in another facet),
+    so a passage naming both "Fed" and "Federal Reserve" counts once. Segments mapped
+    for an earlier view of the same table are not mapped again.
+    """
+    if fname in set(resolver.types.values()) and fname in ENTITY_FACETS:
+        for _, raw in segments:  # the other fields' keys registered before the map
+            for other in ENTITY_FACETS:
+                if other != fname:
+                    raw(other)
+    for _, raw in segments:
+        raw(fname)
+    fm = _field_map(fname, registries, resolver)
+    registry = registries[fname]
+    out = []
+    with fm.lock:
+        mapping = fm.mapping
+        nkeys = len(mapping)
+        with registry.lock:
+            keys = registry.keys[:nkeys]
+        cache = fm.segments
+        wanted = set()
+        for segkey, raw in segments:
+            key = (segkey, fm.active)
+            wanted.add(key)
+            got = cache.get(key)
+            if got is None:
+                docs, gids = raw(fname)
+                if fm.active:
+                    new = mapping[gids] if len(gids) else np.zeros(0, np.int32)
+                    keep = new >= 0
+                    all_docs = [docs[keep].astype(np.int64)]
+                    all_gids = [new[keep].astype(np.int64)]
+                    for other, lut in fm.moved.items():
+                        if not (lut >= 0).any():
+                            continue
+                        odocs, ogids = raw(other)
+                        cids = lut[ogids] if len(ogids) else np.zeros(0, np.int32)
+                        sel = cids >= 0
+                        all_docs.append(odocs[sel].astype(np.int64))
+                        all_gids.append(cids[sel].astype(np.int64))
+                    big = nkeys + 1
+                    pairs = np.unique(np.concatenate(all_docs) * big + np.concatenate(all_gids))
+                    docs, gids = pairs // big, (pairs % big).astype(np.int32)
+                got = cache[key] = (docs, gids)
+            out.append(got)
+        for key in list(cache):  # segments merged away
+            if key not in wanted:
+                del cache[key]
+    return out, nkeys, keys, mapping
 
 
 @lru_cache(maxsize=1 << 17)
@@ -963,10 +1027,11 @@ def _write_tmp(path: Path, data: dict[str, Any]) -> Path:
 
 
 def learn_table(folder: str | os.PathLike, tries: int = 40) -> bool:
-    """Learn the table of ``folder`` from its saved evidence and put it in place (what an
-    ``AliasLearner`` process runs). One learner at a time per folder (a file lock), so
-    the last to finish read the newest evidence; False when there is no evidence to
-    read (a writer rebuilds it from the index at its next commit)."""
+    """Learn the table of ``folder`` from its saved evidence and put it in place unless
+    it is the same (what an ``AliasLearner`` process runs). One learner at a time per
+    folder (a file lock), so the last to finish read the newest evidence; False when
+    there is no evidence to read (a writer rebuilds it from the index at its next
+    commit)."""
     import fcntl
     import time
 
@@ -983,18 +1048,18 @@ def learn_table(folder: str | os.PathLike, tries: int = 40) -> bool:
             return False
         try:
             with open(store.table_path, encoding="utf-8") as fh:
-                if json.load(fh).get("evidence") == [list(x) for x in stamp]:
-                    return True  # learnt from this evidence already
-        except (OSError, ValueError, AttributeError):
-            pass
+                old = json.load(fh)
+        except (OSError, ValueError):
+            old = {}
         t = AliasTable()
         t.articles = articles
         r = t.learnt()
-        tmp = _write_tmp(
-            store.table_path,
-            {"version": 1, "canon": r.canon, "display": r.display, "types": r.types,
-             "evidence": [list(x) for x in stamp]},
-        )  # fmt: skip
+        table = {"version": 1, "canon": r.canon, "display": r.display, "types": r.types}
+        if isinstance(old, dict) and all(old.get(k) == v for k, v in table.items()):
+            # the same table: the file (and its time, by which searches keep their name
+            # facets) stays
+            return True
+        tmp = _write_tmp(store.table_path, table)
         os.replace(tmp, store.table_path)
         fsync_path(store.path)
     return True

@@ -642,3 +642,54 @@ def test_a_learner_that_finds_a_line_cut_short_keeps_the_table(store, tmp_path):
         fh.write(b'{"deleted": [], "put": {"a8": [["org", "E')  # a writer killed mid-append
     assert learn_table(ix, tries=2) is False
     assert (ix / "aliases.json").read_bytes() == before
+
+
+def test_a_view_after_a_commit_maps_only_the_new_segment_and_equals_a_fresh_view(store, tmp_path):
+    from newsquarry.search.aliases import AliasStore
+    from newsquarry.search.docvalues import ALIAS_FIELDS, DocValuesCache, cache_for
+
+    teach = article_with(
+        "a3",
+        [
+            (
+                "The European Community (EC) met.",
+                [("org", "European Community"), ("org", "EC")],
+                None,
+            )
+        ],
+    )
+    store.add([teach])
+    cache = cache_for(store)
+    v1 = cache.view(store.searcher())
+    assert {v1.keys["org"][g] for g in v1.gids["org"]} == {"european community"}
+    fm = store.alias_resolver()._field_maps["org"]
+    kept = dict(fm.segments)
+    store.add(
+        [
+            article_with(
+                "a5", [("The EC and Spain agreed.", [("org", "EC"), ("place", "Spain")], None)]
+            )
+        ]
+    )
+    v2 = cache.view(store.searcher())
+    assert v2 is not v1 and len(v2.cols) == len(v1.cols) + 1
+    v2.docs["org"]
+    # the table did not change: the segments mapped for the first view were not mapped again
+    assert store.alias_resolver()._field_maps["org"] is fm
+    assert all(fm.segments[k] is pairs for k, pairs in kept.items())
+    # and the view equals one built at once by a new process (its own registries and table)
+    fresh = DocValuesCache(tmp_path / "ix")
+    fresh.aliases = AliasStore(tmp_path / "ix").resolver
+    v3 = fresh.view(store.searcher())
+    for f in ALIAS_FIELDS:
+        named = [
+            [(int(d), v.keys[f][g]) for d, g in zip(v.docs[f], v.gids[f], strict=True)]
+            for v in (v2, v3)
+        ]
+        assert named[0] == named[1], f
+        canon = [
+            {v.keys[f][g]: v.keys[f][c] for g, c in enumerate(v.canon.get(f, [])) if c >= 0}
+            for v in (v2, v3)
+        ]
+        assert canon[0] == canon[1], f
+    assert counts(store, "org")[0] == {"European Community": 5}  # a0-a3 and a5
