@@ -94,6 +94,7 @@ JOURNAL_MIN = 1 << 20  # ... and this many bytes
 # by a background process (``AliasLearner``), off the writer's thread and its GIL
 BACKGROUND_FROM = 5000
 LEARN_LOCK = "aliases.lock"
+LEARNER_NICE = 10  # the learner process's niceness above the store's process
 TABLE_FILE = "aliases.json"
 OVERRIDE_FILE = "aliases.txt"
 CORPORATE = frozenset(
@@ -1144,6 +1145,8 @@ def main(argv: list[str] | None = None) -> int:
         from .merging import _exit_with_parent
 
         _exit_with_parent(args.parent)
+        # background work: the serving process's searches and writes come first
+        os.nice(LEARNER_NICE)
     try:
         learn_table(args.folder)
     except Exception as exc:  # noqa: BLE001 - one line for the parent's log
