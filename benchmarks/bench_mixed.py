@@ -97,7 +97,14 @@ def main(argv: list[str] | None = None) -> None:
     store = WhooshStore(args.copy_to)
     warm_up(store)
     quiet = phase(store, args.seconds, args.readers, writes=False)
+    import os
+    import resource
+
+    own0, kids0 = time.process_time(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    load0 = os.getloadavg()[0]
     mixed = phase(store, args.seconds, args.readers, writes=True)
+    own1, kids1 = time.process_time(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    load1 = os.getloadavg()[0]
     store.wait_for_merges(600)
     ms = 1000
     print(
@@ -115,6 +122,10 @@ def main(argv: list[str] | None = None) -> None:
         print(f"\nwriter thread CPU per write: p50 {statistics.median(c) * ms:.0f} ms, "
               f"p99 {pct(c, 99) * ms:.0f} ms (the rest of a write's time is waiting: for the "
               "GIL held by the readers, a core, the disk)")  # fmt: skip
+    kids = (kids1.ru_utime + kids1.ru_stime) - (kids0.ru_utime + kids0.ru_stime)
+    print(f"CPU during the mixed phase: this process {own1 - own0:.1f} s, background processes "
+          f"(merges, alias learning) finished in it {kids:.1f} s; load average "
+          f"{load0:.1f} -> {load1:.1f}")  # fmt: skip
     ratio = pct(mixed["reads"], 99) / pct(quiet["reads"], 99)
     print(
         f"\nread p99 with writes / without: {ratio:.2f}x; background merges: {store.merger.merges}"
