@@ -96,7 +96,9 @@ def main(argv: list[str] | None = None) -> None:
     shutil.copytree(args.index, args.copy_to)
     store = WhooshStore(args.copy_to)
     warm_up(store)
+    q0 = time.process_time()
     quiet = phase(store, args.seconds, args.readers, writes=False)
+    quiet_cpu = time.process_time() - q0
     import os
     import resource
 
@@ -123,6 +125,7 @@ def main(argv: list[str] | None = None) -> None:
               f"p99 {pct(c, 99) * ms:.0f} ms (the rest of a write's time is waiting: for the "
               "GIL held by the readers, a core, the disk)")  # fmt: skip
     kids = (kids1.ru_utime + kids1.ru_stime) - (kids0.ru_utime + kids0.ru_stime)
+    print(f"CPU of this process in the reads-only phase: {quiet_cpu:.1f} s")
     print(f"CPU during the mixed phase: this process {own1 - own0:.1f} s, background processes "
           f"(merges, alias learning) finished in it {kids:.1f} s; load average "
           f"{load0:.1f} -> {load1:.1f}")  # fmt: skip
