@@ -57,10 +57,23 @@ The table is applied to folded keys (``textnorm.fold``), the keys facets use;
 display form) that the doc-values view applies to every name facet.
 
 On disk (``AliasStore``), in the index folder: ``aliases-evidence.json`` (the
-names of each article; only writers and ``newsquarry aliases`` read it) and
-``aliases.json`` (the learnt mapping, small, read by searches), both rewritten
-at each commit under the write lock; and the override file, read at the next
-search after it changes.
+names of each article; only writers, the learner and ``newsquarry aliases`` read
+it) with ``aliases-evidence.jsonl``, a journal to which each commit appends the
+names of the articles it put and the ids it deleted (one line), folded into the
+evidence file when it passes a quarter of it, so a commit writes in proportion to
+what it changes; ``aliases.json`` (the learnt mapping, small, read by searches),
+rewritten only when it changes; and the override file, read at the next search
+after it changes.
+
+When: on an archive of fewer than ``BACKGROUND_FROM`` (1,000) articles each
+commit learns the table itself, under the write lock (its sums are kept per
+process and updated article by article). On a larger one learning takes about a
+second of CPU per commit (Reuters: 32,186 name keys), which a server's writing
+thread would take from its searches (one GIL): the commit only appends its names,
+and an ``AliasLearner`` process (``python -m newsquarry.search.aliases FOLDER``,
+at niceness +10) learns the table from the saved evidence, one run for all the
+commits made meanwhile. Until it is done, searches use the table as it was: a
+name new to the archive counts as indexed for a few seconds.
 """
 
 from __future__ import annotations
@@ -85,6 +98,16 @@ from .textnorm import fold
 NAME_FACETS = ("person", "org", "place", "speaker")
 ENTITY_FACETS = ("person", "org", "place")  # a name moves between these by its type
 EVIDENCE_FILE = "aliases-evidence.json"
+# each commit appends its changes here (one JSON line); folded into EVIDENCE_FILE when
+# the journal outgrows a share of it, so a commit writes in proportion to what it changes
+JOURNAL_FILE = "aliases-evidence.jsonl"
+JOURNAL_SHARE = 0.25  # rewrite the whole evidence when the journal passes this share of it
+JOURNAL_MIN = 1 << 20  # ... and this many bytes
+# from this many articles on, a commit only appends its names: the table is learnt again
+# by a background process (``AliasLearner``), off the writer's thread and its GIL
+BACKGROUND_FROM = 1000
+LEARN_LOCK = "aliases.lock"
+LEARNER_NICE = 10  # the learner process's niceness above the store's process
 TABLE_FILE = "aliases.json"
 OVERRIDE_FILE = "aliases.txt"
 CORPORATE = frozenset(
@@ -230,6 +253,13 @@ def _contribution(values: Iterable[Any]) -> _Contribution:
     return c
 
 
+def _pairs(values: Iterable[tuple[str, str]]) -> list[list[str]]:
+    """One article's evidence as saved: its distinct [facet, value] names, sorted."""
+    return [list(p) for p in sorted(
+        {(f, v) for f, v in values if f in NAME_FACETS and v and v.strip()}
+    )]  # fmt: skip
+
+
 class _Totals:
     """The contributions of every article summed; zero counts are dropped, so the sums of
     an archive built article by article (adding, replacing, forgetting) equal those of
@@ -269,6 +299,7 @@ class AliasTable:
         self._n = 0  # anonymous articles learnt (benchmarks)
         self._resolver: Resolver | None = None
         self._sums: _Totals | None = None  # the evidence summed, once asked for
+        self._learnt: Resolver | None = None  # learnt() of the sums, until they change
         self.version = "0"
 
     # -- evidence ------------------------------------------------------------
@@ -277,12 +308,14 @@ class AliasTable:
         if article_id is None:
             self._n += 1
             article_id = f"\0{self._n}"
-        pairs = sorted({(f, v) for f, v in values if f in NAME_FACETS and v and v.strip()})
+        pairs = _pairs(values)
+        if self.articles.get(article_id) == pairs:
+            return  # replaced by a version naming the same names: the evidence is the same
         self.forget(article_id)
-        self.articles[article_id] = [list(p) for p in pairs]
+        self.articles[article_id] = pairs
         if self._sums is not None:
-            self._sums.add(_contribution(self.articles[article_id]), 1)
-        self._resolver = None
+            self._sums.add(_contribution(pairs), 1)
+        self._resolver = self._learnt = None
 
     def forget(self, article_id: str) -> None:
         """Drop the evidence of a deleted article."""
@@ -290,7 +323,7 @@ class AliasTable:
         if old is not None:
             if self._sums is not None:
                 self._sums.add(_contribution(old), -1)
-            self._resolver = None
+            self._resolver = self._learnt = None
 
     # -- the aliases -----------------------------------------------------------
     def resolver(self) -> Resolver:
@@ -335,7 +368,12 @@ class AliasTable:
         return self._sums
 
     def learnt(self) -> Resolver:
-        """The aliases the evidence gives, without the overrides."""
+        """The aliases the evidence gives, without the overrides (kept until it changes)."""
+        if self._learnt is None:
+            self._learnt = self._learn_all()
+        return self._learnt
+
+    def _learn_all(self) -> Resolver:
         sums = self._totals()
         forms, types = dict(sums.forms), dict(sums.types)  # read only: no keys added
         votes: dict[str, Counter] = defaultdict(Counter)  # short norm -> long norm -> votes
@@ -490,70 +528,134 @@ def with_overrides(learnt: Resolver, overrides: dict[str, str], version: str) ->
     return r
 
 
-def remap(
-    fname: str,
-    docs: np.ndarray,
-    gids: np.ndarray,
-    registries: dict[str, Any],
-    resolver: Resolver,
-    raw_field: Callable[[str], tuple[np.ndarray, np.ndarray]],
-) -> tuple[np.ndarray, np.ndarray, int, list[str], np.ndarray]:
-    """One name field's (doc, key id) pairs under their canonical key ids, once per doc.
+class _FieldMap:
+    """One name field under one table: key id -> canonical key id (-1: counted in another
+    facet), extended as the field's registry grows; the names of other fields the table
+    types as this one's; and each segment's (doc, canonical id) pairs, kept while the
+    segment is in use. Commits add segments and keys: a new view maps only those."""
 
-    ``registries`` (``docvalues.KeyRegistry`` per field) give canonical keys no
-    passage writes as such an id; ``raw_field(f)`` gives another field's pairs as
-    indexed, for the names the archive types as this field's (``Resolver.types``).
-    Returns (docs, key ids, key count, keys, key id -> canonical key id, -1 for a
-    name counted in another facet), so a passage naming both "Fed" and "Federal
-    Reserve" counts once.
-    """
+    def __init__(self) -> None:
+        self.mapping = np.zeros(0, np.int32)
+        self.active = False  # some key maps elsewhere or moves here: pairs are rewritten
+        # other field -> its key id -> canonical id here (-1: stays there)
+        self.moved: dict[str, np.ndarray] = {}
+        self.segments: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+        self.lock = threading.Lock()
+
+
+def _field_map(fname: str, registries: dict[str, Any], resolver: Resolver) -> _FieldMap:
+    """The resolver's ``_FieldMap`` of ``fname``, extended to every key registered now."""
+    maps = resolver.__dict__.setdefault("_field_maps", {})
+    fm = maps.get(fname)
+    if fm is None:
+        fm = maps.setdefault(fname, _FieldMap())
     registry = registries[fname]
     canon, types = resolver.canon, resolver.types if fname in ENTITY_FACETS else {}
-    incoming: list[tuple[np.ndarray, list[str]]] = []
-    if fname in set(types.values()):
-        for other in ENTITY_FACETS:
-            if other == fname:
-                continue
-            odocs, ogids = raw_field(other)  # registers the other field's keys first
-            with registries[other].lock:
-                okeys = list(registries[other].keys)
-            moved = {}
-            for g, k in enumerate(okeys):
+    with fm.lock:
+        if fname in set(types.values()):
+            for other in ENTITY_FACETS:
+                if other == fname:
+                    continue
+                done = len(fm.moved.get(other, ()))
+                with registries[other].lock:
+                    okeys = registries[other].keys[done:]
+                lut = np.full(len(okeys), -1, dtype=np.int32)
+                here = {}
+                for i, k in enumerate(okeys):
+                    c = canon.get(k, k)
+                    if types.get(c) == fname:
+                        here[i] = c
+                if here:
+                    cids = registry.ids_for(list(here.values()))
+                    lut[list(here)] = cids
+                    fm.active = True
+                fm.moved[other] = np.concatenate([fm.moved.get(other, lut[:0]), lut])
+        while True:  # canonical keys registered here are keys of the field too
+            done = len(fm.mapping)
+            with registry.lock:
+                known = registry.keys[done:]
+            if not known:
+                break
+            new = np.arange(done, done + len(known), dtype=np.int32)
+            target: dict[int, str] = {}
+            for i, k in enumerate(known):
                 c = canon.get(k, k)
-                if types.get(c) == fname:
-                    moved[g] = c
-            if moved and len(ogids):
-                sel = np.isin(ogids, np.fromiter(moved, dtype=np.int64, count=len(moved)))
-                incoming.append((odocs[sel], [moved[int(g)] for g in ogids[sel]]))
-    with registry.lock:
-        known = list(registry.keys)
-    target: dict[int, str] = {}
-    dropped: list[int] = []
-    for g, k in enumerate(known):
-        c = canon.get(k, k)
-        if types.get(c, fname) != fname:
-            dropped.append(g)
-        elif c != k:
-            target[g] = c
-    wanted = sorted(set(target.values()) | {c for _, cs in incoming for c in cs})
-    cid_of = dict(zip(wanted, registry.ids_for(wanted).tolist(), strict=True)) if wanted else {}
-    with registry.lock:
-        nkeys = len(registry.keys)
-        keys = registry.keys[:nkeys]
-    mapping = np.arange(nkeys, dtype=np.int32)
-    for g, ckey in target.items():
-        mapping[g] = cid_of[ckey]
-    mapping[dropped] = -1
-    if target or dropped or incoming:
-        new = mapping[gids] if len(gids) else np.zeros(0, np.int32)
-        keep = new >= 0
-        all_docs = [docs[keep].astype(np.int64)] + [d.astype(np.int64) for d, _ in incoming]
-        all_gids = [new[keep].astype(np.int64)] + [
-            np.asarray([cid_of[c] for c in cs], dtype=np.int64) for _, cs in incoming
-        ]
-        pairs = np.unique(np.concatenate(all_docs) * nkeys + np.concatenate(all_gids))
-        docs, gids = pairs // nkeys, (pairs % nkeys).astype(np.int32)
-    return docs, gids, nkeys, keys, mapping
+                if types.get(c, fname) != fname:
+                    new[i] = -1
+                elif c != k:
+                    target[i] = c
+            if target:
+                wanted = sorted(set(target.values()))
+                cid_of = dict(zip(wanted, registry.ids_for(wanted).tolist(), strict=True))
+                for i, c in target.items():
+                    new[i] = cid_of[c]
+            fm.active = fm.active or bool(target) or bool((new < 0).any())
+            fm.mapping = np.concatenate([fm.mapping, new])
+    return fm
+
+
+def remap(
+    fname: str,
+    segments: list[tuple[tuple, Callable[[str], tuple[np.ndarray, np.ndarray]]]],
+    registries: dict[str, Any],
+    resolver: Resolver,
+) -> tuple[list[tuple[np.ndarray, np.ndarray]], int, list[str], np.ndarray]:
+    """One name field's (doc, key id) pairs under their canonical key ids, once per doc.
+
+    ``segments`` gives, per segment of a view, a key (the same while the segment's
+    documents are) and ``raw(f)``: the segment's (local doc, key id) pairs of field
+    ``f`` as indexed (registering its keys). Names the table types as this field's
+    (``Resolver.types``) come in from the other entity fields. Returns, per segment,
+    the pairs (sorted by doc, then id, when any name is mapped), the key count, the
+    keys, and key id -> canonical key id (-1 for a name counted in another facet),
+    so a passage naming both "Fed" and "Federal Reserve" counts once. Segments mapped
+    for an earlier view of the same table are not mapped again.
+    """
+    if fname in set(resolver.types.values()) and fname in ENTITY_FACETS:
+        for _, raw in segments:  # the other fields' keys registered before the map
+            for other in ENTITY_FACETS:
+                if other != fname:
+                    raw(other)
+    for _, raw in segments:
+        raw(fname)
+    fm = _field_map(fname, registries, resolver)
+    registry = registries[fname]
+    out = []
+    with fm.lock:
+        mapping = fm.mapping
+        nkeys = len(mapping)
+        with registry.lock:
+            keys = registry.keys[:nkeys]
+        cache = fm.segments
+        wanted = set()
+        for segkey, raw in segments:
+            key = (segkey, fm.active)
+            wanted.add(key)
+            got = cache.get(key)
+            if got is None:
+                docs, gids = raw(fname)
+                if fm.active:
+                    new = mapping[gids] if len(gids) else np.zeros(0, np.int32)
+                    keep = new >= 0
+                    all_docs = [docs[keep].astype(np.int64)]
+                    all_gids = [new[keep].astype(np.int64)]
+                    for other, lut in fm.moved.items():
+                        if not (lut >= 0).any():
+                            continue
+                        odocs, ogids = raw(other)
+                        cids = lut[ogids] if len(ogids) else np.zeros(0, np.int32)
+                        sel = cids >= 0
+                        all_docs.append(odocs[sel].astype(np.int64))
+                        all_gids.append(cids[sel].astype(np.int64))
+                    big = nkeys + 1
+                    pairs = np.unique(np.concatenate(all_docs) * big + np.concatenate(all_gids))
+                    docs, gids = pairs // big, (pairs % big).astype(np.int32)
+                got = cache[key] = (docs, gids)
+            out.append(got)
+        for key in list(cache):  # segments merged away
+            if key not in wanted:
+                del cache[key]
+    return out, nkeys, keys, mapping
 
 
 @lru_cache(maxsize=1 << 17)
@@ -666,6 +768,9 @@ class AliasStore:
         # the last commit's table with its summed evidence (stamp of the evidence file):
         # the next commit of this process updates it article by article
         self._kept: tuple[tuple, AliasTable] | None = None
+        self._table_written: tuple | None = None  # (table file stamp, the Resolver in it)
+        self.background_from = BACKGROUND_FROM
+        self.stale = False  # a commit appended names the table file has not learnt yet
 
     @property
     def evidence_path(self) -> Path:
@@ -714,10 +819,18 @@ class AliasStore:
                 self._stamp = stamp
             return self._resolver
 
+    @property
+    def journal_path(self) -> Path:
+        return self.path / JOURNAL_FILE
+
+    def _evidence_stamp(self) -> tuple:
+        return (self._file_stamp(self.evidence_path), self._file_stamp(self.journal_path))
+
     def evidence(self) -> dict[str, list] | None:
-        """Article id -> its [facet, value] name pairs, as saved; None when the file is
-        missing or unreadable (the caller rebuilds it from the stored passages)."""
-        stamp = self._file_stamp(self.evidence_path)
+        """Article id -> its [facet, value] name pairs, as saved (the evidence file with the
+        journal's commits replayed on it); None when the file is missing or either is
+        unreadable (the caller rebuilds it from the stored passages)."""
+        stamp = self._evidence_stamp()
         if self._evidence is not None and self._evidence[0] == stamp:
             return self._evidence[1]
         try:
@@ -725,7 +838,20 @@ class AliasStore:
                 articles = json.load(fh)["articles"]
             if not isinstance(articles, dict):
                 raise ValueError("not a mapping")
-        except (OSError, ValueError, KeyError, TypeError):
+            if stamp[1] != (0, 0):
+                with open(self.journal_path, encoding="utf-8") as fh:
+                    for line in fh:
+                        # a line cut short by a crash is a commit whose names are not
+                        # all here: rebuilt from the index rather than half replayed
+                        change = json.loads(line)
+                        for aid in change["deleted"]:
+                            articles.pop(aid, None)
+                        articles.update(change["put"])
+        except FileNotFoundError as exc:
+            if exc.filename != str(self.journal_path):
+                return None
+            return self.evidence()  # folded into the evidence file meanwhile
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
         self._evidence = (stamp, articles)
         return articles
@@ -751,8 +877,10 @@ class AliasStore:
         alias table) or damaged, so no article's names are lost.
         """
         before = self.evidence()
+        if before is not None and len(before) >= self.background_from:
+            return self._prepare_change(before, learnt, deleted)
         table = self._kept
-        if table is None or before is None or table[0] != self._file_stamp(self.evidence_path):
+        if table is None or before is None or table[0] != self._evidence_stamp():
             # first commit of this process (or the files changed under it): sum the
             # evidence once; later commits of the process update the sums per article
             t = AliasTable()
@@ -761,11 +889,76 @@ class AliasStore:
             table = (None, t)
         t = table[1]
         self._kept = None  # until this commit is in place (a failed one leaves no sums)
+        deleted = [aid for aid in deleted if aid not in learnt]
         for aid in deleted:
             t.forget(aid)
+        put = {}
         for aid, values in learnt.items():
             t.learn(((f, v) for f, v in values if f in NAME_FACETS and v), aid)
-        return self._prepare(t)
+            put[aid] = t.articles[aid]
+        # the saved evidence was read whole (we hold the write lock, so it is current):
+        # this commit's change is appended to it
+        change = {"deleted": deleted, "put": put} if before is not None else None
+        return self._prepare(t, change)
+
+    def _prepare_change(
+        self, before: dict[str, list], learnt: dict[str, list[tuple[str, str]]],
+        deleted: Iterable[str],
+    ) -> Callable[[], None]:  # fmt: skip
+        """A large archive's commit: its names appended to the evidence, nothing learnt.
+
+        Learning the table from every article's names takes about a second of CPU per
+        commit at the size of Reuters (16,735 articles): held by a server's writing
+        thread, that is read latency. The commit sets ``stale``; the store then has an
+        ``AliasLearner`` process learn the table from the saved evidence.
+        """
+        put = {aid: _pairs(v) for aid, v in learnt.items()}
+        put = {aid: v for aid, v in put.items() if before.get(aid) != v}
+        gone = [aid for aid in deleted if aid not in learnt and aid in before]
+        self._kept = None  # sums kept by earlier small-archive commits are stale now
+        if not put and not gone:
+            return lambda: None  # the same names: evidence and table stay as they are
+        articles = before  # the cached dict: changed in place once the commit stood
+        line = (json.dumps({"deleted": gone, "put": put}, ensure_ascii=False) + "\n").encode()
+        base = self._file_stamp(self.evidence_path)[1]
+        journal = self._file_stamp(self.journal_path)[1]
+        evidence = None
+        if journal + len(line) > max(JOURNAL_MIN, JOURNAL_SHARE * base):
+            merged = dict(before)
+            for aid in gone:
+                merged.pop(aid, None)
+            merged.update(put)
+            evidence = _write_tmp(self.evidence_path, {"version": 1, "articles": merged})
+
+        def install() -> None:
+            self._evidence = None
+            if evidence is not None:
+                os.replace(evidence, self.evidence_path)
+                _remove(self.journal_path)
+                fsync_path(self.path)
+            elif not self._append(line):
+                return
+            for aid in gone:
+                articles.pop(aid, None)
+            articles.update(put)
+            self._evidence = (self._evidence_stamp(), articles)
+            self.stale = True
+
+        return install
+
+    def _append(self, line: bytes) -> bool:
+        """Append one commit's line to the journal; on failure drop the evidence (the next
+        commit rebuilds it from the stored passages) and say so."""
+        try:
+            with open(self.journal_path, "ab") as fh:
+                fh.write(line)
+                fh.flush()
+                os.fsync(fh.fileno())
+            return True
+        except OSError:
+            _remove(self.evidence_path)
+            _remove(self.journal_path)
+            return False
 
     def replace(self, learnt: dict[str, list[tuple[str, str]]]) -> None:
         """Replace all evidence and the table (``WhooshStore.rebuild_aliases``)."""
@@ -773,20 +966,43 @@ class AliasStore:
         t.articles = {aid: [list(p) for p in values] for aid, values in learnt.items()}
         self._prepare(t)()
 
-    def _prepare(self, t: AliasTable) -> Callable[[], None]:
+    def _prepare(self, t: AliasTable, change: dict | None = None) -> Callable[[], None]:
+        """Write the new table (and the evidence: the whole of it, or ``change``, one line
+        for the journal, when the journal is still small) to temporary files."""
         articles = t.articles
         r = t.learnt()
-        evidence = _write_tmp(self.evidence_path, {"version": 1, "articles": articles})
-        table = _write_tmp(
-            self.table_path,
-            {"version": 1, "canon": r.canon, "display": r.display, "types": r.types},
-        )
+        line = None
+        if change is not None:
+            line = (json.dumps(change, ensure_ascii=False) + "\n").encode("utf-8")
+            base = self._file_stamp(self.evidence_path)[1]
+            journal = self._file_stamp(self.journal_path)[1]
+            if journal + len(line) > max(JOURNAL_MIN, JOURNAL_SHARE * base):
+                line = None  # the journal has grown: fold it into a new evidence file
+        evidence = None
+        if line is None:
+            evidence = _write_tmp(self.evidence_path, {"version": 1, "articles": articles})
+        table_stamp = self._file_stamp(self.table_path)
+        table = None
+        if self._table_written is None or self._table_written != (table_stamp, r):
+            table = _write_tmp(
+                self.table_path,
+                {"version": 1, "canon": r.canon, "display": r.display, "types": r.types},
+            )
 
         def install() -> None:
-            os.replace(evidence, self.evidence_path)
-            os.replace(table, self.table_path)
+            if evidence is not None:
+                os.replace(evidence, self.evidence_path)
+                # the journal's changes are in the new file (replaying them again on it
+                # would give the same evidence, should this removal not happen)
+                _remove(self.journal_path)
+            else:
+                self._append(line)
+            if table is not None:
+                os.replace(table, self.table_path)
             fsync_path(self.path)
-            stamp = self._file_stamp(self.evidence_path)
+            # an unchanged table keeps its file (and its time: searches keep their views)
+            self._table_written = (self._file_stamp(self.table_path), r)
+            stamp = self._evidence_stamp()
             self._evidence = (stamp, articles)
             self._kept = (stamp, t)
 
@@ -796,11 +1012,9 @@ class AliasStore:
         """Remove temporary files a failed commit left (and forget the sums it changed)."""
         self._kept = None
         self._evidence = None
+        self._table_written = None
         for p in (self.evidence_path, self.table_path):
-            try:
-                os.remove(p.with_name(p.name + ".tmp"))
-            except OSError:
-                pass
+            _remove(p.with_name(p.name + ".tmp"))
 
     def check_overrides(self) -> None:
         """Raise InvalidRequest if the override file has a malformed line."""
@@ -810,6 +1024,13 @@ class AliasStore:
             return
 
 
+def _remove(path: Path) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
 def _write_tmp(path: Path, data: dict[str, Any]) -> Path:
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
@@ -817,3 +1038,135 @@ def _write_tmp(path: Path, data: dict[str, Any]) -> Path:
         fh.flush()
         os.fsync(fh.fileno())
     return tmp
+
+
+def learn_table(folder: str | os.PathLike, tries: int = 40) -> bool:
+    """Learn the table of ``folder`` from its saved evidence and put it in place unless
+    it is the same (what an ``AliasLearner`` process runs). One learner at a time per
+    folder (a file lock), so the last to finish read the newest evidence; False when
+    there is no evidence to read (a writer rebuilds it from the index at its next
+    commit)."""
+    import fcntl
+    import time
+
+    store = AliasStore(folder)
+    with open(store.path / LEARN_LOCK, "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for _ in range(tries):  # a line being appended right now reads as cut short
+            stamp = store._evidence_stamp()
+            articles = store.evidence()
+            if articles is not None and store._evidence_stamp() == stamp:
+                break
+            time.sleep(0.05)
+        else:
+            return False
+        try:
+            with open(store.table_path, encoding="utf-8") as fh:
+                old = json.load(fh)
+        except (OSError, ValueError):
+            old = {}
+        t = AliasTable()
+        t.articles = articles
+        r = t.learnt()
+        table = {"version": 1, "canon": r.canon, "display": r.display, "types": r.types}
+        if isinstance(old, dict) and all(old.get(k) == v for k, v in table.items()):
+            # the same table: the file (and its time, by which searches keep their name
+            # facets) stays
+            return True
+        tmp = _write_tmp(store.table_path, table)
+        os.replace(tmp, store.table_path)
+        fsync_path(store.path)
+    return True
+
+
+class AliasLearner:
+    """Learns a large archive's alias table in a separate process after commits.
+
+    ``request()`` (after a commit that appended names) returns at once; a thread
+    runs ``python -m newsquarry.search.aliases FOLDER`` and waits for it, again
+    while commits asked meanwhile (requests made during a run make one more run,
+    not one each). Until it is done, searches use the table as it was: names new
+    to the archive count as indexed for a few seconds.
+    """
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+        self.runs = 0
+        self.errors: list[str] = []
+        self._lock = threading.Lock()
+        self._wanted = False
+        self._thread: threading.Thread | None = None
+
+    def request(self) -> None:
+        with self._lock:
+            self._wanted = True
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="newsquarry-aliases", daemon=True
+                )
+                self._thread.start()
+
+    def _run(self) -> None:
+        import subprocess
+        import sys
+
+        while True:
+            with self._lock:
+                if not self._wanted:
+                    self._thread = None
+                    return
+                self._wanted = False
+            cmd = [sys.executable, "-m", __name__, str(self.path), "--parent", str(os.getpid())]
+            done = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+            self.runs += 1
+            if done.returncode != 0:
+                lines = (done.stderr or done.stdout).strip().splitlines()
+                self.errors.append(lines[-1] if lines else f"exit {done.returncode}")
+                import logging
+
+                logging.getLogger(__name__).warning(
+                    "learning the alias table failed (the table stays as it was): %s",
+                    self.errors[-1],
+                )
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until no learning is running or asked for; False if ``timeout`` passed."""
+        import time
+
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            with self._lock:
+                t = self._thread
+            if t is None:
+                return True
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return False
+            t.join(left)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m newsquarry.search.aliases FOLDER``: learn the folder's alias table."""
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(prog="python -m newsquarry.search.aliases")
+    ap.add_argument("folder")
+    ap.add_argument("--parent", type=int, default=0, help="exit when this process is gone")
+    args = ap.parse_args(argv)
+    if args.parent:
+        from .merging import _exit_with_parent
+
+        _exit_with_parent(args.parent)
+        # background work: the serving process's searches and writes come first
+        os.nice(LEARNER_NICE)
+    try:
+        learn_table(args.folder)
+    except Exception as exc:  # noqa: BLE001 - one line for the parent's log
+        print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

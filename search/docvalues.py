@@ -554,17 +554,30 @@ class View:
 
     def _make_field(self, fname: str) -> tuple[np.ndarray, np.ndarray, int, list[str]]:
         """(global docnums, key ids, key count, keys) of a field over this view's segments."""
+        if self.resolver is not None and fname in ALIAS_FIELDS:
+            from .aliases import remap
+
+            # each segment is mapped once per alias table (kept across views: a commit
+            # maps only its new segment)
+            def raw(c: SegmentColumns) -> Any:
+                return lambda f: (c.field(f).docs, c.field(f).gids)
+
+            parts, nkeys, keys, self.canon[fname] = remap(
+                fname, [(c.segid, raw(c)) for c in self.cols], self.registries, self.resolver
+            )
+            pairs = zip(parts, self.offsets, strict=True)
+            docs = (
+                np.concatenate([d.astype(np.int64) + o for (d, _), o in pairs])
+                if parts
+                else np.zeros(0, np.int64)
+            )
+            gids = np.concatenate([g for _, g in parts]) if parts else np.zeros(0, np.int32)
+            return docs, gids, nkeys, keys
         docs, gids = self._raw_field(fname)
         reg = self.registries[fname]
         with reg.lock:  # every key id of these segments is registered by now
             nkeys = len(reg.keys)
             keys = reg.keys[:nkeys]
-        if self.resolver is not None and fname in ALIAS_FIELDS:
-            from .aliases import remap
-
-            docs, gids, nkeys, keys, self.canon[fname] = remap(
-                fname, docs, gids, self.registries, self.resolver, self._raw_field
-            )
         return docs, gids, nkeys, keys
 
     def _raw_field(self, fname: str) -> tuple[np.ndarray, np.ndarray]:

@@ -42,7 +42,7 @@ from . import (
     quoteclusters,
     whoosh_fixes,  # noqa: F401  (applies the fixes)
 )
-from .aliases import AliasStore, Resolver, article_names
+from .aliases import AliasLearner, AliasStore, Resolver, article_names
 from .docvalues import persist_on_commit
 from .durability import fsync_path
 from .errors import (
@@ -485,6 +485,7 @@ class WhooshStore:
     ) -> None:
         self.path = Path(path)
         self.aliases = AliasStore(self.path)  # search.aliases: one name per entity
+        self.alias_learner = AliasLearner(self.path)  # learns a large archive's table
         self.lock_timeout = lock_timeout
         self.merge_policy = merge_tiered()  # see search.merging
         # merges run in the background (a separate process unless ``merge_process`` is
@@ -625,6 +626,9 @@ class WhooshStore:
                 self.aliases.discard()
                 raise
             install()
+        if self.aliases.stale:  # a large archive: its table is learnt in the background
+            self.aliases.stale = False
+            self.alias_learner.request()
         if self.merger:
             self.merger.request()
 
@@ -888,8 +892,13 @@ class WhooshStore:
             return run_search(self, request)
 
     def wait_for_merges(self, timeout: float | None = None) -> bool:
-        """Wait until no background merge is running or due (False: ``timeout`` passed)."""
-        return self.merger.wait(timeout) if self.merger else True
+        """Wait until no background merge is running or due and the alias table has been
+        learnt from every commit (False: ``timeout`` passed)."""
+        t0 = time.monotonic()
+        if not self.alias_learner.wait(timeout):
+            return False
+        left = None if timeout is None else max(0.0, timeout - (time.monotonic() - t0))
+        return self.merger.wait(left) if self.merger else True
 
     def close(self) -> None:
         self.wait_for_merges(timeout=60)

@@ -42,12 +42,20 @@ tables as 256 separate reads through two Python layers: ~3,000 calls each time a
 searcher opened 12 segments (after every commit, in every thread). It is now one
 read, unpacked with ``struct.iter_unpack``.
 
+A commit whose postings pass the writer's memory limit spills them to sorted
+runs on disk (``externalsort.SortingPool``), one ``marshal.dump`` and one file
+write per posting, read back one ``marshal.load`` each: 60% of the writer's time
+in a 5,000-article commit (profiled while growing a 1M-passage index). Runs are
+now written and read in blocks of ``RUN_BLOCK`` postings: one C call per block,
+and still a block per run in memory while the runs are merged.
+
 (The other Whoosh fix, not using ``Searcher.refresh()``, lives in ``store``.)
 """
 
 from __future__ import annotations
 
 import io
+import marshal
 import os
 import pickle
 import secrets
@@ -59,6 +67,7 @@ from typing import Any
 import whoosh.codec.base
 import whoosh.codec.whoosh3
 import whoosh.columns
+import whoosh.externalsort
 import whoosh.filedb.compound
 import whoosh.filedb.filestore
 import whoosh.filedb.filetables
@@ -314,3 +323,32 @@ def _hash_reader_init(self: Any, dbfile: Any, length: Any = None, magic: bytes =
 
 
 whoosh.filedb.filetables.HashReader.__init__ = _hash_reader_init  # type: ignore[method-assign]
+
+
+RUN_BLOCK = 8192  # postings per marshal call in a spilled run
+
+
+def _write_run(self: Any, f: Any, items: list) -> None:
+    """``SortingPool._write_run`` writing blocks of items, one ``marshal.dump`` each."""
+    for i in range(0, len(items), RUN_BLOCK):
+        marshal.dump(items[i : i + RUN_BLOCK], f, 2)
+    f.close()
+
+
+def _read_run(self: Any, path: str) -> Any:
+    """``SortingPool._read_run`` for runs written by ``_write_run``: items block by block."""
+    f = self._open_run(path)
+    try:
+        while True:
+            try:
+                block = marshal.load(f)
+            except EOFError:
+                return
+            yield from block
+    finally:
+        f.close()
+        self._remove_run(path)
+
+
+whoosh.externalsort.SortingPool._write_run = _write_run  # type: ignore[method-assign]
+whoosh.externalsort.SortingPool._read_run = _read_run  # type: ignore[method-assign]

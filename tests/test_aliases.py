@@ -483,3 +483,213 @@ def test_a_damaged_evidence_file_is_rebuilt_from_the_stored_passages(store, tmp_
     assert counts(store, "org")[0] == {"European Community": 4}
     saved = json.loads((tmp_path / "ix" / "aliases-evidence.json").read_text(encoding="utf-8"))
     assert set(saved["articles"]) == {"a0", "a1", "a2", "a3", "a4"}
+
+
+def evidence_of_index(store) -> dict:
+    """The names of every article read back from the stored passages (the rebuild path)."""
+    from newsquarry.search.store import stored_names
+
+    return {aid: [list(p) for p in sorted(v)] for aid, v in stored_names(store.searcher()).items()}
+
+
+def test_a_commit_appends_its_names_and_the_evidence_file_is_folded_when_the_journal_grows(
+    store, tmp_path, monkeypatch
+):
+    from newsquarry.search import aliases
+    from newsquarry.search.aliases import AliasStore
+
+    ix = tmp_path / "ix"
+    base = ix / "aliases-evidence.json"
+    journal = ix / "aliases-evidence.jsonl"
+    before = base.stat().st_mtime_ns, base.stat().st_size  # written whole by the first commit
+    store.add([article_with("a9", [("Rain in Spain.", [("place", "Spain")], None)])])
+    for n in range(3):
+        store.add(
+            [article_with(f"b{n}", [(f"Talks in Paris, round {n}.", [("place", "Paris")], None)])]
+        )
+    store.delete("a2")
+    # the evidence file was not rewritten: each commit added one line to the journal
+    assert (base.stat().st_mtime_ns, base.stat().st_size) == before
+    assert len(journal.read_text(encoding="utf-8").splitlines()) == 5
+    # a new process reads the file with the journal replayed: the index's names, exactly
+    assert AliasStore(ix).evidence() == evidence_of_index(store)
+    assert "a2" not in AliasStore(ix).evidence()
+    assert counts(store, "place")[0] == {"Paris": 3, "Spain": 1}
+    # once the journal passes its share of the file, the next commit folds it in
+    monkeypatch.setattr(aliases, "JOURNAL_MIN", 10)
+    store.add([article_with("b9", [("Talks in Bonn.", [("place", "Bonn")], None)])])
+    assert not journal.exists()
+    saved = json.loads(base.read_text(encoding="utf-8"))["articles"]
+    assert saved == AliasStore(ix).evidence() == evidence_of_index(store)
+
+
+def test_a_journal_line_cut_short_makes_the_next_commit_rebuild_the_evidence(store, tmp_path):
+    from newsquarry.search.aliases import AliasStore
+
+    ix = tmp_path / "ix"
+    teach = article_with(
+        "a3",
+        [
+            (
+                "The European Community (EC) met.",
+                [("org", "European Community"), ("org", "EC")],
+                None,
+            )
+        ],
+    )
+    store.add([teach])
+    journal = ix / "aliases-evidence.jsonl"
+    line = journal.read_bytes()
+    journal.write_bytes(line[: len(line) // 2])  # a crash in the middle of the append
+    assert AliasStore(ix).evidence() is None  # not half replayed
+    # a new writing process reads the names back from the index: the alias holds
+    other = WhooshStore(ix)
+    other.add([article_with("a4", [("Rain in Spain.", [("place", "Spain")], None)])])
+    other.close()
+    assert counts(store, "org")[0] == {"European Community": 4}
+    assert AliasStore(ix).evidence() == evidence_of_index(store)
+
+
+def test_an_article_replaced_with_the_same_names_leaves_the_table_file_alone(store, tmp_path):
+    table = tmp_path / "ix" / "aliases.json"
+    stamp = table.stat().st_mtime_ns
+    generation = store.generation
+    store.add(
+        [article_with("a1", [("EC ministers said prices would rise.", [("org", "EC")], "EC")])]
+    )
+    assert store.generation > generation  # the article was written ...
+    assert table.stat().st_mtime_ns == stamp  # ... and the table, unchanged, was not
+    assert run_search(store, SearchRequest(q="rise")).total == 1
+    # new names change it
+    store.add(
+        [
+            article_with(
+                "a1",
+                [
+                    (
+                        "The European Community (EC) met.",
+                        [("org", "European Community"), ("org", "EC")],
+                        None,
+                    )
+                ],
+            )
+        ]
+    )
+    assert table.stat().st_mtime_ns != stamp
+    assert counts(store, "org")[0] == {"European Community": 3}
+
+
+def test_a_large_archive_learns_its_table_in_a_background_process(store, tmp_path):
+    from newsquarry.search.aliases import AliasStore, learn_table
+
+    ix = tmp_path / "ix"
+    table = ix / "aliases.json"
+    store.aliases.background_from = 0  # as an archive of 5,000 articles or more
+    stamp = table.stat().st_mtime_ns
+    teach = article_with(
+        "a3",
+        [
+            (
+                "The European Community (EC) met.",
+                [("org", "European Community"), ("org", "EC")],
+                None,
+            )
+        ],
+    )
+    store.add([teach])
+    # the commit appended the names and left the table to the learner process
+    assert "a3" in (ix / "aliases-evidence.jsonl").read_text(encoding="utf-8")
+    assert store.wait_for_merges(60)
+    assert store.alias_learner.runs == 1 and not store.alias_learner.errors
+    assert table.stat().st_mtime_ns != stamp
+    assert counts(store, "org")[0] == {"European Community": 4}
+    # the table it wrote is the one learnt from the saved evidence
+    saved = json.loads(table.read_text(encoding="utf-8"))
+    t = AliasTable()
+    t.articles = AliasStore(ix).evidence()
+    assert saved["canon"] == t.learnt().canon == {"ec": "european community"}
+    # the same names again: nothing appended, nothing to learn
+    store.add(
+        [
+            article_with(
+                "a3",
+                [
+                    (
+                        "The European Community (EC) met again.",
+                        [("org", "European Community"), ("org", "EC")],
+                        None,
+                    )
+                ],
+            )
+        ]
+    )
+    assert store.wait_for_merges(60)
+    assert store.alias_learner.runs == 1
+    stamp = table.stat().st_mtime_ns
+    assert learn_table(ix)  # learnt from this evidence already: the file stays
+    assert table.stat().st_mtime_ns == stamp
+
+
+def test_a_learner_that_finds_a_line_cut_short_keeps_the_table(store, tmp_path):
+    from newsquarry.search.aliases import learn_table
+
+    ix = tmp_path / "ix"
+    store.aliases.background_from = 0
+    store.add([article_with("a7", [("Rain in Spain.", [("place", "Spain")], None)])])
+    assert store.wait_for_merges(60)
+    before = (ix / "aliases.json").read_bytes()
+    with open(ix / "aliases-evidence.jsonl", "ab") as fh:
+        fh.write(b'{"deleted": [], "put": {"a8": [["org", "E')  # a writer killed mid-append
+    assert learn_table(ix, tries=2) is False
+    assert (ix / "aliases.json").read_bytes() == before
+
+
+def test_a_view_after_a_commit_maps_only_the_new_segment_and_equals_a_fresh_view(store, tmp_path):
+    from newsquarry.search.aliases import AliasStore
+    from newsquarry.search.docvalues import ALIAS_FIELDS, DocValuesCache, cache_for
+
+    teach = article_with(
+        "a3",
+        [
+            (
+                "The European Community (EC) met.",
+                [("org", "European Community"), ("org", "EC")],
+                None,
+            )
+        ],
+    )
+    store.add([teach])
+    cache = cache_for(store)
+    v1 = cache.view(store.searcher())
+    assert {v1.keys["org"][g] for g in v1.gids["org"]} == {"european community"}
+    fm = store.alias_resolver()._field_maps["org"]
+    kept = dict(fm.segments)
+    store.add(
+        [
+            article_with(
+                "a5", [("The EC and Spain agreed.", [("org", "EC"), ("place", "Spain")], None)]
+            )
+        ]
+    )
+    v2 = cache.view(store.searcher())
+    assert v2 is not v1 and len(v2.cols) == len(v1.cols) + 1
+    v2.docs["org"]
+    # the table did not change: the segments mapped for the first view were not mapped again
+    assert store.alias_resolver()._field_maps["org"] is fm
+    assert all(fm.segments[k] is pairs for k, pairs in kept.items())
+    # and the view equals one built at once by a new process (its own registries and table)
+    fresh = DocValuesCache(tmp_path / "ix")
+    fresh.aliases = AliasStore(tmp_path / "ix").resolver
+    v3 = fresh.view(store.searcher())
+    for f in ALIAS_FIELDS:
+        named = [
+            [(int(d), v.keys[f][g]) for d, g in zip(v.docs[f], v.gids[f], strict=True)]
+            for v in (v2, v3)
+        ]
+        assert named[0] == named[1], f
+        canon = [
+            {v.keys[f][g]: v.keys[f][c] for g, c in enumerate(v.canon.get(f, [])) if c >= 0}
+            for v in (v2, v3)
+        ]
+        assert canon[0] == canon[1], f
+    assert counts(store, "org")[0] == {"European Community": 5}  # a0-a3 and a5

@@ -351,6 +351,8 @@ def test_the_matrix_covers_every_kind_of_file_a_commit_writes(built):
         "newsquarry_MERGELOCK",
         "aliases.json",
         "aliases-evidence.json",
+        "aliases-evidence.jsonl",
+        "aliases.lock",
     }, others
 
 

@@ -122,6 +122,34 @@ def test_postings_spilled_to_disk_past_the_pool_limit_read_back_whole(tmp_path):
         assert [h["t"] for h in s.search(Term("t", "w1234"))] == ["common w1234 m2"]
 
 
+def test_spilled_runs_are_written_in_blocks_and_read_back_in_order(tmp_path, monkeypatch):
+    """Runs hold blocks of postings (one marshal record each), merged back item by item."""
+    import marshal
+    import random
+
+    from whoosh.externalsort import SortingPool
+
+    from newsquarry.search import whoosh_fixes
+
+    monkeypatch.setattr(whoosh_fixes, "RUN_BLOCK", 100)  # blocks cut inside every run
+    rng = random.Random(7)
+    items = [(f"f{rng.randrange(5)}", rng.randbytes(3), i, 1.0, None) for i in range(2500)]
+    pool = SortingPool(maxsize=1000, tempdir=str(tmp_path))
+    runs: list = []
+    real = pool._add_run
+    pool._add_run = lambda path: (runs.append(open(path, "rb").read()), real(path))  # noqa: SIM115
+    for item in items:
+        pool.add(item)
+    pool.save()
+    assert len(runs) == 3
+    with open(tmp_path / "run", "wb") as fh:
+        fh.write(runs[0])
+    with open(tmp_path / "run", "rb") as fh:
+        first = marshal.load(fh)
+    assert isinstance(first, list) and len(first) == 100  # a block, not one posting
+    assert list(pool.items()) == sorted(items)
+
+
 BUILD_AS_SEARCH = r"""
 import sys, types
 import newsquarry.search.schema as schema
