@@ -11,13 +11,14 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from newsquarry.search import dvstore
+from newsquarry.search import dvstore, pstore
 from newsquarry.search.docvalues import (
     VALUE_FIELDS,
     DocValuesCache,
     cache_for,
     compute_segment,
     leaves_of,
+    segment_postings,
 )
 from newsquarry.search.indexer import optimize
 from newsquarry.search.merging import merge_tiered
@@ -80,6 +81,26 @@ def check_files_match_postings(store: WhooshStore) -> None:
         for name, expected in arrays.items():
             np.testing.assert_array_equal(saved.array(name), expected, err_msg=name)
         assert saved.meta == meta
+        # its decoded postings: the file written with the segment (recorded as Whoosh wrote
+        # them, or carried through a merge) is the one read back from Whoosh's postings
+        pst = dvstore.read(store.path, seg.segment_id(), reader.doc_count_all(), ext=pstore.EXT)
+        assert pst is not None, f"no postings file for {seg.segment_id()}"
+        arrays, meta = pstore.compute(reader)
+        assert sorted(pst.names()) == sorted(arrays) and pst.meta == meta
+        for name, expected in arrays.items():
+            got = pst.array(name)
+            assert got.dtype == expected.dtype, name
+            np.testing.assert_array_equal(got, expected, err_msg=name)
+        # and every term of every covered field gives Whoosh's ids and weights
+        mapped = pstore.read(store.path, seg.segment_id(), reader.doc_count_all())
+        for fname in pstore.FIELDS:
+            for btext in reader.lexicon(fname):
+                ids, w = segment_postings(reader, fname, btext)
+                got_ids, got_w = mapped.get(fname, btext)
+                np.testing.assert_array_equal(got_ids, ids, err_msg=f"{fname}:{btext!r}")
+                np.testing.assert_array_equal(got_w, w, err_msg=f"{fname}:{btext!r}")
+                assert got_ids.dtype == np.int64 and got_w.dtype == np.float32
+        assert len(mapped.get("text", b"no-such-term")[0]) == 0
 
 
 def live_values(store: WhooshStore, cache: DocValuesCache) -> dict[str, Counter]:
