@@ -61,6 +61,11 @@ _EMPTY_IDS = np.zeros(0, np.int64)
 _EMPTY_W = np.zeros(0, np.float32)
 
 
+def file_name(segment_id: str) -> str:
+    """The postings file of a segment (``segment_id`` as Whoosh's ``segment_id()``)."""
+    return dvstore.file_name(segment_id, EXT)
+
+
 def term_key(fieldname: str, btext: bytes) -> bytes:
     return fieldname.encode("utf-8") + b"\0" + btext
 

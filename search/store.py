@@ -750,7 +750,7 @@ class WhooshStore:
             manifest = integrity.quick_check(self.path, self.generation)
             self.searcher()
             for name in manifest.files if manifest else ():
-                # derived files (doc values, quotation signatures) are rebuilt when damaged
+                # derived files (doc values, quotation signatures, decoded postings) are rebuilt
                 if not name.endswith(
                     integrity.NOT_READ_EXTS
                 ):

@@ -163,7 +163,34 @@ def test_saved_doc_values_agree_with_postings(ops):
             assert got[kind] == expected
         r = run_search(store, SearchRequest(facets=["person"], facet_size=50))
         assert r.total == len(passages)
+        # searches read the postings files, with Whoosh's very results and scores
+        assert fresh.postings_builds == 0
+        assert_same_searches(store)
         store.close()
+
+
+SEARCHES = [
+    SearchRequest(q="talks story", match="most", facets=["person", "place"], per_page=50),
+    SearchRequest(q="version ends names", match="any", per_page=50, group="article"),
+    SearchRequest(q="story", match="all", filters={"person": ["Li Wei"]}, per_page=50),
+    SearchRequest(q="\"story 3\" OR pdvsa", per_page=50),
+    SearchRequest(q="talks guaido", per_page=50),
+]
+
+
+def assert_same_searches(store: WhooshStore) -> None:
+    """Searches give the same hits, scores and counts from the postings files as from
+    Whoosh's postings (a second store whose cache never reads the files)."""
+    bare = WhooshStore(store.path, create=False)
+    cache_for(bare).postings_files = False
+    try:
+        for req in SEARCHES:
+            a, b = run_search(store, req), run_search(bare, req)
+            assert a.total == b.total
+            assert [(h.id, h.score) for h in a.hits] == [(h.id, h.score) for h in b.hits]
+            assert a.facets == b.facets
+    finally:
+        bare.close()
 
 
 def seg_files(folder) -> set[str]:
