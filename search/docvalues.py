@@ -934,11 +934,13 @@ def leaves_of(searcher: Any) -> list[tuple[Any, int]]:
 class Postings:
     """Decoded posting lists (global ids, weights) of one searcher, read once per term.
 
-    Within a request the mask evaluation and the BM25F ranking share them; across
-    requests the view keeps the most recently used ones up to a budget of
-    postings (``View.postings_budget``), since decoding Whoosh's pickled, zlib
-    compressed blocks is most of a query's cost. A view belongs to one state of
-    the index, so cached postings are never stale.
+    A segment's list is a slice of its decoded postings file (``search.pstore``)
+    for the fields that file covers; otherwise (other fields, no file) Whoosh's
+    pickled, zlib-compressed blocks are decoded, and kept per segment in the
+    ``SegmentPostingsCache``. Within a request the mask evaluation and the BM25F
+    ranking share the lists; across requests the view keeps the most recently
+    used ones up to a budget of postings (``View.postings_budget``). A view
+    belongs to one state of the index, so cached postings are never stale.
     """
 
     def __init__(self, searcher: Any, view: View) -> None:

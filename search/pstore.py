@@ -32,8 +32,8 @@ other field reads Whoosh's postings):
 
 from __future__ import annotations
 
-import hashlib
 import os
+from hashlib import blake2b  # (already imported by Whoosh: no start-up cost)
 from typing import Any
 
 import numpy as np
@@ -72,7 +72,7 @@ def term_key(fieldname: str, btext: bytes) -> bytes:
 
 def term_hash(key: bytes) -> int:
     """The 64-bit hash a term is found by (stable across processes and machines)."""
-    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little")
+    return int.from_bytes(blake2b(key, digest_size=8).digest(), "little")
 
 
 def _narrowest(weights: np.ndarray, scale: np.ndarray) -> np.ndarray:
