@@ -145,3 +145,17 @@ def test_a_damaged_file_is_rebuilt_not_trusted(tmp_path, damage):
     assert answer(again) == expected
     assert cache_for(again).postings_builds == 1
     assert path.read_bytes() == data  # rewritten whole
+
+
+def test_files_follow_segments_through_merges(tmp_path):
+    from newsquarry.search.indexer import optimize
+
+    store = small_index(tmp_path)
+    expected = answer(store)
+    optimize(store)
+    (only,) = store.ix._segments()
+    # the merged segment got its file; the files of merged-away segments went with them
+    assert pst_files(tmp_path) == {pstore.file_name(only.segment_id())}
+    fresh = WhooshStore(tmp_path)
+    assert answer(fresh) == expected
+    assert cache_for(fresh).postings_builds == 0
