@@ -10,7 +10,9 @@ Name: ``<segment id>.pst`` beside the segment's files and its ``.dv`` file
 atomic rename). Like ``.dv`` it is derived data: written when a segment is
 written or merged, checked against the commit's manifest (CRC-32) before first
 use, and when missing, truncated or garbled it is ignored and rebuilt from the
-segment's postings, byte for byte the same.
+segment's postings, byte for byte the same. So it is written without fsync: a
+crash can cost a rebuild, never a wrong answer, and a commit holding the write
+lock does not wait for the disk twice more.
 
 Content, for the fields scoring and filtering read (``FIELDS``; a query on any
 other field reads Whoosh's postings):
@@ -33,6 +35,7 @@ other field reads Whoosh's postings):
 from __future__ import annotations
 
 import os
+from array import array
 from hashlib import blake2b  # (already imported by Whoosh: no start-up cost)
 from typing import Any
 
@@ -165,7 +168,9 @@ def write_segment(folder: str | os.PathLike, reader: Any) -> None:
     """Compute a segment's decoded postings from Whoosh's and save them next to it."""
     arrays, meta = compute(reader)
     seg = reader.segment()
-    dvstore.write(folder, seg.segment_id(), reader.doc_count_all(), arrays, meta, ext=EXT)
+    dvstore.write(
+        folder, seg.segment_id(), reader.doc_count_all(), arrays, meta, ext=EXT, durable=False
+    )
 
 
 class Capture:
@@ -176,8 +181,10 @@ class Capture:
         self.schema = schema
         self.keys: list[bytes] = []
         self.starts: list[int] = []
-        self.docs: list[int] = []
-        self.weights: list[float] = []
+        # compact C arrays (4 bytes a posting each), not lists of Python objects;
+        # 'f' rounds a weight to float32 as Whoosh's own blocks do
+        self.docs = array("I")
+        self.weights = array("f")
         self.done = False
 
     def _record(self, items: Any) -> Any:
@@ -199,12 +206,11 @@ class Capture:
 
     def write(self, folder: str | os.PathLike, segment_id: str, ndocs: int) -> None:
         """Save the recorded postings as the file of the segment they were written to."""
-        arrays, meta = _arrays(
-            self.schema, ndocs, self.keys, np.asarray([*self.starts, len(self.docs)]),
-            np.fromiter(self.docs, dtype=np.int64, count=len(self.docs)),
-            np.fromiter(self.weights, dtype=np.float32, count=len(self.weights)),
-        )  # fmt: skip
-        dvstore.write(folder, segment_id, ndocs, arrays, meta, ext=EXT)
+        docs = np.frombuffer(self.docs, dtype=f"u{self.docs.itemsize}") if self.docs else []
+        weights = np.frombuffer(self.weights, dtype=np.float32) if self.weights else []
+        starts = np.asarray([*self.starts, len(self.docs)])
+        arrays, meta = _arrays(self.schema, ndocs, self.keys, starts, docs, weights)
+        dvstore.write(folder, segment_id, ndocs, arrays, meta, ext=EXT, durable=False)
 
 
 def capture(writer: Any) -> Capture | None:
