@@ -950,6 +950,8 @@ class Postings:
         self.local: dict[tuple[str, bytes], tuple[np.ndarray, np.ndarray]] = {}
 
     def get(self, fieldname: str, btext: bytes) -> tuple[np.ndarray, np.ndarray]:
+        if not isinstance(btext, bytes):  # some multi-term queries expand to text
+            btext = _to_bytes(self.searcher, fieldname, btext)
         key = (fieldname, btext)
         got = self.local.get(key)
         if got is None:

@@ -159,3 +159,15 @@ def test_files_follow_segments_through_merges(tmp_path):
     fresh = WhooshStore(tmp_path)
     assert answer(fresh) == expected
     assert cache_for(fresh).postings_builds == 0
+
+
+def test_fuzzy_and_prefix_terms_read_the_files_like_any_term(tmp_path):
+    # fuzzy terms come from Whoosh's expansion as text, not bytes
+    store = small_index(tmp_path)
+    bare = WhooshStore(tmp_path)
+    cache_for(bare).postings_files = False
+    for q in ("storx~", "tal*", "storx~ OR versoin~2"):
+        a = run_search(store, SearchRequest(q=q, per_page=20))
+        b = run_search(bare, SearchRequest(q=q, per_page=20))
+        assert a.total == b.total > 0
+        assert [(h.id, h.score) for h in a.hits] == [(h.id, h.score) for h in b.hits]
