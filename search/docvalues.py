@@ -42,7 +42,7 @@ from whoosh.matching.wrappers import FilterMatcher
 from whoosh.reading import TermNotFound
 from whoosh.util.numeric import byte_to_length
 
-from . import dvstore
+from . import dvstore, pstore
 from .errors import SearchTimeout
 from .textnorm import fold
 from .whoosh_fixes import length_bytes
@@ -290,11 +290,15 @@ class _Computed:
         return json.loads(self.arrays[name].tobytes().decode("utf-8"))
 
 
-def write_segment_file(storage: Any, schema: Any, segment: Any) -> None:
-    """Compute a just-written segment's doc values and save them next to it.
+def write_segment_file(
+    storage: Any, schema: Any, segment: Any, postings: pstore.Capture | None = None
+) -> None:
+    """Compute a just-written segment's doc values and save them next to it, with its
+    decoded postings (``search.pstore``: from ``postings``, recorded while the writer wrote
+    them, else read back from the segment).
 
     Called by a writer before its new table of contents names the segment
-    (``persist_on_commit``), so every committed segment has its file; the
+    (``persist_on_commit``), so every committed segment has its files; the
     segment's own files are complete on disk by then.
     """
     from whoosh.reading import SegmentReader
@@ -302,25 +306,33 @@ def write_segment_file(storage: Any, schema: Any, segment: Any) -> None:
     reader = SegmentReader(storage, schema, segment)
     try:
         arrays, meta = compute_segment(reader)
+        if postings is not None and postings.done:
+            postings.write(storage.folder, segment.segment_id(), segment.doc_count_all())
+        else:
+            pstore.write_segment(storage.folder, reader)
     finally:
         reader.close()
     dvstore.write(storage.folder, segment.segment_id(), segment.doc_count_all(), arrays, meta)
 
 
 def persist_on_commit(writer: Any) -> Any:
-    """Make a Whoosh ``SegmentWriter`` save the doc values of the segments its commit adds.
+    """Make a Whoosh ``SegmentWriter`` save the doc values and decoded postings of the
+    segments its commit adds.
 
-    The new segment and any segment a merge produces get their ``.dv`` file
-    before the table of contents that names them is written: a crash before the
-    TOC leaves an orphan file that Whoosh's cleanup removes with the segment's.
+    The new segment and any segment a merge produces get their ``.dv`` and ``.pst``
+    files before the table of contents that names them is written: a crash before the
+    TOC leaves orphan files that Whoosh's cleanup removes with the segment's.
     """
     before = {s.segment_id() for s in writer.segments}
     original = writer._commit_toc
+    captured = pstore.capture(writer)  # what it writes into its one new segment
+    own = getattr(getattr(writer, "newsegment", None), "segment_id", lambda: None)()
 
     def commit_toc(segments: list[Any]) -> None:
         for seg in segments:
             if seg.segment_id() not in before:
-                write_segment_file(writer.storage, writer.schema, seg)
+                mine = captured if seg.segment_id() == own else None
+                write_segment_file(writer.storage, writer.schema, seg, mine)
         original(segments)
 
     writer._commit_toc = commit_toc
@@ -356,9 +368,16 @@ class SegmentColumns:
     touches that field, so a search that uses two facets decodes two fields.
     """
 
-    def __init__(self, segid: str, src: Any, registries: dict[str, KeyRegistry]) -> None:
+    def __init__(
+        self,
+        segid: str,
+        src: Any,
+        registries: dict[str, KeyRegistry],
+        postings: pstore.PostingsFile | None = None,
+    ) -> None:
         self.segid = segid
         self.src = src
+        self.postings = postings  # decoded postings on disk (search.pstore), if any
         self.ndocs: int = src.ndocs
         self.registries = registries
         self.field_totals: dict[str, int] = src.meta["field_totals"]
@@ -812,6 +831,8 @@ class DocValuesCache:
         self.aliases: Any = None  # () -> the store's alias Resolver (search.aliases), if any
         self.loads = 0  # segments opened so far, from their file or their postings
         self.builds = 0  # segments read from their postings (no valid file)
+        self.postings_builds = 0  # segments whose ``.pst`` file was missing or not valid
+        self.postings_files = True  # False: always decode Whoosh's postings (benchmarks)
 
     def _open_segment(self, reader: Any) -> SegmentColumns:
         seg = reader.segment()
@@ -828,7 +849,24 @@ class DocValuesCache:
                 except OSError:  # a read-only index: keep the columns in memory only
                     pass
         self.loads += 1
-        return SegmentColumns(segid, src, self.registries)
+        return SegmentColumns(segid, src, self.registries, self._open_postings(reader, ndocs))
+
+    def _open_postings(self, reader: Any, ndocs: int) -> pstore.PostingsFile | None:
+        """A segment's decoded postings file; written first if missing or not valid (an index
+        from before these files, or a damaged one). None without a folder or if it cannot be
+        written: the search then decodes Whoosh's postings, as before."""
+        if self.folder is None or not self.postings_files:
+            return None
+        segid = reader.segment().segment_id()
+        got = pstore.read(self.folder, segid, ndocs)
+        if got is None:
+            self.postings_builds += 1
+            try:
+                pstore.write_segment(self.folder, reader)
+            except OSError:  # a read-only index
+                return None
+            got = pstore.read(self.folder, segid, ndocs)
+        return got
 
     def view(self, searcher: Any) -> View:
         """The view for a searcher, opening only segments not seen before."""
@@ -909,11 +947,13 @@ def leaves_of(searcher: Any) -> list[tuple[Any, int]]:
 class Postings:
     """Decoded posting lists (global ids, weights) of one searcher, read once per term.
 
-    Within a request the mask evaluation and the BM25F ranking share them; across
-    requests the view keeps the most recently used ones up to a budget of
-    postings (``View.postings_budget``), since decoding Whoosh's pickled, zlib
-    compressed blocks is most of a query's cost. A view belongs to one state of
-    the index, so cached postings are never stale.
+    A segment's list is a slice of its decoded postings file (``search.pstore``)
+    for the fields that file covers; otherwise (other fields, no file) Whoosh's
+    pickled, zlib-compressed blocks are decoded, and kept per segment in the
+    ``SegmentPostingsCache``. Within a request the mask evaluation and the BM25F
+    ranking share the lists; across requests the view keeps the most recently
+    used ones up to a budget of postings (``View.postings_budget``). A view
+    belongs to one state of the index, so cached postings are never stale.
     """
 
     def __init__(self, searcher: Any, view: View) -> None:
@@ -923,6 +963,8 @@ class Postings:
         self.local: dict[tuple[str, bytes], tuple[np.ndarray, np.ndarray]] = {}
 
     def get(self, fieldname: str, btext: bytes) -> tuple[np.ndarray, np.ndarray]:
+        if not isinstance(btext, bytes):  # some multi-term queries expand to text
+            btext = _to_bytes(self.searcher, fieldname, btext)
         key = (fieldname, btext)
         got = self.local.get(key)
         if got is None:
@@ -931,6 +973,13 @@ class Postings:
             ids_parts, w_parts = [], []
             shared = self.view.segment_postings
             for (reader, off), cols in zip(self.leaves, self.view.cols, strict=True):
+                pf = cols.postings
+                if pf is not None and pf.covers(fieldname):
+                    ids, weights = pf.get(fieldname, btext)  # slices of the mapped file
+                    if len(ids):
+                        ids_parts.append(ids + off)
+                        w_parts.append(weights)
+                    continue
                 skey = (cols.segid, fieldname, btext)
                 seg = shared.get(skey) if shared is not None else None
                 if seg is None:

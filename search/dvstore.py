@@ -66,8 +66,14 @@ def write(
     arrays: dict[str, np.ndarray],
     meta: dict[str, Any],
     ext: str = EXT,
+    durable: bool = True,
 ) -> Path:
-    """Write a segment's doc values atomically; returns the file's path."""
+    """Write a segment's doc values atomically; returns the file's path.
+
+    ``durable=False`` skips the fsyncs (of the file and of the folder after the rename):
+    for files a crash may leave empty or lost because they are checked (CRC) and rebuilt
+    when read (``search.pstore``), so a commit holding the write lock does not wait for them.
+    """
     folder = Path(folder)
     table: dict[str, list[Any]] = {}
     arrs = {name: np.ascontiguousarray(a).reshape(-1) for name, a in arrays.items()}
@@ -97,7 +103,8 @@ def write(
                 fh.write(a.tobytes())
             fh.write(b"\0" * (size - fh.tell()))
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.replace(tmp, final)
     except BaseException:
         try:
@@ -105,7 +112,8 @@ def write(
         except OSError:
             pass
         raise
-    fsync_path(folder)
+    if durable:
+        fsync_path(folder)
     return final
 
 

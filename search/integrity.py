@@ -60,6 +60,10 @@ SEGMENT_EXT = ".seg"
 ARTICLES_EXT = ".ids"
 DERIVED_EXT = ".dv"  # doc values (search.dvstore): rebuilt from the postings when missing
 QUOTES_EXT = ".qmh"  # quotation signatures (search.quoteclusters): rebuilt the same way
+POSTINGS_EXT = ".pst"  # decoded postings (search.pstore): rebuilt the same way
+DERIVED_EXTS = (DERIVED_EXT, QUOTES_EXT, POSTINGS_EXT)
+# files a read may do without: the derived ones, and the articles lists
+NOT_READ_EXTS = (ARTICLES_EXT, *DERIVED_EXTS)
 CHUNK = 1 << 20
 VERIFIED_NAME = f"{INDEX_NAME}_VERIFIED"  # files verified, for later processes
 TRUST_AFTER_NS = 2_000_000_000  # record only files whose times are 2 s old
@@ -310,7 +314,7 @@ def quick_check(folder: Path, generation: int) -> Manifest | None:
         return None  # damaged manifest: reads still verify what they can; check names it
     bad, problems = [], []
     for name, entry in manifest.files.items():
-        if name.endswith((ARTICLES_EXT, DERIVED_EXT, QUOTES_EXT)):
+        if name.endswith(NOT_READ_EXTS):
             continue
         try:
             size = os.stat(folder / name).st_size

@@ -186,7 +186,7 @@ def _merge(store: Any, ix: Any) -> bool:
     from whoosh.reading import SegmentReader
     from whoosh.writing import SegmentWriter
 
-    from . import dvstore, quoteclusters
+    from . import dvstore, pstore, quoteclusters
     from .docvalues import compute_segment
 
     folder = Path(ix.storage.folder)
@@ -209,6 +209,7 @@ def _merge(store: Any, ix: Any) -> bool:
         tmp = FileStorage(str(work)).create()
         shim = SimpleNamespace(storage=tmp, indexname=ix.indexname, _read_toc=lambda: toc)
         w = SegmentWriter(shim, _lk=False)
+        captured = pstore.capture(w)  # the merged segment's postings, as they are written
         try:
             for seg in sources:
                 deleted = set(seg.deleted_docs()) if seg.has_deletions() else set()
@@ -231,6 +232,10 @@ def _merge(store: Any, ix: Any) -> bool:
         reader = SegmentReader(tmp, toc.schema, merged)
         try:
             arrays, meta = compute_segment(reader)
+            if captured is not None and captured.done:  # its decoded postings (search.pstore)
+                captured.write(work, merged.segment_id(), merged.doc_count_all())
+            else:
+                pstore.write_segment(work, reader)
         finally:
             reader.close()
         dvstore.write(work, merged.segment_id(), merged.doc_count_all(), arrays, meta)

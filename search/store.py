@@ -660,19 +660,19 @@ class WhooshStore:
     def _remove_orphan_doc_values(self) -> None:
         """Remove doc-values files of segments no commit names (a failed commit's: they are
         written straight to the folder before the TOC, not through the storage)."""
-        from . import dvstore
+        from . import dvstore, pstore
 
         try:
             live = {
                 dvstore.file_name(s.segment_id(), ext)
                 for s in self.ix._segments()
-                for ext in (dvstore.EXT, quoteclusters.EXT)
+                for ext in (dvstore.EXT, quoteclusters.EXT, pstore.EXT)
             }
             names = os.listdir(self.path)
         except Exception:  # noqa: BLE001 - best effort: the next commit's cleanup tries again
             return
         for name in names:
-            if name.endswith((dvstore.EXT, quoteclusters.EXT)) and name not in live:
+            if name.endswith((dvstore.EXT, quoteclusters.EXT, pstore.EXT)) and name not in live:
                 try:
                     os.remove(self.path / name)
                 except OSError:
@@ -754,9 +754,9 @@ class WhooshStore:
             manifest = integrity.quick_check(self.path, self.generation)
             self.searcher()
             for name in manifest.files if manifest else ():
-                # derived files (doc values, quotation signatures) are rebuilt when damaged
+                # derived files (doc values, quotation signatures, decoded postings) are rebuilt
                 if not name.endswith(
-                    (integrity.ARTICLES_EXT, integrity.DERIVED_EXT, integrity.QUOTES_EXT)
+                    integrity.NOT_READ_EXTS
                 ):
                     try:
                         integrity.VERIFIER.verify(str(self.path / name))

@@ -11,13 +11,14 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from newsquarry.search import dvstore
+from newsquarry.search import dvstore, pstore
 from newsquarry.search.docvalues import (
     VALUE_FIELDS,
     DocValuesCache,
     cache_for,
     compute_segment,
     leaves_of,
+    segment_postings,
 )
 from newsquarry.search.indexer import optimize
 from newsquarry.search.merging import merge_tiered
@@ -80,6 +81,26 @@ def check_files_match_postings(store: WhooshStore) -> None:
         for name, expected in arrays.items():
             np.testing.assert_array_equal(saved.array(name), expected, err_msg=name)
         assert saved.meta == meta
+        # its decoded postings: the file written with the segment (recorded as Whoosh wrote
+        # them, or carried through a merge) is the one read back from Whoosh's postings
+        pst = dvstore.read(store.path, seg.segment_id(), reader.doc_count_all(), ext=pstore.EXT)
+        assert pst is not None, f"no postings file for {seg.segment_id()}"
+        arrays, meta = pstore.compute(reader)
+        assert sorted(pst.names()) == sorted(arrays) and pst.meta == meta
+        for name, expected in arrays.items():
+            got = pst.array(name)
+            assert got.dtype == expected.dtype, name
+            np.testing.assert_array_equal(got, expected, err_msg=name)
+        # and every term of every covered field gives Whoosh's ids and weights
+        mapped = pstore.read(store.path, seg.segment_id(), reader.doc_count_all())
+        for fname in pstore.FIELDS:
+            for btext in reader.lexicon(fname):
+                ids, w = segment_postings(reader, fname, btext)
+                got_ids, got_w = mapped.get(fname, btext)
+                np.testing.assert_array_equal(got_ids, ids, err_msg=f"{fname}:{btext!r}")
+                np.testing.assert_array_equal(got_w, w, err_msg=f"{fname}:{btext!r}")
+                assert got_ids.dtype == np.int64 and got_w.dtype == np.float32
+        assert len(mapped.get("text", b"no-such-term")[0]) == 0
 
 
 def live_values(store: WhooshStore, cache: DocValuesCache) -> dict[str, Counter]:
@@ -142,7 +163,34 @@ def test_saved_doc_values_agree_with_postings(ops):
             assert got[kind] == expected
         r = run_search(store, SearchRequest(facets=["person"], facet_size=50))
         assert r.total == len(passages)
+        # searches read the postings files, with Whoosh's very results and scores
+        assert fresh.postings_builds == 0
+        assert_same_searches(store)
         store.close()
+
+
+SEARCHES = [
+    SearchRequest(q="talks story", match="most", facets=["person", "place"], per_page=50),
+    SearchRequest(q="version ends names", match="any", per_page=50, group="article"),
+    SearchRequest(q="story", match="all", filters={"person": ["Li Wei"]}, per_page=50),
+    SearchRequest(q="\"story 3\" OR pdvsa", per_page=50),
+    SearchRequest(q="talks guaido", per_page=50),
+]
+
+
+def assert_same_searches(store: WhooshStore) -> None:
+    """Searches give the same hits, scores and counts from the postings files as from
+    Whoosh's postings (a second store whose cache never reads the files)."""
+    bare = WhooshStore(store.path, create=False)
+    cache_for(bare).postings_files = False
+    try:
+        for req in SEARCHES:
+            a, b = run_search(store, req), run_search(bare, req)
+            assert a.total == b.total
+            assert [(h.id, h.score) for h in a.hits] == [(h.id, h.score) for h in b.hits]
+            assert a.facets == b.facets
+    finally:
+        bare.close()
 
 
 def seg_files(folder) -> set[str]:

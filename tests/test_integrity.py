@@ -30,7 +30,8 @@ from newsquarry.search.indexer import index_paths
 from newsquarry.search.repair import repair
 from newsquarry.search.store import WhooshStore
 
-KINDS = ("toc", "segment", "articles list", "manifest", "doc values", "quote signatures")
+KINDS = ("toc", "segment", "articles list", "manifest", "doc values", "quote signatures",
+         "decoded postings")  # fmt: skip
 DAMAGE = ("half", "zero", "block", "delete", "older")
 
 
@@ -114,6 +115,7 @@ def files_of(path: Path) -> dict[str, str]:
         "manifest": integrity.manifest_name(gen),
         "doc values": seg + integrity.DERIVED_EXT,
         "quote signatures": seg + integrity.QUOTES_EXT,
+        "decoded postings": seg + integrity.POSTINGS_EXT,
     }
 
 
@@ -131,6 +133,7 @@ def older_file(built: dict, kind: str) -> Path:
             "manifest": integrity.manifest_name(gen),
             "doc values": seg + integrity.DERIVED_EXT,
             "quote signatures": seg + integrity.QUOTES_EXT,
+            "decoded postings": seg + integrity.POSTINGS_EXT,
         }[kind]
     )
 
@@ -223,7 +226,7 @@ def test_damage_is_named_never_answered_wrongly_and_repaired(built, damaged):
     result = repair(ix, [built["source"]], enricher=TagEnricher())
     # doc values are derived data: the reads above rebuilt them from the postings, byte for
     # byte the file the commit wrote, so repair may find nothing left to do
-    derived = kind in ("doc values", "quote signatures")
+    derived = kind in ("doc values", "quote signatures", "decoded postings")
     assert (result.repaired or derived) and result.clean_after, result.to_dict()
     assert run(ix, "check").exit_code == 0
     assert contents(ix) == built["contents"]
