@@ -400,6 +400,25 @@ class _Context:
 
     # -- speakers ---------------------------------------------------------------
 
+    def known_surname(self, tok: Token) -> str | None:
+        """The one person of the article whose last name is this word, if any."""
+        key = fold(tok.text)
+        found = {name for full, name in self.person_names.items() if full and full[-1] == key}
+        return found.pop() if len(found) == 1 else None
+
+    def misparsed_name(self, tok: Token) -> bool:
+        """A capitalised word the tagger read as a function word ("From said",
+        "said Skelly", "Will urged"): inside a sentence a capital marks a name; at
+        its start, only a surname of someone the article names."""
+        if not tok.text[:1].isupper() or tok.pos_ in ("PROPN", "PRON", "DET", "NUM", "PUNCT"):
+            return False
+        if self.quoted[tok.i] or tok.lower_ in NON_SPEAKERS or tok.ent_type_ not in ("", "PERSON"):
+            return False
+        if tok.i == tok.sent.start or self.text[tok.idx - 2 : tok.idx].strip() in (".", "\n"):
+            return self.known_surname(tok) is not None
+        return True
+
+
     def subject_of(self, cue: Token) -> Token | None:
         """Grammatical speaker of a speech verb, climbing participles and passives."""
         if cue.lower_ == "according":
@@ -421,6 +440,15 @@ class _Context:
                 return s
             if t.dep_ == "relcl":
                 return t.head
+            if t.i == cue.i and t.tag_ in ("VBD", "VBZ"):
+                # "Will urged": a modal never governs a finite verb; it is a name
+                names = [
+                    c
+                    for c in t.children
+                    if c.dep_ == "aux" and c.tag_ == "MD" and self.misparsed_name(c)
+                ]
+                if names:
+                    return names[0]
             if t.i == cue.i:
                 # "Conway notes": the name parsed as a compound of the verb
                 names = [
@@ -454,6 +482,13 @@ class _Context:
                 return tok
             if pronoun_gender(tok.lower_) and tok.lower_ in ("he", "she"):
                 return tok
+            if (
+                tok.i == cue.i + 1
+                and tok.i + 1 < len(self.doc)
+                and self.doc[tok.i + 1].is_punct
+                and self.misparsed_name(tok)
+            ):
+                return tok  # "said Skelly, explaining ...": a name the tagger missed
         return None
 
     def preceding_name(self, cue: Token) -> Token | None:
@@ -507,10 +542,14 @@ class _Context:
         word = tok.lower_
         if pronoun_gender(word) and tok.pos_ == "PRON":
             return self.tracker.resolve(tok.i, word), tok.text, tok.idx, tok.idx + len(tok)
-        if tok.pos_ == "PROPN" or (
-            tok.text[:1].isupper()
-            and tok.pos_ in ("NOUN", "X")
-            and (tok.i != tok.sent.start or tok.lower_ not in common_words())
+        if (
+            tok.pos_ == "PROPN"
+            or (
+                tok.text[:1].isupper()
+                and tok.pos_ in ("NOUN", "X")
+                and (tok.i != tok.sent.start or tok.lower_ not in common_words())
+            )
+            or self.misparsed_name(tok)
         ):
             left = tok
             while (
