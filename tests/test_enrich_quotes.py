@@ -205,4 +205,3 @@ def test_inverted_surname_tagged_as_an_adverb_is_the_speaker(name):
         "adding that both had worked for the party before."
     )
     assert speaker_of(text, "voter file") == name
-

@@ -418,7 +418,6 @@ class _Context:
             return self.known_surname(tok) is not None
         return True
 
-
     def subject_of(self, cue: Token) -> Token | None:
         """Grammatical speaker of a speech verb, climbing participles and passives."""
         if cue.lower_ == "according":
