@@ -205,3 +205,50 @@ def test_inverted_surname_tagged_as_an_adverb_is_the_speaker(name):
         "adding that both had worked for the party before."
     )
     assert speaker_of(text, "voter file") == name
+
+
+def test_dashed_attribution_line_with_a_surname_the_model_did_not_tag():
+    text = (
+        "Fact check: what the two candidates said about the port.\n\n"
+        "Candidate Walter Brisbane spoke first, then Candidate Nora Quillfeather.\n\n"
+        '"I built that harbour road with my own two hands, and I would do it again."\n\n'
+        "- Brisbane.\n\n"
+        "The road was built by the county, not by Brisbane.\n\n"
+        '"Nobody in this race has paid more tax than I have."\n\n'
+        "- Quillfeather.\n\n"
+        "Her returns show otherwise."
+    )
+    assert speaker_of(text, "harbour road") == "Walter Brisbane"
+    assert speaker_of(text, "paid more tax") == "Nora Quillfeather"
+
+
+def test_dashed_attribution_line_with_a_title_or_an_untagged_full_name():
+    text = (
+        "What they said at the convention.\n\n"
+        '"Great night. The best is yet to come for this state."\n\n'
+        "-Governor Okafor, writing after the vote.\n\n"
+        '"I came for the speeches and stayed for the music."\n\n'
+        "-Marta Lindqvist, Duluth."
+    )
+    assert speaker_of(text, "best is yet to come") == "Okafor"
+    assert speaker_of(text, "stayed for the music") == "Marta Lindqvist"
+
+
+def test_dashed_line_of_common_words_is_not_a_speaker():
+    text = (
+        "The notice was posted on the gate.\n\n"
+        '"The park closes at dusk from Monday to Friday."\n\n'
+        "- Staff.\n\n"
+        "Nobody could say who wrote it."
+    )
+    assert speaker_of(text, "park closes") is None
+
+
+def test_quote_running_on_to_its_authors_name_on_the_next_line():
+    text = (
+        "Economists disagree about the next downturn.\n\n"
+        '"We will enter the next slump without any agreement on what to do about it.\n'
+        'Priya Raman, Centre for Fiscal Studies."\n\n'
+        "Others were more hopeful."
+    )
+    assert speaker_of(text, "next slump") == "Priya Raman"

@@ -402,7 +402,10 @@ class _Context:
 
     def known_surname(self, tok: Token) -> str | None:
         """The one person of the article whose last name is this word, if any."""
-        key = fold(tok.text)
+        return self.surname_owner(fold(tok.text))
+
+    def surname_owner(self, key: str) -> str | None:
+        """The one person of the article whose folded last name is ``key``, if any."""
         found = {name for full, name in self.person_names.items() if full and full[-1] == key}
         return found.pop() if len(found) == 1 else None
 
@@ -825,7 +828,21 @@ def _attribution_line(pi: int, ctx: _Context) -> Speaker | None:
     plumber" (a person, then an apposition or nothing), with no quote mark.
     """
     ps, pe = ctx.paragraphs[pi]
-    line = ctx.text[ps:pe]
+    return _attribution_text(ps, pe, ctx)
+
+
+# "- Gov. Ann Lee, tweeting": after the dash, capitalised words up to a comma,
+# parenthesis or the end of the line
+_DASHED_NAME = re.compile(r"([A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,4})\s*(?:[,(]|\.?\s*$)")
+
+
+def _attribution_text(ps: int, pe: int, ctx: _Context) -> Speaker | None:
+    """The speaker named by the line ``text[ps:pe]`` when the line is an attribution."""
+    line = ctx.text[ps:pe].rstrip()
+    # a closing mark may end the line: the quotation above ran on to its author's
+    # name (a single-newline layout: '"... stimulus.\nAnn Lee, Acme Corp."')
+    line = line.rstrip(CLOSE_MARKS + STRAIGHT_MARKS)
+    pe = ps + len(line)
     if any(c in ALL_MARKS for c in line) or len(line.split()) > 25:
         return None
     lead = len(line) - len(line.lstrip(DASH_LEAD + " \t"))
@@ -836,6 +853,29 @@ def _attribution_line(pi: int, ctx: _Context) -> Speaker | None:
         rest = ctx.text[m.end : pe].lstrip()
         if dashed or not rest or rest[0] in ",(":
             return m.name, m.text, m.start, m.end
+    if not dashed:
+        return None
+    # a name the model did not tag ("- Sanders.", "-President Obama, tweeting")
+    found = _DASHED_NAME.match(line, lead)
+    if found is None:
+        return None
+    words = found.group(1).split()
+    if len(words[-1]) > 2:
+        words[-1] = words[-1].rstrip(".")  # the line's full stop, not an initial
+    k = 0
+    while k < len(words) - 1 and fold(words[k]).rstrip(".") in TITLES:
+        k += 1
+    name = " ".join(words[k:])
+    start = ctx.text.find(name, ps + found.start(1), pe)
+    if start < 0:
+        return None
+    end = start + len(name)
+    known = ctx.surname_owner(fold(words[-1]))
+    if known is not None and (k + 1 == len(words) or fold(name) in fold(known)):
+        return known, name, start, end
+    # two words or more, or a title before the name ("-Senator Ortiz")
+    if (len(words) - k >= 2 or k) and _NAME.match(name):
+        return name, name, start, end
     return None
 
 
