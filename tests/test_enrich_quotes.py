@@ -252,3 +252,25 @@ def test_quote_running_on_to_its_authors_name_on_the_next_line():
         "Others were more hopeful."
     )
     assert speaker_of(text, "next slump") == "Priya Raman"
+
+
+def test_headline_dash_then_source_and_colon():
+    text = (
+        "Our weekly poll digest.\n\n"
+        "Turnout models failed again in the north - Oskar Lindgren: "
+        "“The models assumed young voters would stay home, and they did not.”\n\n"
+        "What this means for the autumn - More from Lindgren: "
+        "“Expect the same error in every state with a late registration deadline.”"
+    )
+    # the model tags "Oskar" apart; the surname is the speaker either way
+    assert speaker_of(text, "models assumed").endswith("Lindgren")
+    assert speaker_of(text, "Expect the same error").endswith("Lindgren")
+
+
+def test_dashes_around_an_aside_are_not_a_headline_dash():
+    text = (
+        "The Evening Post ran a long editorial on Sunday.\n\n"
+        "To make its case, the Evening Post counts how many buses - old and new - "
+        "failed the test: “Half the fleet would be off the road in any other county.”"
+    )
+    assert speaker_of(text, "Half the fleet") == "Evening Post"

@@ -755,6 +755,9 @@ def _colon_cue(sp: QuoteSpan, ctx: _Context) -> tuple[Token | None, Token | None
         return None, None
     tok = ctx.doc[colon]
     cands = [t for t in tok.sent if t.i < colon and not ctx.quoted[t.i]]
+    dash = _headline_dash(tok, ctx)
+    if dash is not None:
+        cands = [t for t in cands if t.i > dash.i]
     cues = [t for t in cands if _is_cue(t)]
     if cues:
         return cues[-1], None
@@ -776,6 +779,21 @@ def _colon_cue(sp: QuoteSpan, ctx: _Context) -> tuple[Token | None, Token | None
         if (m is not None and m.type in ("person", "org")) or prev.pos_ == "PROPN":
             return None, prev
     return None, None
+
+
+def _headline_dash(colon: Token, ctx: _Context) -> Token | None:
+    """The spaced dash before a colon in its sentence, if any.
+
+    "Polls were right on one side - Ann Lee: ...": a headline, a dash, then the
+    source; the words before the dash are the editor's, not the quotation's frame.
+    Dashes in pairs set off an aside ("how many buses - old and new - failed").
+    """
+    dashes = [
+        t
+        for t in ctx.doc[colon.sent.start + 1 : colon.i]
+        if t.text in DASH_LEAD and t.whitespace_ and t.nbor(-1).whitespace_ and not ctx.quoted[t.i]
+    ]
+    return dashes[-1] if len(dashes) % 2 else None
 
 
 def _previous_quote_in_paragraph(
@@ -1005,6 +1023,11 @@ def attribute(
             and not t.is_space
         ]
         cues = [t for t in frame if _is_cue(t)]
+        intro = text[: sp.mark].rstrip()
+        if cues and intro.endswith(":") and ctx.para_of(len(intro) - 1) == sp.para:
+            dash = _headline_dash(doc[ctx.token_at(len(intro) - 1)], ctx)
+            if dash is not None:
+                cues = [t for t in cues if t.i > dash.i]
         cue = None
         if cues:
             cue = _choose_cue(cues, qtoks, first_tok, last_tok)
