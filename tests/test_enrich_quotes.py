@@ -274,3 +274,26 @@ def test_dashes_around_an_aside_are_not_a_headline_dash():
         "failed the test: “Half the fleet would be off the road in any other county.”"
     )
     assert speaker_of(text, "Half the fleet") == "Evening Post"
+
+
+def test_surname_tagged_as_a_modal_before_a_participle():
+    text = (
+        "The columnist Harriet Will wrote about the stadium again this week.\n\n"
+        "“The council has sold the park for a car park and a promise,” Will wrote.\n\n"
+        "She also described the mayor as “a salesman of tomorrows.”"
+    )
+    assert speaker_of(text, "sold the park") == "Harriet Will"
+
+
+def test_inverted_cue_before_an_untagged_proper_noun_and_a_colon():
+    text = (
+        "The strategist Rory Vandermeer spoke for an hour.\n\n"
+        "“Machines are the weak point,” he said.\n\n"
+        "Continued Vandermeer: “So the campaign must sign up a million new voters.”"
+    )
+    assert speaker_of(text, "million new voters").endswith("Vandermeer")
+
+
+def test_the_listener_after_told_is_not_the_speaker():
+    text = "The meeting ended late.\n\n“We will not close the school,” the minister told Okafor."
+    assert speaker_of(text, "close the school") is None

@@ -229,6 +229,8 @@ NON_SPEAKERS = frozenset(
     {"it", "they", "we", "i", "you", "people", "this", "that", "there", "who", "which", "one"}
 )
 SUBJECT_DEPS = ("nsubj", "nsubjpass")
+# speech verbs whose object is the person spoken to
+LISTENER_VERBS = frozenset({"tell", "ask", "urge", "warn", "remind", "assure", "inform", "thank"})
 # A name not known as an entity: capitalised words (name particles allowed), no
 # markup or digits ("de Blasio" yes; "veteran Republicans", 'datetime="2016' no)
 _NAME = re.compile(
@@ -409,6 +411,17 @@ class _Context:
         found = {name for full, name in self.person_names.items() if full and full[-1] == key}
         return found.pop() if len(found) == 1 else None
 
+    def untagged_name(self, tok: Token, cue: Token) -> bool:
+        """A proper noun after a cue that is no entity of another kind ("Continued
+        Stone:"); not after a verb whose object is the listener ("told Jones.")."""
+        return (
+            tok.pos_ == "PROPN"
+            and tok.ent_type_ in ("", "PERSON")
+            and cue.lemma_.lower() not in LISTENER_VERBS
+            and not self.quoted[tok.i]
+            and bool(_NAME.match(tok.text))
+        )
+
     def misparsed_name(self, tok: Token) -> bool:
         """A capitalised word the tagger read as a function word ("From said",
         "said Skelly", "Will urged"): inside a sentence a capital marks a name; at
@@ -442,7 +455,7 @@ class _Context:
                 return s
             if t.dep_ == "relcl":
                 return t.head
-            if t.i == cue.i and t.tag_ in ("VBD", "VBZ"):
+            if t.i == cue.i and t.tag_ in ("VBD", "VBZ", "VBN"):
                 # "Will urged": a modal never governs a finite verb; it is a name
                 names = [
                     c
@@ -488,7 +501,7 @@ class _Context:
                 tok.i == cue.i + 1
                 and tok.i + 1 < len(self.doc)
                 and self.doc[tok.i + 1].is_punct
-                and self.misparsed_name(tok)
+                and (self.misparsed_name(tok) or self.untagged_name(tok, cue))
             ):
                 return tok  # "said Skelly, explaining ...": a name the tagger missed
         return None
