@@ -297,3 +297,21 @@ def test_inverted_cue_before_an_untagged_proper_noun_and_a_colon():
 def test_the_listener_after_told_is_not_the_speaker():
     text = "The meeting ended late.\n\n“We will not close the school,” the minister told Okafor."
     assert speaker_of(text, "close the school") is None
+
+
+def test_quotation_the_persons_clause_runs_into_after_a_comma():
+    text = (
+        "The flood reached the old town overnight.\n\n"
+        "Within the hour, Mayor Helen Marsh issued a statement, “Every family on the river "
+        "road will be housed tonight, whatever it costs.”\n\n"
+        "The river fell by morning."
+    )
+    assert speaker_of(text, "Every family") == "Helen Marsh"
+
+
+def test_quotation_after_a_comma_with_no_person_in_the_clause_stays_unattributed():
+    text = (
+        "The flood reached the old town overnight.\n\n"
+        "By morning the sign on the bridge was still there, “Road closed until further notice.”"
+    )
+    assert speaker_of(text, "Road closed") is None

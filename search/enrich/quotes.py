@@ -1060,8 +1060,14 @@ def attribute(
                 speaker, mention, mstart, mend = ctx.speaker_from(subj)
         kind = _kind(text, sp, ctx, cue)
         content = text[sp.start : sp.end]
-        if speaker is None and mention is None and kind == "partial":
-            # a fragment quoted inside a clause whose subject is a person: theirs
+        lead_in = text[ctx.paragraphs[sp.para][0] : sp.mark].rstrip()
+        if (
+            speaker is None
+            and mention is None
+            and (kind == "partial" or (cue is None and lead_in.endswith((",", "--", "—", "–"))))
+        ):
+            # a fragment quoted inside a clause whose subject is a person: theirs; so is
+            # a quotation the clause runs into ("Ann Lee issued a statement, '...'")
             subj = _person_subject_above(qtoks, ctx)
             if subj is not None:
                 speaker, mention, mstart, mend = ctx.speaker_from(subj)
