@@ -315,3 +315,25 @@ def test_quotation_after_a_comma_with_no_person_in_the_clause_stays_unattributed
         "By morning the sign on the bridge was still there, “Road closed until further notice.”"
     )
     assert speaker_of(text, "Road closed") is None
+
+
+@pytest.mark.parametrize(
+    "frame",
+    ["As the critic Walter Hughes put it, ", "As the critic Walter Hughes pointed out, "],
+)
+def test_as_x_put_it_and_as_x_pointed_out_are_speech(frame):
+    text = (
+        "The new museum opened on Friday.\n\n"
+        f"{frame}“A building this large needs more than one good room.”\n\n"
+        "Visitors queued for hours."
+    )
+    assert speaker_of(text, "one good room") == "Walter Hughes"
+
+
+def test_put_without_it_is_not_speech():
+    text = (
+        "The new museum opened on Friday.\n\n"
+        "Walter Hughes put the sign “Closed for repairs” on the door."
+    )
+    found = [q for q in quotes_of(text) if "Closed for repairs" in q.text]
+    assert not found or found[0].cue != "put"

@@ -630,15 +630,20 @@ def _is_cue(tok: Token) -> bool:
         return False  # "so-called": a scare quote, not speech
     if lemma == "go":  # "Trump went on"
         return any(c.dep_ == "prt" and c.lower_ == "on" for c in tok.children)
+    if lemma == "put":  # "as Ann Lee put it"
+        return any(c.dep_ == "dobj" and c.lower_ == "it" for c in tok.children)
+    if lemma == "point":  # "Ann Lee pointed out"
+        return any(c.dep_ == "prt" and c.lower_ == "out" for c in tok.children)
     return lemma in SPEECH_VERBS
 
 
 def _cue_name(tok: Token) -> str:
     if tok.lower_ == "according":
         return "according to"
-    if tok.lemma_.lower() == "go":
-        return "go on"
-    return tok.lemma_.lower()
+    lemma = tok.lemma_.lower()
+    if lemma in ("go", "point"):
+        return lemma + (" on" if lemma == "go" else " out")
+    return lemma
 
 
 def _governs(cue: Token, toks: list[Token]) -> bool:
