@@ -337,3 +337,14 @@ def test_put_without_it_is_not_speech():
     )
     found = [q for q in quotes_of(text) if "Closed for repairs" in q.text]
     assert not found or found[0].cue != "put"
+
+
+def test_attribution_sentence_after_the_quote_with_a_long_apposition():
+    text = (
+        "Volunteers made calls all afternoon.\n\n"
+        '"Good afternoon, I am calling for the school board campaign. Do you have a minute?" '
+        "Nora Blake, a retired nurse from the valley, said softly into the phone. "
+        '"We are asking neighbours to vote on Tuesday."'
+    )
+    assert speaker_of(text, "Do you have a minute") == "Nora Blake"
+    assert speaker_of(text, "asking neighbours") == "Nora Blake"

@@ -46,7 +46,7 @@ import bisect
 import re
 from dataclasses import dataclass
 
-from spacy.tokens import Doc, Token
+from spacy.tokens import Doc, Span, Token
 
 from newsquarry.search.enrich.entities import (
     DETERMINERS,
@@ -977,6 +977,19 @@ def _bare_cue(sp: QuoteSpan, ctx: _Context, after: list[Token]) -> Token | None:
     return None
 
 
+def _opens_with_speaker(sent: Span, first: Token, ctx: _Context) -> bool:
+    """The sentence opens with a person who is the subject of its speech verb, an
+    apposition in between ('"...?" Ann Lee, a retired nurse, said into the phone.')."""
+    m = ctx.mention_at.get(first.i)
+    if m is None or m.type != "person":
+        return False
+    for t in sent:
+        if _is_cue(t) and not ctx.quoted[t.i]:
+            subj = ctx.subject_of(t)
+            return subj is not None and m.tok_start <= subj.i < m.tok_end
+    return False
+
+
 def _is_title_word(tok: Token) -> bool:
     return tok.lower_.rstrip(".") in TITLES
 
@@ -1028,7 +1041,10 @@ def attribute(
                     head_toks
                     and not ctx.quoted[head_toks[0].i]
                     and not re.search(r"\w", gap)
-                    and any(_is_cue(t) for t in head_toks[:4])
+                    and (
+                        any(_is_cue(t) for t in head_toks[:4])
+                        or _opens_with_speaker(nxt, head_toks[0], ctx)
+                    )
                 ):
                     sents.append(nxt)
         frame = [
