@@ -348,3 +348,27 @@ def test_attribution_sentence_after_the_quote_with_a_long_apposition():
     )
     assert speaker_of(text, "Do you have a minute") == "Nora Blake"
     assert speaker_of(text, "asking neighbours") == "Nora Blake"
+
+
+def test_capitalised_adverb_before_the_cue_is_a_name():
+    text = (
+        "The county chair, Dana Early, had not seen the figures.\n\n"
+        "Told of the district's lean, Early described it as “news to me.”"
+    )
+    assert speaker_of(text, "news to me") == "Dana Early"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The anchor has covered both campaigns.\n\n"
+        "“We were wrong not to confront him from the start,” Jorge Vela, 58, told AFP in an "
+        "interview on Monday.",
+        "The anchor has covered both campaigns.\n\n"
+        "“Very good reporter, very good reporter this guy,” Vela, the network's senior anchor "
+        "and its longest-serving host, said at a press conference.",
+    ],
+)
+def test_name_after_the_quote_parsed_into_the_quotation(text):
+    quote = [q for q in quotes_of(text) if q.kind == "direct"][0]
+    assert quote.speaker.endswith("Vela")

@@ -456,11 +456,16 @@ class _Context:
             if t.dep_ == "relcl":
                 return t.head
             if t.i == cue.i and t.tag_ in ("VBD", "VBZ", "VBN"):
-                # "Will urged": a modal never governs a finite verb; it is a name
+                # "Will urged": a modal never governs a finite verb; it is a name; so is
+                # a capitalised "adverb" right before the verb ("..., Early described")
                 names = [
                     c
                     for c in t.children
-                    if c.dep_ == "aux" and c.tag_ == "MD" and self.misparsed_name(c)
+                    if (
+                        (c.dep_ == "aux" and c.tag_ == "MD")
+                        or (c.dep_ == "advmod" and c.i == t.i - 1)
+                    )
+                    and self.misparsed_name(c)
                 ]
                 if names:
                     return names[0]
@@ -517,6 +522,19 @@ class _Context:
             m = self.mention_at.get(k)
             if m is not None and m.type == "person" and tok.dep_ not in ("pobj", "dobj", "poss"):
                 return tok
+        return None
+
+    def name_between(self, start: int, cue: Token) -> Token | None:
+        """The first person named between a quotation's end and its cue, in the cue's
+        sentence, not as an object ('"...," Ann Lee, the network's anchor, ..., said')."""
+        for k in range(max(start, cue.sent.start), cue.i):
+            m = self.mention_at.get(k)
+            tok = self.doc[k]
+            if self.quoted[k] or m is None or m.type != "person":
+                continue
+            if tok.dep_ in ("pobj", "dobj", "poss"):
+                return None
+            return self.doc[m.tok_end - 1]
         return None
 
     def speaker_from(self, tok: Token) -> tuple[str | None, str | None, int | None, int | None]:
@@ -1070,7 +1088,16 @@ def attribute(
         speaker = mention = None
         mstart = mend = None
         if cue is not None:
-            subj = ctx.subject_of(cue) or ctx.inverted_subject(cue) or ctx.preceding_name(cue)
+            subj = ctx.subject_of(cue)
+            if subj is None or ctx.quoted[subj.i]:
+                # a word of the quotation is never its speaker ('"...," Ann Lee, 58,
+                # told reporters' parsed as a clause joined to the quotation)
+                subj = (
+                    ctx.inverted_subject(cue)
+                    or ctx.preceding_name(cue)
+                    or ctx.name_between(last_tok + 1, cue)
+                    or subj
+                )
             if subj is not None and not ctx.quoted[subj.i]:
                 speaker, mention, mstart, mend = ctx.speaker_from(subj)
         if cue is None:
