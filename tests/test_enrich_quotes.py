@@ -372,3 +372,46 @@ def test_capitalised_adverb_before_the_cue_is_a_name():
 def test_name_after_the_quote_parsed_into_the_quotation(text):
     quote = [q for q in quotes_of(text) if q.kind == "direct"][0]
     assert quote.speaker.endswith("Vela")
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "A fundraising email sent out by Peter Hollis on Tuesday warned of the fight ahead: ",
+        "In selling the course, Peter Hollis released a video that said, ",
+        "Peter Hollis's email to donors said: ",
+    ],
+)
+def test_a_document_speaks_for_its_author(sentence):
+    text = (
+        "The primary is three weeks away.\n\n"
+        f"{sentence}“There are fourteen contests left and we need every dollar.”"
+    )
+    assert speaker_of(text, "fourteen contests") == "Peter Hollis"
+
+
+def test_a_capital_the_inside_a_sentence_is_part_of_the_name():
+    text = (
+        "The count took all night.\n\n"
+        "“The final tally was 699 to 695,” The Lantern reported. "
+        "“A single coin toss decided two of the seats.”"
+    )
+    assert speaker_of(text, "final tally") == "The Lantern"
+    assert speaker_of(text, "coin toss") == "The Lantern"
+
+
+def test_passive_cue_names_its_speaker_as_the_agent():
+    text = (
+        "The inquiry closed on Friday.\n\n"
+        "Her handling of the files was “extremely careless,” as described by "
+        "Inspector General Ruth Osei in her report."
+    )
+    assert speaker_of(text, "extremely careless") == "Ruth Osei"
+
+
+def test_shouted_down_is_not_the_speech_of_those_who_shouted():
+    text = (
+        "Comedian Sarah Pollard was booed and shouted down by Bernie Sanders supporters "
+        "after telling the hall that they were “being ridiculous.”"
+    )
+    assert speaker_of(text, "being ridiculous") != "Bernie Sanders"

@@ -229,6 +229,11 @@ NON_SPEAKERS = frozenset(
     {"it", "they", "we", "i", "you", "people", "this", "that", "there", "who", "which", "one"}
 )
 SUBJECT_DEPS = ("nsubj", "nsubjpass")
+# things that "say" for their author ("her email said", "a video that said")
+DOCUMENT_NOUNS = frozenset(
+    "email e-mail statement letter memo video ad advertisement release tweet response "
+    "message note post".split()
+)
 # speech verbs whose object is the person spoken to
 LISTENER_VERBS = frozenset({"tell", "ask", "urge", "warn", "remind", "assure", "inform", "thank"})
 # A name not known as an entity: capitalised words (name particles allowed), no
@@ -443,6 +448,13 @@ class _Context:
                         if obj.dep_ == "pobj":
                             return obj
             return None
+        if cue.lemma_.lower() != "quote":
+            # a passive cue names its speaker as the agent ("described by Ann Lee as")
+            for c in cue.children:
+                if c.dep_ == "agent":
+                    objs = [o for o in c.children if o.dep_ == "pobj" and not self.quoted[o.i]]
+                    if objs:
+                        return objs[0]
         t = cue
         for _ in range(7):
             subj = [c for c in t.children if c.dep_ in SUBJECT_DEPS]
@@ -522,6 +534,28 @@ class _Context:
             m = self.mention_at.get(k)
             if m is not None and m.type == "person" and tok.dep_ not in ("pobj", "dobj", "poss"):
                 return tok
+        return None
+
+    def document_author(self, doc_tok: Token) -> Token | None:
+        """The person whose document speaks ("Lee's email said", "an email sent by Lee
+        warned", "Lee released a video that said"), if the parse names one."""
+        for c in doc_tok.children:
+            m = self.mention_at.get(c.i)
+            if c.dep_ == "poss" and m is not None and m.type == "person":
+                return c
+            if c.dep_ == "acl":
+                for a in c.children:
+                    if a.dep_ == "agent":
+                        for o in a.children:
+                            m = self.mention_at.get(o.i)
+                            if o.dep_ == "pobj" and m is not None and m.type == "person":
+                                return o
+        head = doc_tok.head
+        if doc_tok.dep_ == "dobj" and head.pos_ == "VERB":
+            for c in head.children:
+                m = self.mention_at.get(c.i)
+                if c.dep_ == "nsubj" and m is not None and m.type == "person":
+                    return c
         return None
 
     def name_between(self, start: int, cue: Token) -> Token | None:
@@ -605,6 +639,17 @@ class _Context:
                 return span.text, span.text, span.start_char, span.end_char
             if (
                 len(span) == 1
+                and tok.i > 1
+                and self.doc[tok.i - 1].text == "The"
+                and tok.i - 1 != tok.sent.start
+                and (not self.doc[tok.i - 2].is_punct or self.doc[tok.i - 2].text in ",”\"'’")
+            ):
+                # "as The Hill pointed out": a capital "The" inside a sentence is part
+                # of the name (a paper, a band), not the determiner of a description
+                named = self.doc[tok.i - 1 : tok.i + 1]
+                return named.text, named.text, named.start_char, named.end_char
+            if (
+                len(span) == 1
                 and _generic_head(tok)
                 and tok.i > 0
                 and self.doc[tok.i - 1].lower_ in DETERMINERS
@@ -623,6 +668,10 @@ class _Context:
             return None, span.text, span.start_char, span.end_char
         if word in NON_SPEAKERS or tok.pos_ == "PRON":
             return None, tok.text, tok.idx, tok.idx + len(tok)
+        if word in DOCUMENT_NOUNS:
+            author = self.document_author(tok)
+            if author is not None:
+                return self.speaker_from(author)
         # A description ("the spokesman", "officials"): keep the mention only.
         left = tok.left_edge
         right = tok
@@ -648,6 +697,8 @@ def _is_cue(tok: Token) -> bool:
         return False  # "so-called": a scare quote, not speech
     if lemma == "go":  # "Trump went on"
         return any(c.dep_ == "prt" and c.lower_ == "on" for c in tok.children)
+    if any(c.dep_ == "prt" and c.lower_ in ("down", "off") for c in tok.children):
+        return False  # "shouted down", "called off", "wrote off": not speech
     if lemma == "put":  # "as Ann Lee put it"
         return any(c.dep_ == "dobj" and c.lower_ == "it" for c in tok.children)
     if lemma == "point":  # "Ann Lee pointed out"
