@@ -415,3 +415,22 @@ def test_shouted_down_is_not_the_speech_of_those_who_shouted():
         "after telling the hall that they were “being ridiculous.”"
     )
     assert speaker_of(text, "being ridiculous") != "Bernie Sanders"
+
+
+@pytest.mark.parametrize("verb", ["shot back", "fired back"])
+def test_shot_back_and_fired_back_are_speech(verb):
+    text = (
+        "The debate turned sharp in the second hour.\n\n"
+        "When Governor Alan Pryce criticised her record on schools, "
+        f"Maria Lopez {verb}, “I built more schools in four years than he did in eight.”"
+    )
+    assert speaker_of(text, "built more schools") == "Maria Lopez"
+
+
+def test_the_next_sentence_is_not_the_frame_when_the_quote_has_its_own_cue():
+    text = (
+        "The feud is old.\n\n"
+        "Early in the race, Walter Grant attacked Anna Byrne, calling her, among other "
+        "things, “a failed candidate.” Byrne fired back in March with an advertisement."
+    )
+    assert speaker_of(text, "a failed candidate") == "Walter Grant"

@@ -699,6 +699,9 @@ def _is_cue(tok: Token) -> bool:
         return any(c.dep_ == "prt" and c.lower_ == "on" for c in tok.children)
     if any(c.dep_ == "prt" and c.lower_ in ("down", "off") for c in tok.children):
         return False  # "shouted down", "called off", "wrote off": not speech
+    if lemma in ("shoot", "fire", "hit", "strike", "push", "snap"):  # "Lee shot back"
+        if any(c.dep_ in ("prt", "advmod") and c.lower_ == "back" for c in tok.children):
+            return True
     if lemma == "put":  # "as Ann Lee put it"
         return any(c.dep_ == "dobj" and c.lower_ == "it" for c in tok.children)
     if lemma == "point":  # "Ann Lee pointed out"
@@ -712,6 +715,8 @@ def _cue_name(tok: Token) -> str:
     lemma = tok.lemma_.lower()
     if lemma in ("go", "point"):
         return lemma + (" on" if lemma == "go" else " out")
+    if lemma in ("shoot", "fire", "hit", "strike", "push"):
+        return lemma + " back"
     return lemma
 
 
@@ -1106,8 +1111,12 @@ def attribute(
             if nxt_para == sp.para and nxt not in sents:
                 head_toks = [t for t in nxt if not t.is_punct and not t.is_space]
                 gap = text[sp.end : nxt.start_char] if len(ranges) == 1 else ""
+                own_cue = any(
+                    _is_cue(t) and not ctx.quoted[t.i] and t.idx < sp.mark for s in sents for t in s
+                )
                 if (
                     head_toks
+                    and not own_cue  # "X attacked Y, calling him '...'. Y fired back"
                     and not ctx.quoted[head_toks[0].i]
                     and not re.search(r"\w", gap)
                     and (
