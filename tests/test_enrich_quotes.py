@@ -434,3 +434,12 @@ def test_the_next_sentence_is_not_the_frame_when_the_quote_has_its_own_cue():
         "things, “a failed candidate.” Byrne fired back in March with an advertisement."
     )
     assert speaker_of(text, "a failed candidate") == "Walter Grant"
+
+
+def test_short_attribution_sentence_after_a_question_with_a_verb_outside_the_lexicon():
+    text = (
+        "The interview grew tense.\n\n"
+        "“What was the turning point that made him change so completely?” "
+        "Glenn Harper questioned. Nobody on the panel answered."
+    )
+    assert speaker_of(text, "turning point") == "Glenn Harper"

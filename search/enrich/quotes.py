@@ -1122,6 +1122,7 @@ def attribute(
                     and (
                         any(_is_cue(t) for t in head_toks[:4])
                         or _opens_with_speaker(nxt, head_toks[0], ctx)
+                        or _bare_cue(sp, ctx, head_toks) is not None  # '"...?" Lee pressed.'
                     )
                 ):
                     sents.append(nxt)
