@@ -443,3 +443,14 @@ def test_short_attribution_sentence_after_a_question_with_a_verb_outside_the_lex
         "Glenn Harper questioned. Nobody on the panel answered."
     )
     assert speaker_of(text, "turning point") == "Glenn Harper"
+
+
+@pytest.mark.parametrize("name", ["Daniel Ortiz", "Christopher Hale", "Lucas Brandt"])
+def test_military_title_before_the_name_is_not_the_speaker(name):
+    # the model takes "Army Capt" for an organisation with some names after it
+    text = (
+        "Sailors at the base were asked about the election.\n\n"
+        "“The candidates left just don’t understand the fleet,” said Army Capt. "
+        f"{name}, who said he would not vote for either of them."
+    )
+    assert speaker_of(text, "understand the fleet") == name

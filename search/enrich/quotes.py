@@ -574,21 +574,25 @@ class _Context:
     def speaker_from(self, tok: Token) -> tuple[str | None, str | None, int | None, int | None]:
         """(speaker, mention, mention start, mention end) for a subject token."""
         m = self.mention_at.get(tok.i)
-        if m is None and tok.lower_.rstrip(".") in TITLES:
-            # "said Army Capt. Christian Pardo", "Vice President for news Dave Gorab"
+        if (m is None or m.type != "person") and tok.lower_.rstrip(".") in TITLES:
+            # "said Army Capt. Christian Pardo" (the model may take "Army Capt" for an
+            # organisation), "Vice President for news Dave Gorab"
+            title_mention, m = m, None
             for t in tok.subtree:
                 cand = self.mention_at.get(t.i)
                 if cand is not None and cand.type == "person":
                     m = cand
                     break
             if m is None:
-                for t in self.doc[tok.i + 1 : min(tok.i + 5, tok.sent.end)]:
+                # not bounded by the sentence: the model may end one after "Capt."
+                for t in self.doc[tok.i + 1 : min(tok.i + 5, len(self.doc))]:
                     cand = self.mention_at.get(t.i)
                     if cand is not None and cand.type == "person":
                         m = cand
                         break
                     if not (t.pos_ == "PROPN" or t.is_punct):
                         break
+            m = m or title_mention
         if m is None:
             for c in tok.children:
                 if c.dep_ in ("compound", "appos") and c.i in self.mention_at:
