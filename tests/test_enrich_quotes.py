@@ -454,3 +454,13 @@ def test_military_title_before_the_name_is_not_the_speaker(name):
         f"{name}, who said he would not vote for either of them."
     )
     assert speaker_of(text, "understand the fleet") == name
+
+
+def test_name_glued_to_the_closing_mark():
+    text = (
+        "Senator Joan Harlow spoke after the vote.\n\n"
+        "“Nobody expected the bridge to cost this much, least of all the county,”Harlow said. "
+        "“We will finish it anyway.”"
+    )
+    assert speaker_of(text, "Nobody expected") == "Joan Harlow"
+    assert speaker_of(text, "finish it anyway") == "Joan Harlow"

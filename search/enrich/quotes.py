@@ -558,6 +558,17 @@ class _Context:
                     return c
         return None
 
+    def glued_name(self, tok: Token) -> Speaker:
+        """A name glued to the closing mark ('...paranoia,”Clinton said'): the model
+        makes one token of the quotation's last word, the mark and the name."""
+        found = re.search(r"[”\"]([A-Z][\w.'’-]+)$", tok.text)
+        if found is None or not _NAME.match(found.group(1)):
+            return None, None, None, None
+        word = found.group(1)
+        start = tok.idx + found.start(1)
+        name = self.surname_owner(fold(word)) or word
+        return name, word, start, start + len(word)
+
     def name_between(self, start: int, cue: Token) -> Token | None:
         """The first person named between a quotation's end and its cue, in the cue's
         sentence, not as an object ('"...," Ann Lee, the network's anchor, ..., said')."""
@@ -1165,6 +1176,9 @@ def attribute(
                 )
             if subj is not None and not ctx.quoted[subj.i]:
                 speaker, mention, mstart, mend = ctx.speaker_from(subj)
+            elif subj is not None and cue.i > 0:
+                # the name glued to the closing mark, right before the cue
+                speaker, mention, mstart, mend = ctx.glued_name(doc[cue.i - 1])
         if cue is None:
             cue, subj = _colon_cue(sp, ctx)
             if cue is not None:
