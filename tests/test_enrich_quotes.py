@@ -342,11 +342,11 @@ def test_put_without_it_is_not_speech():
 def test_attribution_sentence_after_the_quote_with_a_long_apposition():
     text = (
         "Volunteers made calls all afternoon.\n\n"
-        '"Good afternoon, I am calling for the school board campaign. Do you have a minute?" '
-        "Nora Blake, a retired nurse from the valley, said softly into the phone. "
+        '"Hello, this is a volunteer for the school board race. Have you got a minute?" '
+        "Nora Blake, a retired nurse from the valley, said quietly into her headset. "
         '"We are asking neighbours to vote on Tuesday."'
     )
-    assert speaker_of(text, "Do you have a minute") == "Nora Blake"
+    assert speaker_of(text, "Have you got a minute") == "Nora Blake"
     assert speaker_of(text, "asking neighbours") == "Nora Blake"
 
 
@@ -362,10 +362,10 @@ def test_capitalised_adverb_before_the_cue_is_a_name():
     "text",
     [
         "The anchor has covered both campaigns.\n\n"
-        "“We were wrong not to confront him from the start,” Jorge Vela, 58, told AFP in an "
-        "interview on Monday.",
+        "“We should have challenged the plan the day it was announced,” Jorge Vela, 58, told AFP "
+        "in an interview on Monday.",
         "The anchor has covered both campaigns.\n\n"
-        "“Very good reporter, very good reporter this guy,” Vela, the network's senior anchor "
+        "“A fine analyst, a really fine analyst, this woman,” Vela, the network's senior anchor "
         "and its longest-serving host, said at a press conference.",
     ],
 )
@@ -377,8 +377,8 @@ def test_name_after_the_quote_parsed_into_the_quotation(text):
 @pytest.mark.parametrize(
     "sentence",
     [
-        "A fundraising email sent out by Peter Hollis on Tuesday warned of the fight ahead: ",
-        "In selling the course, Peter Hollis released a video that said, ",
+        "A fundraising email sent by Peter Hollis on Friday warned donors: ",
+        "To promote the seminar, Peter Hollis released a video that said, ",
         "Peter Hollis's email to donors said: ",
     ],
 )
@@ -393,28 +393,28 @@ def test_a_document_speaks_for_its_author(sentence):
 def test_a_capital_the_inside_a_sentence_is_part_of_the_name():
     text = (
         "The count took all night.\n\n"
-        "“The final tally was 699 to 695,” The Lantern reported. "
+        "“The final count was 412 to 409,” The Lantern reported. "
         "“A single coin toss decided two of the seats.”"
     )
-    assert speaker_of(text, "final tally") == "The Lantern"
+    assert speaker_of(text, "final count") == "The Lantern"
     assert speaker_of(text, "coin toss") == "The Lantern"
 
 
 def test_passive_cue_names_its_speaker_as_the_agent():
     text = (
         "The inquiry closed on Friday.\n\n"
-        "Her handling of the files was “extremely careless,” as described by "
+        "Her handling of the files was “reckless and sloppy,” as described by "
         "Inspector General Ruth Osei in her report."
     )
-    assert speaker_of(text, "extremely careless") == "Ruth Osei"
+    assert speaker_of(text, "reckless and sloppy") == "Ruth Osei"
 
 
 def test_shouted_down_is_not_the_speech_of_those_who_shouted():
     text = (
-        "Comedian Sarah Pollard was booed and shouted down by Bernie Sanders supporters "
-        "after telling the hall that they were “being ridiculous.”"
+        "The singer Sarah Pollard was jeered and shouted down by Bernie Sanders supporters "
+        "after telling the crowd they were “acting like children.”"
     )
-    assert speaker_of(text, "being ridiculous") != "Bernie Sanders"
+    assert speaker_of(text, "acting like children") != "Bernie Sanders"
 
 
 @pytest.mark.parametrize("verb", ["shot back", "fired back"])
@@ -431,9 +431,9 @@ def test_the_next_sentence_is_not_the_frame_when_the_quote_has_its_own_cue():
     text = (
         "The feud is old.\n\n"
         "Early in the race, Walter Grant attacked Anna Byrne, calling her, among other "
-        "things, “a failed candidate.” Byrne fired back in March with an advertisement."
+        "insults, “a spent force.” Byrne fired back in May with an advertisement."
     )
-    assert speaker_of(text, "a failed candidate") == "Walter Grant"
+    assert speaker_of(text, "a spent force") == "Walter Grant"
 
 
 def test_short_attribution_sentence_after_a_question_with_a_verb_outside_the_lexicon():
@@ -450,10 +450,10 @@ def test_military_title_before_the_name_is_not_the_speaker(name):
     # the model takes "Army Capt" for an organisation with some names after it
     text = (
         "Sailors at the base were asked about the election.\n\n"
-        "“The candidates left just don’t understand the fleet,” said Army Capt. "
+        "“Neither ticket has a plan for the ships we sail,” said Army Capt. "
         f"{name}, who said he would not vote for either of them."
     )
-    assert speaker_of(text, "understand the fleet") == name
+    assert speaker_of(text, "ships we sail") == name
 
 
 def test_name_glued_to_the_closing_mark():
