@@ -46,7 +46,7 @@ import bisect
 import re
 from dataclasses import dataclass
 
-from spacy.tokens import Doc, Token
+from spacy.tokens import Doc, Span, Token
 
 from newsquarry.search.enrich.entities import (
     DETERMINERS,
@@ -229,6 +229,13 @@ NON_SPEAKERS = frozenset(
     {"it", "they", "we", "i", "you", "people", "this", "that", "there", "who", "which", "one"}
 )
 SUBJECT_DEPS = ("nsubj", "nsubjpass")
+# things that "say" for their author ("her email said", "a video that said")
+DOCUMENT_NOUNS = frozenset(
+    "email e-mail statement letter memo video ad advertisement release tweet response "
+    "message note post".split()
+)
+# speech verbs whose object is the person spoken to
+LISTENER_VERBS = frozenset({"tell", "ask", "urge", "warn", "remind", "assure", "inform", "thank"})
 # A name not known as an entity: capitalised words (name particles allowed), no
 # markup or digits ("de Blasio" yes; "veteran Republicans", 'datetime="2016' no)
 _NAME = re.compile(
@@ -400,6 +407,38 @@ class _Context:
 
     # -- speakers ---------------------------------------------------------------
 
+    def known_surname(self, tok: Token) -> str | None:
+        """The one person of the article whose last name is this word, if any."""
+        return self.surname_owner(fold(tok.text))
+
+    def surname_owner(self, key: str) -> str | None:
+        """The one person of the article whose folded last name is ``key``, if any."""
+        found = {name for full, name in self.person_names.items() if full and full[-1] == key}
+        return found.pop() if len(found) == 1 else None
+
+    def untagged_name(self, tok: Token, cue: Token) -> bool:
+        """A proper noun after a cue that is no entity of another kind ("Continued
+        Stone:"); not after a verb whose object is the listener ("told Jones.")."""
+        return (
+            tok.pos_ == "PROPN"
+            and tok.ent_type_ in ("", "PERSON")
+            and cue.lemma_.lower() not in LISTENER_VERBS
+            and not self.quoted[tok.i]
+            and bool(_NAME.match(tok.text))
+        )
+
+    def misparsed_name(self, tok: Token) -> bool:
+        """A capitalised word the tagger read as a function word ("From said",
+        "said Skelly", "Will urged"): inside a sentence a capital marks a name; at
+        its start, only a surname of someone the article names."""
+        if not tok.text[:1].isupper() or tok.pos_ in ("PROPN", "PRON", "DET", "NUM", "PUNCT"):
+            return False
+        if self.quoted[tok.i] or tok.lower_ in NON_SPEAKERS or tok.ent_type_ not in ("", "PERSON"):
+            return False
+        if tok.i == tok.sent.start or self.text[tok.idx - 2 : tok.idx].strip() in (".", "\n"):
+            return self.known_surname(tok) is not None
+        return True
+
     def subject_of(self, cue: Token) -> Token | None:
         """Grammatical speaker of a speech verb, climbing participles and passives."""
         if cue.lower_ == "according":
@@ -409,6 +448,13 @@ class _Context:
                         if obj.dep_ == "pobj":
                             return obj
             return None
+        if cue.lemma_.lower() != "quote":
+            # a passive cue names its speaker as the agent ("described by Ann Lee as")
+            for c in cue.children:
+                if c.dep_ == "agent":
+                    objs = [o for o in c.children if o.dep_ == "pobj" and not self.quoted[o.i]]
+                    if objs:
+                        return objs[0]
         t = cue
         for _ in range(7):
             subj = [c for c in t.children if c.dep_ in SUBJECT_DEPS]
@@ -421,6 +467,20 @@ class _Context:
                 return s
             if t.dep_ == "relcl":
                 return t.head
+            if t.i == cue.i and t.tag_ in ("VBD", "VBZ", "VBN"):
+                # "Will urged": a modal never governs a finite verb; it is a name; so is
+                # a capitalised "adverb" right before the verb ("..., Early described")
+                names = [
+                    c
+                    for c in t.children
+                    if (
+                        (c.dep_ == "aux" and c.tag_ == "MD")
+                        or (c.dep_ == "advmod" and c.i == t.i - 1)
+                    )
+                    and self.misparsed_name(c)
+                ]
+                if names:
+                    return names[0]
             if t.i == cue.i:
                 # "Conway notes": the name parsed as a compound of the verb
                 names = [
@@ -454,6 +514,13 @@ class _Context:
                 return tok
             if pronoun_gender(tok.lower_) and tok.lower_ in ("he", "she"):
                 return tok
+            if (
+                tok.i == cue.i + 1
+                and tok.i + 1 < len(self.doc)
+                and self.doc[tok.i + 1].is_punct
+                and (self.misparsed_name(tok) or self.untagged_name(tok, cue))
+            ):
+                return tok  # "said Skelly, explaining ...": a name the tagger missed
         return None
 
     def preceding_name(self, cue: Token) -> Token | None:
@@ -469,24 +536,74 @@ class _Context:
                 return tok
         return None
 
+    def document_author(self, doc_tok: Token) -> Token | None:
+        """The person whose document speaks ("Lee's email said", "an email sent by Lee
+        warned", "Lee released a video that said"), if the parse names one."""
+        for c in doc_tok.children:
+            m = self.mention_at.get(c.i)
+            if c.dep_ == "poss" and m is not None and m.type == "person":
+                return c
+            if c.dep_ == "acl":
+                for a in c.children:
+                    if a.dep_ == "agent":
+                        for o in a.children:
+                            m = self.mention_at.get(o.i)
+                            if o.dep_ == "pobj" and m is not None and m.type == "person":
+                                return o
+        head = doc_tok.head
+        if doc_tok.dep_ == "dobj" and head.pos_ == "VERB":
+            for c in head.children:
+                m = self.mention_at.get(c.i)
+                if c.dep_ == "nsubj" and m is not None and m.type == "person":
+                    return c
+        return None
+
+    def glued_name(self, tok: Token) -> Speaker:
+        """A name glued to the closing mark ('...paranoia,”Clinton said'): the model
+        makes one token of the quotation's last word, the mark and the name."""
+        found = re.search(r"[”\"]([A-Z][\w.'’-]+)$", tok.text)
+        if found is None or not _NAME.match(found.group(1)):
+            return None, None, None, None
+        word = found.group(1)
+        start = tok.idx + found.start(1)
+        name = self.surname_owner(fold(word)) or word
+        return name, word, start, start + len(word)
+
+    def name_between(self, start: int, cue: Token) -> Token | None:
+        """The first person named between a quotation's end and its cue, in the cue's
+        sentence, not as an object ('"...," Ann Lee, the network's anchor, ..., said')."""
+        for k in range(max(start, cue.sent.start), cue.i):
+            m = self.mention_at.get(k)
+            tok = self.doc[k]
+            if self.quoted[k] or m is None or m.type != "person":
+                continue
+            if tok.dep_ in ("pobj", "dobj", "poss"):
+                return None
+            return self.doc[m.tok_end - 1]
+        return None
+
     def speaker_from(self, tok: Token) -> tuple[str | None, str | None, int | None, int | None]:
         """(speaker, mention, mention start, mention end) for a subject token."""
         m = self.mention_at.get(tok.i)
-        if m is None and tok.lower_.rstrip(".") in TITLES:
-            # "said Army Capt. Christian Pardo", "Vice President for news Dave Gorab"
+        if (m is None or m.type != "person") and tok.lower_.rstrip(".") in TITLES:
+            # "said Army Capt. Christian Pardo" (the model may take "Army Capt" for an
+            # organisation), "Vice President for news Dave Gorab"
+            title_mention, m = m, None
             for t in tok.subtree:
                 cand = self.mention_at.get(t.i)
                 if cand is not None and cand.type == "person":
                     m = cand
                     break
             if m is None:
-                for t in self.doc[tok.i + 1 : min(tok.i + 5, tok.sent.end)]:
+                # not bounded by the sentence: the model may end one after "Capt."
+                for t in self.doc[tok.i + 1 : min(tok.i + 5, len(self.doc))]:
                     cand = self.mention_at.get(t.i)
                     if cand is not None and cand.type == "person":
                         m = cand
                         break
                     if not (t.pos_ == "PROPN" or t.is_punct):
                         break
+            m = m or title_mention
         if m is None:
             for c in tok.children:
                 if c.dep_ in ("compound", "appos") and c.i in self.mention_at:
@@ -507,10 +624,14 @@ class _Context:
         word = tok.lower_
         if pronoun_gender(word) and tok.pos_ == "PRON":
             return self.tracker.resolve(tok.i, word), tok.text, tok.idx, tok.idx + len(tok)
-        if tok.pos_ == "PROPN" or (
-            tok.text[:1].isupper()
-            and tok.pos_ in ("NOUN", "X")
-            and (tok.i != tok.sent.start or tok.lower_ not in common_words())
+        if (
+            tok.pos_ == "PROPN"
+            or (
+                tok.text[:1].isupper()
+                and tok.pos_ in ("NOUN", "X")
+                and (tok.i != tok.sent.start or tok.lower_ not in common_words())
+            )
+            or self.misparsed_name(tok)
         ):
             left = tok
             while (
@@ -533,6 +654,17 @@ class _Context:
                 return span.text, span.text, span.start_char, span.end_char
             if (
                 len(span) == 1
+                and tok.i > 1
+                and self.doc[tok.i - 1].text == "The"
+                and tok.i - 1 != tok.sent.start
+                and (not self.doc[tok.i - 2].is_punct or self.doc[tok.i - 2].text in ",”\"'’")
+            ):
+                # "as The Hill pointed out": a capital "The" inside a sentence is part
+                # of the name (a paper, a band), not the determiner of a description
+                named = self.doc[tok.i - 1 : tok.i + 1]
+                return named.text, named.text, named.start_char, named.end_char
+            if (
+                len(span) == 1
                 and _generic_head(tok)
                 and tok.i > 0
                 and self.doc[tok.i - 1].lower_ in DETERMINERS
@@ -551,6 +683,10 @@ class _Context:
             return None, span.text, span.start_char, span.end_char
         if word in NON_SPEAKERS or tok.pos_ == "PRON":
             return None, tok.text, tok.idx, tok.idx + len(tok)
+        if word in DOCUMENT_NOUNS:
+            author = self.document_author(tok)
+            if author is not None:
+                return self.speaker_from(author)
         # A description ("the spokesman", "officials"): keep the mention only.
         left = tok.left_edge
         right = tok
@@ -576,15 +712,27 @@ def _is_cue(tok: Token) -> bool:
         return False  # "so-called": a scare quote, not speech
     if lemma == "go":  # "Trump went on"
         return any(c.dep_ == "prt" and c.lower_ == "on" for c in tok.children)
+    if any(c.dep_ == "prt" and c.lower_ in ("down", "off") for c in tok.children):
+        return False  # "shouted down", "called off", "wrote off": not speech
+    if lemma in ("shoot", "fire", "hit", "strike", "push", "snap"):  # "Lee shot back"
+        if any(c.dep_ in ("prt", "advmod") and c.lower_ == "back" for c in tok.children):
+            return True
+    if lemma == "put":  # "as Ann Lee put it"
+        return any(c.dep_ == "dobj" and c.lower_ == "it" for c in tok.children)
+    if lemma == "point":  # "Ann Lee pointed out"
+        return any(c.dep_ == "prt" and c.lower_ == "out" for c in tok.children)
     return lemma in SPEECH_VERBS
 
 
 def _cue_name(tok: Token) -> str:
     if tok.lower_ == "according":
         return "according to"
-    if tok.lemma_.lower() == "go":
-        return "go on"
-    return tok.lemma_.lower()
+    lemma = tok.lemma_.lower()
+    if lemma in ("go", "point"):
+        return lemma + (" on" if lemma == "go" else " out")
+    if lemma in ("shoot", "fire", "hit", "strike", "push"):
+        return lemma + " back"
+    return lemma
 
 
 def _governs(cue: Token, toks: list[Token]) -> bool:
@@ -714,6 +862,9 @@ def _colon_cue(sp: QuoteSpan, ctx: _Context) -> tuple[Token | None, Token | None
         return None, None
     tok = ctx.doc[colon]
     cands = [t for t in tok.sent if t.i < colon and not ctx.quoted[t.i]]
+    dash = _headline_dash(tok, ctx)
+    if dash is not None:
+        cands = [t for t in cands if t.i > dash.i]
     cues = [t for t in cands if _is_cue(t)]
     if cues:
         return cues[-1], None
@@ -735,6 +886,21 @@ def _colon_cue(sp: QuoteSpan, ctx: _Context) -> tuple[Token | None, Token | None
         if (m is not None and m.type in ("person", "org")) or prev.pos_ == "PROPN":
             return None, prev
     return None, None
+
+
+def _headline_dash(colon: Token, ctx: _Context) -> Token | None:
+    """The spaced dash before a colon in its sentence, if any.
+
+    "Polls were right on one side - Ann Lee: ...": a headline, a dash, then the
+    source; the words before the dash are the editor's, not the quotation's frame.
+    Dashes in pairs set off an aside ("how many buses - old and new - failed").
+    """
+    dashes = [
+        t
+        for t in ctx.doc[colon.sent.start + 1 : colon.i]
+        if t.text in DASH_LEAD and t.whitespace_ and t.nbor(-1).whitespace_ and not ctx.quoted[t.i]
+    ]
+    return dashes[-1] if len(dashes) % 2 else None
 
 
 def _previous_quote_in_paragraph(
@@ -787,7 +953,21 @@ def _attribution_line(pi: int, ctx: _Context) -> Speaker | None:
     plumber" (a person, then an apposition or nothing), with no quote mark.
     """
     ps, pe = ctx.paragraphs[pi]
-    line = ctx.text[ps:pe]
+    return _attribution_text(ps, pe, ctx)
+
+
+# "- Gov. Ann Lee, tweeting": after the dash, capitalised words up to a comma,
+# parenthesis or the end of the line
+_DASHED_NAME = re.compile(r"([A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,4})\s*(?:[,(]|\.?\s*$)")
+
+
+def _attribution_text(ps: int, pe: int, ctx: _Context) -> Speaker | None:
+    """The speaker named by the line ``text[ps:pe]`` when the line is an attribution."""
+    line = ctx.text[ps:pe].rstrip()
+    # a closing mark may end the line: the quotation above ran on to its author's
+    # name (a single-newline layout: '"... stimulus.\nAnn Lee, Acme Corp."')
+    line = line.rstrip(CLOSE_MARKS + STRAIGHT_MARKS)
+    pe = ps + len(line)
     if any(c in ALL_MARKS for c in line) or len(line.split()) > 25:
         return None
     lead = len(line) - len(line.lstrip(DASH_LEAD + " \t"))
@@ -798,6 +978,29 @@ def _attribution_line(pi: int, ctx: _Context) -> Speaker | None:
         rest = ctx.text[m.end : pe].lstrip()
         if dashed or not rest or rest[0] in ",(":
             return m.name, m.text, m.start, m.end
+    if not dashed:
+        return None
+    # a name the model did not tag ("- Sanders.", "-President Obama, tweeting")
+    found = _DASHED_NAME.match(line, lead)
+    if found is None:
+        return None
+    words = found.group(1).split()
+    if len(words[-1]) > 2:
+        words[-1] = words[-1].rstrip(".")  # the line's full stop, not an initial
+    k = 0
+    while k < len(words) - 1 and fold(words[k]).rstrip(".") in TITLES:
+        k += 1
+    name = " ".join(words[k:])
+    start = ctx.text.find(name, ps + found.start(1), pe)
+    if start < 0:
+        return None
+    end = start + len(name)
+    known = ctx.surname_owner(fold(words[-1]))
+    if known is not None and (k + 1 == len(words) or fold(name) in fold(known)):
+        return known, name, start, end
+    # two words or more, or a title before the name ("-Senator Ortiz")
+    if (len(words) - k >= 2 or k) and _NAME.match(name):
+        return name, name, start, end
     return None
 
 
@@ -863,6 +1066,19 @@ def _bare_cue(sp: QuoteSpan, ctx: _Context, after: list[Token]) -> Token | None:
     return None
 
 
+def _opens_with_speaker(sent: Span, first: Token, ctx: _Context) -> bool:
+    """The sentence opens with a person who is the subject of its speech verb, an
+    apposition in between ('"...?" Ann Lee, a retired nurse, said into the phone.')."""
+    m = ctx.mention_at.get(first.i)
+    if m is None or m.type != "person":
+        return False
+    for t in sent:
+        if _is_cue(t) and not ctx.quoted[t.i]:
+            subj = ctx.subject_of(t)
+            return subj is not None and m.tok_start <= subj.i < m.tok_end
+    return False
+
+
 def _is_title_word(tok: Token) -> bool:
     return tok.lower_.rstrip(".") in TITLES
 
@@ -910,11 +1126,19 @@ def attribute(
             if nxt_para == sp.para and nxt not in sents:
                 head_toks = [t for t in nxt if not t.is_punct and not t.is_space]
                 gap = text[sp.end : nxt.start_char] if len(ranges) == 1 else ""
+                own_cue = any(
+                    _is_cue(t) and not ctx.quoted[t.i] and t.idx < sp.mark for s in sents for t in s
+                )
                 if (
                     head_toks
+                    and not own_cue  # "X attacked Y, calling him '...'. Y fired back"
                     and not ctx.quoted[head_toks[0].i]
                     and not re.search(r"\w", gap)
-                    and any(_is_cue(t) for t in head_toks[:4])
+                    and (
+                        any(_is_cue(t) for t in head_toks[:4])
+                        or _opens_with_speaker(nxt, head_toks[0], ctx)
+                        or _bare_cue(sp, ctx, head_toks) is not None  # '"...?" Lee pressed.'
+                    )
                 ):
                     sents.append(nxt)
         frame = [
@@ -927,6 +1151,11 @@ def attribute(
             and not t.is_space
         ]
         cues = [t for t in frame if _is_cue(t)]
+        intro = text[: sp.mark].rstrip()
+        if cues and intro.endswith(":") and ctx.para_of(len(intro) - 1) == sp.para:
+            dash = _headline_dash(doc[ctx.token_at(len(intro) - 1)], ctx)
+            if dash is not None:
+                cues = [t for t in cues if t.i > dash.i]
         cue = None
         if cues:
             cue = _choose_cue(cues, qtoks, first_tok, last_tok)
@@ -935,9 +1164,21 @@ def attribute(
         speaker = mention = None
         mstart = mend = None
         if cue is not None:
-            subj = ctx.subject_of(cue) or ctx.inverted_subject(cue) or ctx.preceding_name(cue)
+            subj = ctx.subject_of(cue)
+            if subj is None or ctx.quoted[subj.i]:
+                # a word of the quotation is never its speaker ('"...," Ann Lee, 58,
+                # told reporters' parsed as a clause joined to the quotation)
+                subj = (
+                    ctx.inverted_subject(cue)
+                    or ctx.preceding_name(cue)
+                    or ctx.name_between(last_tok + 1, cue)
+                    or subj
+                )
             if subj is not None and not ctx.quoted[subj.i]:
                 speaker, mention, mstart, mend = ctx.speaker_from(subj)
+            elif subj is not None and cue.i > 0:
+                # the name glued to the closing mark, right before the cue
+                speaker, mention, mstart, mend = ctx.glued_name(doc[cue.i - 1])
         if cue is None:
             cue, subj = _colon_cue(sp, ctx)
             if cue is not None:
@@ -946,8 +1187,14 @@ def attribute(
                 speaker, mention, mstart, mend = ctx.speaker_from(subj)
         kind = _kind(text, sp, ctx, cue)
         content = text[sp.start : sp.end]
-        if speaker is None and mention is None and kind == "partial":
-            # a fragment quoted inside a clause whose subject is a person: theirs
+        lead_in = text[ctx.paragraphs[sp.para][0] : sp.mark].rstrip()
+        if (
+            speaker is None
+            and mention is None
+            and (kind == "partial" or (cue is None and lead_in.endswith((",", "--", "—", "–"))))
+        ):
+            # a fragment quoted inside a clause whose subject is a person: theirs; so is
+            # a quotation the clause runs into ("Ann Lee issued a statement, '...'")
             subj = _person_subject_above(qtoks, ctx)
             if subj is not None:
                 speaker, mention, mstart, mend = ctx.speaker_from(subj)
