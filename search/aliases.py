@@ -78,6 +78,7 @@ from typing import Any
 
 import numpy as np
 
+from . import npsets
 from .durability import fsync_path
 from .errors import InvalidRequest
 from .textnorm import fold
@@ -551,7 +552,7 @@ def remap(
         all_gids = [new[keep].astype(np.int64)] + [
             np.asarray([cid_of[c] for c in cs], dtype=np.int64) for _, cs in incoming
         ]
-        pairs = np.unique(np.concatenate(all_docs) * nkeys + np.concatenate(all_gids))
+        pairs = npsets.unique(np.concatenate(all_docs) * nkeys + np.concatenate(all_gids))
         docs, gids = pairs // nkeys, (pairs % nkeys).astype(np.int32)
     return docs, gids, nkeys, keys, mapping
 
