@@ -483,3 +483,97 @@ def test_a_damaged_evidence_file_is_rebuilt_from_the_stored_passages(store, tmp_
     assert counts(store, "org")[0] == {"European Community": 4}
     saved = json.loads((tmp_path / "ix" / "aliases-evidence.json").read_text(encoding="utf-8"))
     assert set(saved["articles"]) == {"a0", "a1", "a2", "a3", "a4"}
+
+
+def _remap_by_walking_every_key(fname, docs, gids, registries, resolver, raw_field):
+    """``remap`` as first written: every key of every field looked up in the table."""
+    import numpy as np
+
+    from newsquarry.search.aliases import ENTITY_FACETS
+
+    registry = registries[fname]
+    canon, types = resolver.canon, resolver.types if fname in ENTITY_FACETS else {}
+    incoming = []
+    if fname in set(types.values()):
+        for other in ENTITY_FACETS:
+            if other == fname:
+                continue
+            odocs, ogids = raw_field(other)
+            okeys = list(registries[other].keys)
+            moved = {g: canon.get(k, k) for g, k in enumerate(okeys)}
+            moved = {g: c for g, c in moved.items() if types.get(c) == fname}
+            if moved and len(ogids):
+                sel = np.isin(ogids, np.fromiter(moved, dtype=np.int64, count=len(moved)))
+                incoming.append((odocs[sel], [moved[int(g)] for g in ogids[sel]]))
+    known = list(registry.keys)
+    target, dropped = {}, []
+    for g, k in enumerate(known):
+        c = canon.get(k, k)
+        if types.get(c, fname) != fname:
+            dropped.append(g)
+        elif c != k:
+            target[g] = c
+    wanted = sorted(set(target.values()) | {c for _, cs in incoming for c in cs})
+    cid_of = dict(zip(wanted, registry.ids_for(wanted).tolist(), strict=True)) if wanted else {}
+    nkeys = len(registry.keys)
+    mapping = np.arange(nkeys, dtype=np.int32)
+    for g, ckey in target.items():
+        mapping[g] = cid_of[ckey]
+    mapping[dropped] = -1
+    if target or dropped or incoming:
+        new = mapping[gids]
+        keep = new >= 0
+        all_docs = [docs[keep].astype(np.int64)] + [d.astype(np.int64) for d, _ in incoming]
+        all_gids = [new[keep].astype(np.int64)] + [
+            np.asarray([cid_of[c] for c in cs], dtype=np.int64) for _, cs in incoming
+        ]
+        pairs = np.unique(np.concatenate(all_docs) * nkeys + np.concatenate(all_gids))
+        docs, gids = pairs // nkeys, (pairs % nkeys).astype(np.int32)
+    return docs, gids, nkeys, registry.keys[:nkeys], mapping
+
+
+def test_remap_looks_up_only_the_tables_keys_and_agrees_with_a_walk_of_every_key():
+    """Random fields and tables: the same pairs, key ids and mapping as walking every key."""
+    import random
+
+    import numpy as np
+
+    from newsquarry.search.aliases import Resolver, remap
+    from newsquarry.search.docvalues import KeyRegistry
+
+    rng = random.Random(16)
+    names = [f"n{i}" for i in range(40)]
+    for _ in range(60):
+        canon = {k: rng.choice(names) for k in rng.sample(names, rng.randint(0, 15))}
+        for c in set(canon.values()):
+            canon.pop(c, None)
+        typed = set(canon.values()) | set(rng.sample(names, 5))
+        types = {c: rng.choice(["person", "org", "place"]) for c in typed if rng.random() < 0.5}
+        resolver = Resolver("v", canon, {}, types=types)
+        fields = {}
+        for f in ("person", "org", "place"):
+            keys = rng.sample(names, rng.randint(0, 25))
+            pairs = sorted({(rng.randrange(30), rng.choice(keys)) for _ in range(40)} if keys else [])
+            fields[f] = (keys, pairs)
+
+        def build(fields=fields):
+            regs = {f: KeyRegistry() for f in fields}
+            raw = {}
+            for f, (keys, pairs) in fields.items():
+                ids = regs[f].ids_for(keys)
+                docs = np.array([d for d, _ in pairs], dtype=np.int64)
+                gids = np.array([ids[keys.index(k)] for _, k in pairs], dtype=np.int32)
+                raw[f] = (docs, gids)
+            return regs, raw
+
+        for fname in fields:
+            regs_a, raw_a = build()
+            regs_b, raw_b = build()
+            got = remap(fname, *raw_a[fname], regs_a, resolver, raw_a.__getitem__)
+            want = _remap_by_walking_every_key(
+                fname, *raw_b[fname], regs_b, resolver, raw_b.__getitem__
+            )
+            assert got[0].tolist() == want[0].tolist()
+            assert got[1].tolist() == want[1].tolist()
+            assert got[2:4] == want[2:4]
+            assert got[4].tolist() == want[4].tolist()
