@@ -698,6 +698,7 @@ def warm_up(store: Any) -> float:
     view = cache_for(store).view(store.searcher())
     for fname in VALUE_FIELDS:
         view.nkeys[fname]  # resolves the field's key ids
+        view.key_docs(fname)  # documents by key: what a filter on the field reads
     view.date  # noqa: B018 - computed on first access
     run_search(
         store,
