@@ -45,6 +45,7 @@ keeps working.
 from __future__ import annotations
 
 import datetime
+import functools
 import hashlib
 import json
 import os
@@ -81,12 +82,23 @@ LINK_RULES = (
 
 _WORD = re.compile(r"[^\W_]+(?:['’.,][^\W_]+)*")
 _DIGIT = re.compile(r"\d")
-_rng = np.random.default_rng(20260301)
-# multiply-shift hashing: (a * x + b) mod 2**64, top 32 bits; a odd
-_A = (_rng.integers(1, 2**63, NUM_PERM, dtype=np.uint64) * np.uint64(2) + np.uint64(1)).reshape(
-    1, -1
-)
-_B = _rng.integers(0, 2**63, NUM_PERM, dtype=np.uint64).reshape(1, -1)
+
+
+@functools.cache
+def _hash_params() -> tuple[np.ndarray, np.ndarray]:
+    """(a, b) of the multiply-shift hashes: (a * x + b) mod 2**64, top 32 bits; a odd.
+
+    Made on first use: importing ``numpy.random`` costs every CLI search ~8 ms.
+    Saved signatures depend on these values (seeded, always the same).
+    """
+    rng = np.random.default_rng(20260301)
+    a = (rng.integers(1, 2**63, NUM_PERM, dtype=np.uint64) * np.uint64(2) + np.uint64(1)).reshape(
+        1, -1
+    )
+    b = rng.integers(0, 2**63, NUM_PERM, dtype=np.uint64).reshape(1, -1)
+    return a, b
+
+
 _SHIFT = np.uint64(32)
 _EMPTY = np.uint32(0xFFFFFFFF)
 
@@ -135,8 +147,9 @@ def signatures(flat: np.ndarray, lens: np.ndarray) -> np.ndarray:
     if not len(nonempty):
         return out
     starts = np.concatenate(([0], np.cumsum(lens[nonempty])[:-1]))
+    hash_a, hash_b = _hash_params()
     for p in range(NUM_PERM):
-        hashed = (flat * _A[0, p] + _B[0, p]) >> _SHIFT
+        hashed = (flat * hash_a[0, p] + hash_b[0, p]) >> _SHIFT
         out[nonempty, p] = np.minimum.reduceat(hashed, starts).astype(np.uint32)
     return out
 
