@@ -58,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from . import dvstore
+from . import dvstore, npsets
 from .textnorm import fold
 
 EXT = ".qmh"
@@ -346,7 +346,7 @@ def _figures_fit(short: list[str], long: list[str]) -> bool:
 def _day_numbers(dates: np.ndarray) -> np.ndarray:
     """YYYYMMDD ints -> day numbers (proleptic ordinals); 0 (no date) stays 0."""
     out = np.zeros(len(dates), dtype=np.int64)
-    for value in np.unique(dates).tolist():
+    for value in npsets.unique(dates).tolist():
         if value <= 0:
             continue
         y, m, d = value // 10000, value // 100 % 100, value % 100
@@ -414,7 +414,7 @@ def link(
         cand_b.append(usable[order[member]])
     if not cand_a:
         return _renumber(labels)
-    pairs = np.unique(np.concatenate(cand_a) * n + np.concatenate(cand_b))
+    pairs = npsets.unique(np.concatenate(cand_a) * n + np.concatenate(cand_b))
     a, b = pairs // n, pairs % n
     jac = (sig[a] == sig[b]).mean(axis=1)
     na, nb = nsh[a].astype(np.float64), nsh[b].astype(np.float64)
@@ -516,7 +516,7 @@ class Clusters:
         self._order = order  # indexes into qdocs, grouped by label, first seen first
         self._start = np.searchsorted(labels[order], np.arange(self.count + 1))
         art = view.article_of[self.qdocs]
-        pairs = np.unique(labels * (int(art.max()) + 2 if len(art) else 1) + (art + 1))
+        pairs = npsets.unique(labels * (int(art.max()) + 2 if len(art) else 1) + (art + 1))
         base = int(art.max()) + 2 if len(art) else 1
         self.articles = np.bincount(pairs // base, minlength=self.count)
         self._by_id: dict[str, int] | None = None
@@ -705,7 +705,7 @@ def describe_hits(
         members = _visible(clusters, c, scope)
         hit.cluster = clusters.public_id(c)
         arts = view.article_of[members]
-        hit.cluster_articles = max(1, len(np.unique(arts[arts >= 0])))
+        hit.cluster_articles = max(1, len(npsets.unique(arts[arts >= 0])))
         if hit.cluster_articles > 1:
             seen = _seen(searcher, int(members[0]))
             seen["source"] = display_form(view, "source", seen["source"])
