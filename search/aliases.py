@@ -729,7 +729,18 @@ class AliasStore:
                 except (OSError, ValueError, AttributeError):
                     pass  # no table yet (or unreadable): names stay as indexed
                 version = ".".join(str(x) for part in stamp for x in part)
-                self._resolver = with_overrides(learnt, self._overrides(), version)
+                new = with_overrides(learnt, self._overrides(), version)
+                old = self._resolver
+                # a commit rewrites the table; when it maps names as before (most
+                # articles teach nothing new), the same resolver goes on, so the views
+                # of later commits extend the earlier ones' name counts (docvalues.View)
+                if not (
+                    old is not None
+                    and old.canon == new.canon
+                    and old.display == new.display
+                    and old.types == new.types
+                ):
+                    self._resolver = new
                 self._stamp = stamp
             return self._resolver
 

@@ -425,14 +425,20 @@ class View:
         cols: list[SegmentColumns],
         registries: dict,
         resolver: Any = None,
+        extends: View | None = None,
     ) -> None:
         # readers are not kept: each thread evaluates queries on its own searcher's
         # readers (Whoosh readers are not thread-safe and may be closed on refresh)
         self.offsets = [off for _, off in leaves]
+        # an earlier view whose segments (same ids, same offsets) start this one's, under
+        # the same alias table: its name fields are extended, not built again (a commit
+        # adds a segment at the end; its deletions do not change the fields' pairs)
+        self._extends = weakref.ref(extends) if extends is not None else None
         self.cols = cols
         self.registries = registries
         # the alias table (search.aliases.Resolver): name fields count, filter and show
         # every value under its canonical key; canon[field] maps key id -> canonical id
+        self.resolver_given = resolver
         self.resolver = (
             resolver if resolver is not None and (resolver.canon or resolver.types) else None
         )
@@ -554,7 +560,15 @@ class View:
 
     def _make_field(self, fname: str) -> tuple[np.ndarray, np.ndarray, int, list[str]]:
         """(global docnums, key ids, key count, keys) of a field over this view's segments."""
-        docs, gids = self._raw_field(fname)
+        start, head = 0, None
+        prev = self._extends() if self._extends is not None else None  # gone: build it all
+        if prev is not None:
+            with prev._fields_lock:
+                head = dict.get(prev._field_data, fname)
+                head_canon = prev.canon.get(fname)
+            if head is not None:
+                start = len(prev.cols)
+        docs, gids = self._raw_field(fname, start)
         reg = self.registries[fname]
         with reg.lock:  # every key id of these segments is registered by now
             nkeys = len(reg.keys)
@@ -563,16 +577,31 @@ class View:
             from .aliases import remap
 
             docs, gids, nkeys, keys, self.canon[fname] = remap(
-                fname, docs, gids, self.registries, self.resolver, self._raw_field
+                fname,
+                docs,
+                gids,
+                self.registries,
+                self.resolver,
+                lambda other: self._raw_field(other, start),
             )
+        if head is not None:
+            if head_canon is not None and fname not in self.canon:
+                self.canon[fname] = head_canon
+            # the earlier view's documents all come before the new segments' ones
+            docs = np.concatenate([head[0], docs.astype(head[0].dtype, copy=False)])
+            gids = np.concatenate([head[1], gids.astype(head[1].dtype, copy=False)])
         return docs, gids, nkeys, keys
 
-    def _raw_field(self, fname: str) -> tuple[np.ndarray, np.ndarray]:
-        """(global docnums, key ids) of a field as indexed (no alias applied)."""
-        parts = [c.field(fname) for c in self.cols]
+    def _raw_field(self, fname: str, start: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """(global docnums, key ids) of a field as indexed (no alias applied), over this
+        view's segments from the ``start``-th one."""
+        parts = [c.field(fname) for c in self.cols[start:]]
         docs = (
             np.concatenate(
-                [p.docs.astype(np.int64) + off for p, off in zip(parts, self.offsets, strict=True)]
+                [
+                    p.docs.astype(np.int64) + off
+                    for p, off in zip(parts, self.offsets[start:], strict=True)
+                ]
             )
             if parts
             else np.zeros(0, np.int64)
@@ -839,7 +868,7 @@ class DocValuesCache:
                 if c is None:
                     c = self.segments[segid] = self._open_segment(r)
                 cols.append(c)
-            v = View(leaves, cols, self.registries, resolver)
+            v = View(leaves, cols, self.registries, resolver, self._extendable(segkey, resolver))
             v.segment_postings = self.postings
             # keep only what the newest views need
             wanted = {segid for segid, _, _ in segkey}
@@ -850,6 +879,21 @@ class DocValuesCache:
                 self.views.pop(next(iter(self.views)))
             self.views[key] = v
             return v
+
+
+    def _extendable(self, segkey: tuple, resolver: Any) -> View | None:
+        """The newest cached view whose segments (ids and offsets) start ``segkey``'s,
+        under the same alias table, and that has fewer of them (None if there is none)."""
+        head = [(segid, off) for segid, _, off in segkey]
+        for (key_segs, _), v in reversed(self.views.items()):
+            n = len(key_segs)
+            if (
+                0 < n < len(head)
+                and v.resolver_given is resolver
+                and [(segid, off) for segid, _, off in key_segs] == head[:n]
+            ):
+                return v
+        return None
 
 
 _CACHES: weakref.WeakKeyDictionary[Any, DocValuesCache] = weakref.WeakKeyDictionary()

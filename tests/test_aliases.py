@@ -577,3 +577,51 @@ def test_remap_looks_up_only_the_tables_keys_and_agrees_with_a_walk_of_every_key
             assert got[1].tolist() == want[1].tolist()
             assert got[2:4] == want[2:4]
             assert got[4].tolist() == want[4].tolist()
+
+
+def test_a_commit_that_teaches_nothing_new_extends_the_last_views_name_counts(store, tmp_path):
+    """After a commit that adds a segment and leaves the alias table as it was, the new
+    view extends the earlier view's name fields (the new segment's pairs only), and
+    counts, filters and pairs are those of a process opening the index afresh."""
+    from newsquarry.search.docvalues import cache_for
+
+    store.add(
+        [
+            article_with(
+                "a3",
+                [
+                    (
+                        "The European Community (EC) agreed on Tuesday.",
+                        [("org", "European Community"), ("org", "EC")],
+                        None,
+                    )
+                ],
+            )
+        ]
+    )
+    assert counts(store, "org")[0] == {"European Community": 4}
+    first = cache_for(store).view(store.searcher())
+    resolver = store.aliases.resolver()
+    store.add([article_with("a4", [("EC farm ministers met again.", [("org", "EC")], "EC")])])
+    assert store.aliases.resolver() is resolver  # the table was written again, unchanged
+    assert counts(store, "org")[0] == {"European Community": 5}
+    view = cache_for(store).view(store.searcher())
+    assert view._extends is not None and view._extends() is first
+    fresh = WhooshStore(tmp_path / "ix")
+    try:
+        for facet in ("org", "speaker"):
+            assert counts(fresh, facet)[0] == counts(store, facet)[0]
+            _, a = counts(store, facet, filters={"org": ["EC"]})
+            _, b = counts(fresh, facet, filters={"org": ["EC"]})
+            assert a.total == b.total == 5
+        again = cache_for(fresh).view(fresh.searcher())
+        assert again._extends is None
+        for f in ("org", "speaker", "person", "place"):
+
+            def pairs(v, f=f):
+                names = [v.keys[f][g] for g in v.gids[f].tolist()]
+                return sorted(zip(v.docs[f].tolist(), names, strict=True))
+
+            assert pairs(view) == pairs(again)
+    finally:
+        fresh.close()
