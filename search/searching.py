@@ -40,6 +40,8 @@ from .docvalues import VALUE_FIELDS, Deadline, Postings, View, cache_for, match_
 from .errors import InvalidRequest, QueryError, SearchTimeout, UnknownFacet
 from .facets import FacetCounter, build_filters, canonical_record, date_bounds, display_form
 from .highlight import highlight
+from .interpret import FACETS as INTERPRETED
+from .interpret import index_words
 from .models import quote_record
 from .proximity import RERANK, rerank
 from .query import ParsedQuery, parse_query
@@ -699,6 +701,8 @@ def warm_up(store: Any) -> float:
     for fname in VALUE_FIELDS:
         view.nkeys[fname]  # resolves the field's key ids
         view.key_docs(fname)  # documents by key: what a filter on the field reads
+    for fname in INTERPRETED:
+        index_words(view.registries[fname])  # name keys by word: the query's names
     view.date  # noqa: B018 - computed on first access
     run_search(
         store,
