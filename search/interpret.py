@@ -58,8 +58,9 @@ def _names(view: View, facet: str, last: str) -> dict[tuple[str, ...], list[int]
     n = len(keys)
     if got is None or done < n:
         got = {run: list(gids) for run, gids in (got or {}).items()}  # copy: others read it
-        words_of = _word_index(registry, n) if WORD_INDEX in cache else None
-        if words_of is not None:  # a server's index of the keys' words (index_words)
+        index = cache.get(WORD_INDEX)
+        if index is not None:  # a server's index of the keys' words (index_words)
+            words_of = _word_index(index, registry, n)
             found = [g for g in words_of.get(last, ()) if done <= g < n]
         else:  # a one-shot process: a scan costs less than building the index
             found = [g for g, k in enumerate(keys[done:n], start=done) if last in k]
@@ -97,13 +98,13 @@ def index_words(registry: Any) -> None:
     """
     with registry.lock:
         n = len(registry.keys)
-    registry.derived.setdefault(WORD_INDEX, (threading.Lock(), [0], {}))
-    _word_index(registry, n)
+    index = registry.derived.setdefault(WORD_INDEX, (threading.Lock(), [0], {}))
+    _word_index(index, registry, n)
 
 
-def _word_index(registry: Any, n: int) -> dict[str, list[int]]:
-    """The word index of a registry, extended to its first ``n`` keys."""
-    lock, done, words_of = registry.derived[WORD_INDEX]
+def _word_index(index: tuple, registry: Any, n: int) -> dict[str, list[int]]:
+    """A registry's word index (``index_words``), extended to its first ``n`` keys."""
+    lock, done, words_of = index
     if done[0] < n:
         with lock:
             keys = registry.keys
