@@ -70,3 +70,24 @@ def test_warm_up_builds_what_a_filtered_faceted_search_reads(fresh_store):
     warm = run_search(store, request)
     assert warm.total == cold.total == 2  # the two passages of art-1
     assert [h.id for h in warm.hits] == [h.id for h in cold.hits]
+
+
+def test_warm_up_is_not_cut_short_by_the_users_search_deadline(fresh_store, monkeypatch):
+    """The search deadline protects users; a worker's warm-up (which may link quotation
+    clusters on a loaded machine) runs to the end and leaves the view warm."""
+    import pytest
+
+    from newsquarry.search.docvalues import cache_for
+    from newsquarry.search.errors import SearchTimeout
+    from newsquarry.search.searching import warm_up
+
+    store = fresh_store
+    for n in range(3):
+        with store.writer() as w:
+            w.put(*article(n))
+    monkeypatch.setenv("NEWSQUARRY_SEARCH_TIME_LIMIT", "0.000001")
+    with pytest.raises(SearchTimeout):  # a user's search with that deadline is cut short
+        run_search(store, SearchRequest(q="report", facets=["article"]))
+    assert warm_up(store) > 0
+    view = cache_for(store).view(store.searcher())
+    assert "article_id" in view._field_data
