@@ -3,6 +3,7 @@
 Usage::
 
     python -m benchmarks.bench_cli --index /tmp/reuters-16 --rounds 10
+    python -m benchmarks.bench_cli --index /tmp/reuters-16 --baseline /tmp/base/pkg
 
 Each round runs every command once as a new process, in the same order
 (``--help`` first), so machine noise hits them alike; the figures are the
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import compileall
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -41,11 +43,11 @@ def commands(index: str, query: str) -> dict[str, list[str]]:
     }
 
 
-def run_once(cmd: list[str]) -> tuple[float, float]:
+def run_once(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
     """(wall s, CPU s) of one process."""
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    done = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    done = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     wall = time.perf_counter() - t0
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
@@ -59,16 +61,28 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--query", default="oil")
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--json", help="also write the figures to this JSON file")
+    ap.add_argument(
+        "--baseline",
+        help="a PYTHONPATH folder holding another newsquarry (e.g. a `git archive` of main "
+        "under DIR/newsquarry/): its commands run too, interleaved, as 'base ...' rows",
+    )
     args = ap.parse_args(argv)
     compileall.compile_dir(str(ROOT / "search"), quiet=1)
     cmds = commands(args.index, args.query)
-    for cmd in cmds.values():  # warm the page cache once, not measured
-        run_once(cmd)
+    envs: dict[str, dict[str, str] | None] = {name: None for name in cmds}
+    if args.baseline:
+        base_env = {**os.environ, "PYTHONPATH": args.baseline}
+        for name, cmd in commands(args.index, args.query).items():
+            if name != "--help":
+                cmds[f"base {name}"] = cmd
+                envs[f"base {name}"] = base_env
+    for name, cmd in cmds.items():  # warm the page cache once, not measured
+        run_once(cmd, envs[name])
     walls: dict[str, list[float]] = {k: [] for k in cmds}
     cpus: dict[str, list[float]] = {k: [] for k in cmds}
     for _ in range(args.rounds):
         for name, cmd in cmds.items():
-            wall, cpu = run_once(cmd)
+            wall, cpu = run_once(cmd, envs[name])
             walls[name].append(wall)
             cpus[name].append(cpu)
     floor = statistics.median(walls["--help"])

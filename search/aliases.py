@@ -91,6 +91,7 @@ from typing import Any
 
 import numpy as np
 
+from . import npsets
 from .durability import fsync_path
 from .errors import InvalidRequest
 from .textnorm import fold
@@ -648,7 +649,7 @@ def remap(
                         all_docs.append(odocs[sel].astype(np.int64))
                         all_gids.append(cids[sel].astype(np.int64))
                     big = nkeys + 1
-                    pairs = np.unique(np.concatenate(all_docs) * big + np.concatenate(all_gids))
+                    pairs = npsets.unique(np.concatenate(all_docs) * big + np.concatenate(all_gids))
                     docs, gids = pairs // big, (pairs % big).astype(np.int32)
                 got = cache[key] = (docs, gids)
             out.append(got)
@@ -815,7 +816,18 @@ class AliasStore:
                 except (OSError, ValueError, AttributeError):
                     pass  # no table yet (or unreadable): names stay as indexed
                 version = ".".join(str(x) for part in stamp for x in part)
-                self._resolver = with_overrides(learnt, self._overrides(), version)
+                new = with_overrides(learnt, self._overrides(), version)
+                old = self._resolver
+                # the table file was rewritten (or the overrides edited); when it maps
+                # names as before, the same resolver goes on, so the segments it already
+                # mapped (``remap``) and the caches keyed by its version stay valid
+                if not (
+                    old is not None
+                    and old.canon == new.canon
+                    and old.display == new.display
+                    and old.types == new.types
+                ):
+                    self._resolver = new
                 self._stamp = stamp
             return self._resolver
 

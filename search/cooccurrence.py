@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from . import npsets
 from .errors import InvalidRequest, UnknownFacet
 from .facets import NAME_FACETS, build_filters, partial_name_gids
 from .requests import SearchRequest
@@ -118,7 +119,7 @@ def cooccurrence(
     passages = view.doctype_mask("passage")
 
     article_of = view.article_of  # per document, its article's key id (cached per view)
-    matched_articles = np.unique(article_of[final & (article_of >= 0)])
+    matched_articles = npsets.unique(article_of[final & (article_of >= 0)])
     in_articles = passages & np.isin(article_of, matched_articles)
     if within is not None:
         scope = build_filters(view, within.filters, within.date_from, within.date_to)
@@ -135,7 +136,7 @@ def cooccurrence(
         by_passage = view.count(fname, final)
         docs, gids = view.docs[fname], view.gids[fname]
         sel = in_articles[docs]
-        pairs = np.unique(gids[sel].astype(np.int64) * n_articles + article_of[docs[sel]])
+        pairs = npsets.unique(gids[sel].astype(np.int64) * n_articles + article_of[docs[sel]])
         by_article = np.bincount(pairs // n_articles, minlength=view.nkeys[fname])
         facets[name] = CoFacet(
             name=name,

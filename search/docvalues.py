@@ -42,7 +42,7 @@ from whoosh.matching.wrappers import FilterMatcher
 from whoosh.reading import TermNotFound
 from whoosh.util.numeric import byte_to_length
 
-from . import dvstore, pstore
+from . import dvstore, npsets, pstore
 from .errors import SearchTimeout
 from .textnorm import fold
 from .whoosh_fixes import length_bytes
@@ -260,7 +260,7 @@ def compute_segment(reader: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]
             key_parts.append(np.full(len(ids), k, dtype=np.int64))
         nkeys = len(keys)
         if doc_parts and nkeys:
-            pairs = np.unique(np.concatenate(doc_parts) * nkeys + np.concatenate(key_parts))
+            pairs = npsets.unique(np.concatenate(doc_parts) * nkeys + np.concatenate(key_parts))
             docs, lkeys = (pairs // nkeys).astype(np.int32), (pairs % nkeys).astype(np.int32)
         else:
             docs = lkeys = np.zeros(0, dtype=np.int32)

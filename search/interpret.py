@@ -13,6 +13,7 @@ matching Venezuela". The query itself is never rewritten.
 from __future__ import annotations
 
 import re
+import threading
 from typing import Any
 
 import numpy as np
@@ -57,7 +58,13 @@ def _names(view: View, facet: str, last: str) -> dict[tuple[str, ...], list[int]
     n = len(keys)
     if got is None or done < n:
         got = {run: list(gids) for run, gids in (got or {}).items()}  # copy: others read it
-        for gid in [g for g, k in enumerate(keys[done:n], start=done) if last in k]:
+        index = cache.get(WORD_INDEX)
+        if index is not None:  # a server's index of the keys' words (index_words)
+            words_of = _word_index(index, registry, n)
+            found = [g for g in words_of.get(last, ()) if done <= g < n]
+        else:  # a one-shot process: a scan costs less than building the index
+            found = [g for g, k in enumerate(keys[done:n], start=done) if last in k]
+        for gid in found:
             words = tuple(_WORD.findall(keys[gid]))
             if not words:
                 continue
@@ -69,9 +76,43 @@ def _names(view: View, facet: str, last: str) -> dict[tuple[str, ...], list[int]
                     continue
                 got.setdefault(run, []).append(gid)
         if len(cache) >= NAMES_KEPT:
+            index = cache.get(WORD_INDEX)
             cache.clear()
+            if index is not None:
+                cache[WORD_INDEX] = index
         cache[("names", last)] = (n, got)
     return got
+
+
+WORD_INDEX = "word index"
+
+
+def index_words(registry: Any) -> None:
+    """Keep an index of the words of a field's keys (word -> key ids) with its registry.
+
+    A server calls this when it warms up (``searching.warm_up``): a query word
+    then finds the keys holding it at once, where a scan of every key cost a
+    first search with a new word 4-25 ms on Reuters. A one-shot process (the CLI)
+    does not: for one query the scan is cheaper than the index. Extended with
+    the keys each commit adds (the registry only grows).
+    """
+    with registry.lock:
+        n = len(registry.keys)
+    index = registry.derived.setdefault(WORD_INDEX, (threading.Lock(), [0], {}))
+    _word_index(index, registry, n)
+
+
+def _word_index(index: tuple, registry: Any, n: int) -> dict[str, list[int]]:
+    """A registry's word index (``index_words``), extended to its first ``n`` keys."""
+    lock, done, words_of = index
+    if done[0] < n:
+        with lock:
+            keys = registry.keys
+            for gid in range(done[0], n):
+                for w in set(_WORD.findall(keys[gid])):
+                    words_of.setdefault(w, []).append(gid)
+            done[0] = max(done[0], n)
+    return words_of
 
 
 def interpretations(prep: Any) -> list[Interpretation]:

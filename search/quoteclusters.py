@@ -58,6 +58,7 @@ keeps working.
 from __future__ import annotations
 
 import datetime
+import functools
 import hashlib
 import json
 import os
@@ -70,7 +71,7 @@ from typing import Any
 
 import numpy as np
 
-from . import dvstore
+from . import dvstore, npsets
 from .textnorm import fold
 
 EXT = ".qmh"
@@ -94,12 +95,23 @@ LINK_RULES = (
 
 _WORD = re.compile(r"[^\W_]+(?:['’.,][^\W_]+)*")
 _DIGIT = re.compile(r"\d")
-_rng = np.random.default_rng(20260301)
-# multiply-shift hashing: (a * x + b) mod 2**64, top 32 bits; a odd
-_A = (_rng.integers(1, 2**63, NUM_PERM, dtype=np.uint64) * np.uint64(2) + np.uint64(1)).reshape(
-    1, -1
-)
-_B = _rng.integers(0, 2**63, NUM_PERM, dtype=np.uint64).reshape(1, -1)
+
+
+@functools.cache
+def _hash_params() -> tuple[np.ndarray, np.ndarray]:
+    """(a, b) of the multiply-shift hashes: (a * x + b) mod 2**64, top 32 bits; a odd.
+
+    Made on first use: importing ``numpy.random`` costs every CLI search ~8 ms.
+    Saved signatures depend on these values (seeded, always the same).
+    """
+    rng = np.random.default_rng(20260301)
+    a = (rng.integers(1, 2**63, NUM_PERM, dtype=np.uint64) * np.uint64(2) + np.uint64(1)).reshape(
+        1, -1
+    )
+    b = rng.integers(0, 2**63, NUM_PERM, dtype=np.uint64).reshape(1, -1)
+    return a, b
+
+
 _SHIFT = np.uint64(32)
 _EMPTY = np.uint32(0xFFFFFFFF)
 
@@ -148,8 +160,9 @@ def signatures(flat: np.ndarray, lens: np.ndarray) -> np.ndarray:
     if not len(nonempty):
         return out
     starts = np.concatenate(([0], np.cumsum(lens[nonempty])[:-1]))
+    hash_a, hash_b = _hash_params()
     for p in range(NUM_PERM):
-        hashed = (flat * _A[0, p] + _B[0, p]) >> _SHIFT
+        hashed = (flat * hash_a[0, p] + hash_b[0, p]) >> _SHIFT
         out[nonempty, p] = np.minimum.reduceat(hashed, starts).astype(np.uint32)
     return out
 
@@ -585,7 +598,7 @@ def relink(
     los, his, bits, ob, ov = [la], [lb], [mask], [], []
     for b in range(BANDS):
         bit = np.uint32(1 << b)
-        values = np.unique(np.concatenate((
+        values = npsets.unique(np.concatenate((
             bk_added[:, b], bk_survivor[(dead_mask & bit) != 0, b],
             base.over_val[base.over_band == b],
         )))  # fmt: skip
@@ -764,7 +777,7 @@ class _Rows:
         src, pos = self.src[i], self.pos[i]
         first = self.columns[0]
         out = np.empty((len(i), *first.shape[1:]), dtype=first.dtype)
-        for p in np.unique(src).tolist():
+        for p in npsets.unique(src).tolist():
             at = np.flatnonzero(src == p)
             out[at] = self.columns[p][pos[at]]
         return out
@@ -862,7 +875,7 @@ class Clusters:
         self._order = order  # indexes into qdocs, grouped by label, first seen first
         self._start = np.searchsorted(labels[order], np.arange(self.count + 1))
         art = view.article_of[self.qdocs]
-        pairs = np.unique(labels * (int(art.max()) + 2 if len(art) else 1) + (art + 1))
+        pairs = npsets.unique(labels * (int(art.max()) + 2 if len(art) else 1) + (art + 1))
         base = int(art.max()) + 2 if len(art) else 1
         self.articles = np.bincount(pairs // base, minlength=self.count)
         self._by_id: dict[str, int] | None = None
@@ -1128,7 +1141,7 @@ def describe_hits(
         members = _visible(clusters, c, scope)
         hit.cluster = clusters.public_id(c)
         arts = view.article_of[members]
-        hit.cluster_articles = max(1, len(np.unique(arts[arts >= 0])))
+        hit.cluster_articles = max(1, len(npsets.unique(arts[arts >= 0])))
         if hit.cluster_articles > 1:
             seen = _seen(searcher, int(members[0]))
             seen["source"] = display_form(view, "source", seen["source"])

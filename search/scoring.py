@@ -30,6 +30,7 @@ from math import log
 
 import numpy as np
 
+from . import npsets
 from .docvalues import SCORED_FIELDS, Deadline, Postings, View
 
 B = 0.75
@@ -204,7 +205,7 @@ def coordination(
                 df = max(df, int(np.count_nonzero(live[ids])))
         w = idf(n, df)
         # a document counts the word once, whichever of its forms and fields hold it
-        held = lists[0] if len(lists) == 1 else np.unique(np.concatenate(lists))
+        held = lists[0] if len(lists) == 1 else npsets.unique(np.concatenate(lists))
         have[held] += w
         total += w
         deadline.check()

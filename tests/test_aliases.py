@@ -693,3 +693,49 @@ def test_a_view_after_a_commit_maps_only_the_new_segment_and_equals_a_fresh_view
         ]
         assert canon[0] == canon[1], f
     assert counts(store, "org")[0] == {"European Community": 5}  # a0-a3 and a5
+
+
+def test_a_commit_that_teaches_nothing_new_keeps_the_resolver_and_the_counts_right(store, tmp_path):
+    """After a commit that adds a segment and leaves the alias table as it was, the same
+    resolver goes on (the segments it mapped stay mapped), and counts, filters and
+    (doc, name) pairs are those of a process opening the index afresh."""
+    from newsquarry.search.docvalues import cache_for
+
+    store.add(
+        [
+            article_with(
+                "a3",
+                [
+                    (
+                        "The European Community (EC) agreed on Tuesday.",
+                        [("org", "European Community"), ("org", "EC")],
+                        None,
+                    )
+                ],
+            )
+        ]
+    )
+    assert counts(store, "org")[0] == {"European Community": 4}
+    cache_for(store).view(store.searcher())
+    resolver = store.aliases.resolver()
+    store.add([article_with("a4", [("EC farm ministers met again.", [("org", "EC")], "EC")])])
+    assert store.aliases.resolver() is resolver  # the table maps names as before
+    assert counts(store, "org")[0] == {"European Community": 5}
+    view = cache_for(store).view(store.searcher())
+    fresh = WhooshStore(tmp_path / "ix")
+    try:
+        for facet in ("org", "speaker"):
+            assert counts(fresh, facet)[0] == counts(store, facet)[0]
+            _, a = counts(store, facet, filters={"org": ["EC"]})
+            _, b = counts(fresh, facet, filters={"org": ["EC"]})
+            assert a.total == b.total == 5
+        again = cache_for(fresh).view(fresh.searcher())
+        for f in ("org", "speaker", "person", "place"):
+
+            def pairs(v, f=f):
+                names = [v.keys[f][g] for g in v.gids[f].tolist()]
+                return sorted(zip(v.docs[f].tolist(), names, strict=True))
+
+            assert pairs(view) == pairs(again)
+    finally:
+        fresh.close()

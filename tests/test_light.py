@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+from whoosh.lang.morph_en import variations
 
 from newsquarry.search.store import WhooshStore
 
@@ -20,12 +23,16 @@ from newsquarry.search.cli import cli
 r = CliRunner().invoke(cli, ["--index", sys.argv[1], "search", "Maduro", "--facet", "person",
                              "--facet", "org", "--facet", "place", "--json"])
 assert r.exit_code == 0, (r.exit_code, r.output[-300:])
-heavy = [m for m in ("spacy", "thinc", "torch", "asyncio", "urllib.request", "cached_property")
-         if m in sys.modules]
-import urllib.request, whoosh.reading
+heavy = [m for m in ("spacy", "thinc", "torch", "asyncio", "urllib.request", "cached_property",
+                     "whoosh.lang.morph_en", "numpy.random") if m in sys.modules]
+import os, numpy
+threads = len(os.listdir("/proc/self/task"))  # numpy is imported: any BLAS threads run now
+import urllib.request, whoosh.reading, whoosh.query.terms
 print(json.dumps({"total": json.loads(r.stdout)["total"], "heavy": heavy,
                   "urlopen": hasattr(urllib.request, "urlopen"),
-                  "cached": whoosh.reading.cached_property.__module__}))
+                  "cached": whoosh.reading.cached_property.__module__,
+                  "variations": sorted(whoosh.query.terms.variations("rendered"))[:3],
+                  "threads": threads}))
 """
 
 
@@ -35,9 +42,10 @@ def test_a_cli_search_loads_no_heavy_module(tmp_path):
     with store.writer() as w:
         w.put(seed, passages)
     store.close()
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
     out = subprocess.run(
         [sys.executable, "-c", PROBE, str(tmp_path / "ix")],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        cwd=ROOT, capture_output=True, text=True, timeout=120, env=env,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout.strip().splitlines()[-1])
@@ -45,3 +53,7 @@ def test_a_cli_search_loads_no_heavy_module(tmp_path):
     assert got["heavy"] == []
     # the stand-ins were only there while Whoosh was imported
     assert got["urlopen"] is True and got["cached"] == "functools"
+    # ... and Whoosh's word variations import the real table when a query asks for them
+    assert got["variations"] == sorted(variations("rendered"))[:3]
+    # numpy starts no BLAS threads in a CLI process (newsquarry does no linear algebra)
+    assert got["threads"] == 1

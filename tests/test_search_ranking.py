@@ -382,3 +382,40 @@ def test_names_restricted_to_a_word_equal_the_full_table(tmp_path):
     assert {(i.facet, i.value) for i in r.interpretations} == {
         ("person", "Al Gore"), ("person", "Ann Gore"), ("place", "Gore")
     }  # fmt: skip
+
+
+def test_a_warmed_up_servers_word_index_offers_what_a_scan_of_the_keys_offers(tmp_path):
+    """``warm_up`` (a server) keeps an index of the name keys' words; a one-shot
+    process scans the keys. Both offer the same interpretations, in the same order."""
+    from newsquarry.search.docvalues import cache_for
+    from newsquarry.search.interpret import WORD_INDEX
+    from newsquarry.search.searching import warm_up
+
+    build(tmp_path / "ix", [seed_items()]).close()
+    queries = ["Solano torture", "what did Trump say about Venezuela", "Maduro army",
+               "Venezuela", "Guaido soldiers", "Colombia escape"]  # fmt: skip
+
+    def offered(store):
+        return [
+            [
+                (i.kind, i.facet, i.value, i.q, i.count)
+                for i in run_search(store, SearchRequest(q=q)).interpretations
+            ]
+            for q in queries
+        ]
+
+    scanning = WhooshStore(tmp_path / "ix")
+    indexed = WhooshStore(tmp_path / "ix")
+    try:
+        scanned = offered(scanning)
+        warm_up(indexed)
+        registries = cache_for(indexed).registries
+        assert all(
+            WORD_INDEX in registries[f].derived for f in ("person", "org", "place", "speaker")
+        )
+        assert WORD_INDEX not in cache_for(scanning).registries["person"].derived
+        assert offered(indexed) == scanned
+        assert any(scanned)  # the seed article's names are offered at all
+    finally:
+        scanning.close()
+        indexed.close()

@@ -49,3 +49,45 @@ def test_deletion_in_a_kept_segment_is_seen(fresh_store):
     assert r.total == 2
     assert {h.article_id for h in r.hits} == {"art-0", "art-2"}
     assert [v.value for v in r.facets["date"].values] == ["2020-01-01", "2020-01-03"]
+
+
+def test_warm_up_builds_what_a_filtered_faceted_search_reads(fresh_store):
+    """A server's first search after ``warm_up`` finds every field's keys and its
+    documents-by-key (what a filter reads) built, and answers as a cold store does."""
+    from newsquarry.search.docvalues import VALUE_FIELDS, cache_for
+    from newsquarry.search.searching import warm_up
+
+    store = fresh_store
+    for n in range(3):
+        with store.writer() as w:
+            w.put(*article(n))
+    request = SearchRequest(q="report", filters={"article": ["art-1"]}, facets=["article"])
+    cold = run_search(store, request)
+    warm_up(store)
+    view = cache_for(store).view(store.searcher())
+    for fname in VALUE_FIELDS:
+        assert fname in view._field_data and ("key_docs", fname) in view._stats
+    warm = run_search(store, request)
+    assert warm.total == cold.total == 2  # the two passages of art-1
+    assert [h.id for h in warm.hits] == [h.id for h in cold.hits]
+
+
+def test_warm_up_is_not_cut_short_by_the_users_search_deadline(fresh_store, monkeypatch):
+    """The search deadline protects users; a worker's warm-up (which may link quotation
+    clusters on a loaded machine) runs to the end and leaves the view warm."""
+    import pytest
+
+    from newsquarry.search.docvalues import cache_for
+    from newsquarry.search.errors import SearchTimeout
+    from newsquarry.search.searching import warm_up
+
+    store = fresh_store
+    for n in range(3):
+        with store.writer() as w:
+            w.put(*article(n))
+    monkeypatch.setenv("NEWSQUARRY_SEARCH_TIME_LIMIT", "0.000001")
+    with pytest.raises(SearchTimeout):  # a user's search with that deadline is cut short
+        run_search(store, SearchRequest(q="report", facets=["article"]))
+    assert warm_up(store) > 0
+    view = cache_for(store).view(store.searcher())
+    assert "article_id" in view._field_data
