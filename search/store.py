@@ -21,12 +21,13 @@ landed (see ``WhooshStore.searcher``), never reopened per query.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import shutil
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +59,8 @@ from .locking import WriteLock
 from .merging import Merger, free_bytes, merge_tiered, segment_bytes
 from .models import Article, Passage, quote_record
 from .schema import SCHEMA_VERSION, build_schema, spelling_words
+
+log = logging.getLogger(__name__)
 
 DEFAULT_LOCK_TIMEOUT = 30.0
 # Postings a commit keeps in memory before Whoosh spills sorted runs to disk. A
@@ -492,6 +495,9 @@ class WhooshStore:
         # False: then a thread), not inside the commit that makes them due
         self.merger = Merger(self, process=merge_process) if background_merges else None
         self._local = threading.local()
+        # called with the store after each commit this process makes (``writer``), in the
+        # writer's thread: a server warms the new state there (``searching.warm_up``)
+        self.after_commit: list[Callable[[WhooshStore], None]] = []
         try:
             if integrity.toc_generations(self.path):
                 self.ix = self._open(DurableFileStorage(str(self.path)))
@@ -631,6 +637,11 @@ class WhooshStore:
             self.alias_learner.request()
         if self.merger:
             self.merger.request()
+        for hook in list(self.after_commit):
+            try:
+                hook(self)
+            except Exception:  # noqa: BLE001 - an optimisation: the commit stands, searches report
+                log.debug("after-commit hook failed", exc_info=True)
 
     def optimize(self, timeout: float | None = None) -> dict[str, Any]:
         """Merge all segments into one; refuses (NotEnoughSpace) without room for the merge."""

@@ -6,6 +6,7 @@ from newsquarry.search.models import Article
 from newsquarry.search.passages import split_passages
 from newsquarry.search.requests import SearchRequest
 from newsquarry.search.searching import run_search
+from newsquarry.search.store import WhooshStore
 
 
 def article(n: int) -> tuple[Article, list]:
@@ -91,3 +92,32 @@ def test_warm_up_is_not_cut_short_by_the_users_search_deadline(fresh_store, monk
     assert warm_up(store) > 0
     view = cache_for(store).view(store.searcher())
     assert "article_id" in view._field_data
+
+
+def test_a_warmed_store_warms_each_state_it_commits_before_the_writer_returns(fresh_store):
+    """After ``warm_up``, a commit of this process builds the new state's view (keys,
+    filters' documents by key) in the writer: the first search after it finds them built
+    and answers as a store that was never warmed. A store never warmed (the CLI) does not."""
+    from newsquarry.search.docvalues import VALUE_FIELDS, cache_for
+    from newsquarry.search.searching import warm_up
+
+    store = fresh_store
+    with store.writer() as w:
+        w.put(*article(0))
+    warm_up(store)
+    for n in (1, 2):
+        with store.writer() as w:
+            w.put(*article(n))
+        view = cache_for(store).view(store.searcher())
+        for fname in VALUE_FIELDS:
+            assert fname in view._field_data and ("key_docs", fname) in view._stats
+    request = SearchRequest(q="report", filters={"article": ["art-1"]}, facets=["article"])
+    warm = run_search(store, request)
+    cold_store = WhooshStore(store.path, background_merges=False)
+    try:
+        assert cold_store.after_commit == []
+        cold = run_search(cold_store, request)
+    finally:
+        cold_store.close()
+    assert warm.total == cold.total == 2
+    assert [h.id for h in warm.hits] == [h.id for h in cold.hits]
