@@ -502,10 +502,7 @@ class WhooshStore:
             if integrity.toc_generations(self.path):
                 self.ix = self._open(DurableFileStorage(str(self.path)))
             elif self._has_index_files():
-                raise integrity.damaged(
-                    [f"_{INDEX_NAME}_N.toc"],
-                    ["the table of contents is missing (segment files are there)"],
-                )
+                self.ix = self._open_after_creator()
             elif create:
                 self.ix = self._create()
             else:
@@ -547,6 +544,21 @@ class WhooshStore:
                 [integrity.toc_name(max(integrity.toc_generations(self.path), default=0))],
                 [f"the table of contents cannot be read ({type(exc).__name__})"],
             ) from None
+
+    def _open_after_creator(self) -> Any:
+        """Index files but no table of contents: another process may be creating the index
+        right now (it writes its files, then the TOC, under the write lock). Wait for that
+        lock and look again; a TOC still missing is damage."""
+        try:
+            with self.write_lock():
+                if integrity.toc_generations(self.path):
+                    return self._open(DurableFileStorage(str(self.path)))
+        except OSError:  # a read-only folder: no lock to take, and nobody creating there
+            pass
+        raise integrity.damaged(
+            [f"_{INDEX_NAME}_N.toc"],
+            ["the table of contents is missing (segment files are there)"],
+        )
 
     def _has_index_files(self) -> bool:
         """Segment files or manifests without a TOC: a damaged index, never to be re-created."""
