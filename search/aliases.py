@@ -92,6 +92,7 @@ from typing import Any
 import numpy as np
 
 from . import npsets
+from .background import Coalescing
 from .durability import fsync_path
 from .errors import InvalidRequest
 from .textnorm import fold
@@ -1091,7 +1092,7 @@ def learn_table(folder: str | os.PathLike, tries: int = 40) -> bool:
     return True
 
 
-class AliasLearner:
+class AliasLearner(Coalescing):
     """Learns a large archive's alias table in a separate process after commits.
 
     ``request()`` (after a commit that appended names) returns at once; a thread
@@ -1105,56 +1106,27 @@ class AliasLearner:
         self.path = Path(path)
         self.runs = 0
         self.errors: list[str] = []
-        self._lock = threading.Lock()
-        self._wanted = False
-        self._thread: threading.Thread | None = None
+        super().__init__()
 
-    def request(self) -> None:
-        with self._lock:
-            self._wanted = True
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name="newsquarry-aliases", daemon=True
-                )
-                self._thread.start()
+    thread_name = "newsquarry-aliases"
 
-    def _run(self) -> None:
+    def run_once(self) -> None:
+        """One learning process for every commit asked so far."""
         import subprocess
         import sys
 
-        while True:
-            with self._lock:
-                if not self._wanted:
-                    self._thread = None
-                    return
-                self._wanted = False
-            cmd = [sys.executable, "-m", __name__, str(self.path), "--parent", str(os.getpid())]
-            done = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
-            self.runs += 1
-            if done.returncode != 0:
-                lines = (done.stderr or done.stdout).strip().splitlines()
-                self.errors.append(lines[-1] if lines else f"exit {done.returncode}")
-                import logging
+        cmd = [sys.executable, "-m", __name__, str(self.path), "--parent", str(os.getpid())]
+        done = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        self.runs += 1
+        if done.returncode != 0:
+            lines = (done.stderr or done.stdout).strip().splitlines()
+            self.errors.append(lines[-1] if lines else f"exit {done.returncode}")
+            import logging
 
-                logging.getLogger(__name__).warning(
-                    "learning the alias table failed (the table stays as it was): %s",
-                    self.errors[-1],
-                )
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait until no learning is running or asked for; False if ``timeout`` passed."""
-        import time
-
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            with self._lock:
-                t = self._thread
-            if t is None:
-                return True
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
-                return False
-            t.join(left)
+            logging.getLogger(__name__).warning(
+                "learning the alias table failed (the table stays as it was): %s",
+                self.errors[-1],
+            )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -34,6 +34,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from .background import Coalescing
 from .durability import fsync_path
 
 log = logging.getLogger(__name__)
@@ -284,7 +285,7 @@ def _merge(store: Any, ix: Any) -> bool:
     return True
 
 
-class Merger:
+class Merger(Coalescing):
     """Runs a store's merges in the background, started when a commit asks for it.
 
     ``process=True`` (the default): a background thread starts a separate Python
@@ -303,40 +304,25 @@ class Merger:
         self.process = process
         self.merges = 0  # merges done (for tests and diagnostics)
         self.errors: list[str] = []
-        self._lock = threading.Lock()
-        self._wanted = False
-        self._thread: threading.Thread | None = None
+        super().__init__()
 
-    def request(self) -> None:
-        """Check for due merges soon (after a commit); returns at once."""
-        with self._lock:
-            self._wanted = True
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name="newsquarry-merge", daemon=True
-                )
-                self._thread.start()
+    thread_name = "newsquarry-merge"
 
-    def _run(self) -> None:
-        while True:
-            with self._lock:
-                if not self._wanted:
-                    self._thread = None
-                    return
-                self._wanted = False
-            try:
-                params = getattr(self.store.merge_policy, "params", None)
-                if self.process and params is not None:
-                    if self._due():  # a process costs ~0.3 s of CPU: only when needed
-                        self.merges += self._in_process(params)
-                else:
-                    while merge_once(self.store):
-                        self.merges += 1
-            except Exception as exc:  # noqa: BLE001 - a failed merge loses nothing; say so
-                self.errors.append(f"{type(exc).__name__}: {exc}")
-                import logging  # only now: a CLI search should not pay for importing it
+    def run_once(self) -> None:
+        """Run the merges due now (``request()``: after a commit, returns at once)."""
+        try:
+            params = getattr(self.store.merge_policy, "params", None)
+            if self.process and params is not None:
+                if self._due():  # a process costs ~0.3 s of CPU: only when needed
+                    self.merges += self._in_process(params)
+            else:
+                while merge_once(self.store):
+                    self.merges += 1
+        except Exception as exc:  # noqa: BLE001 - a failed merge loses nothing; say so
+            self.errors.append(f"{type(exc).__name__}: {exc}")
+            import logging  # only now: a CLI search should not pay for importing it
 
-                logging.getLogger(__name__).warning("segment merge failed (nothing lost): %s", exc)
+            logging.getLogger(__name__).warning("segment merge failed (nothing lost): %s", exc)
 
     def _due(self) -> bool:
         """Whether the newest commit's segments make a merge due (read from its TOC)."""
@@ -362,19 +348,6 @@ class Merger:
             lines = (done.stderr or done.stdout).strip().splitlines()
             raise MergeFailed(lines[-1] if lines else f"merge process exited {done.returncode}")
         return int(done.stdout.strip() or 0)
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait until no merge is running or due; False if ``timeout`` passed first."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            with self._lock:
-                t = self._thread
-            if t is None:
-                return True
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
-                return False
-            t.join(left)
 
 
 class MergeFailed(Exception):
