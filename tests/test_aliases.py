@@ -253,6 +253,11 @@ def article_with(aid: str, sentences: list[tuple[str, list[tuple[str, str]], str
     return article, passages
 
 
+def teaching_ec(aid: str, sentence: str):
+    """An article of one passage naming both "European Community" and "EC" (it teaches the alias)."""
+    return article_with(aid, [(sentence, [("org", "European Community"), ("org", "EC")], None)])
+
+
 def counts(store, facet, **kw):
     r = run_search(store, SearchRequest(facets=[facet], facet_size=50, **kw))
     return {v.value: v.count for v in r.facets[facet].values}, r
@@ -281,20 +286,7 @@ def test_an_article_that_teaches_an_alias_merges_counts_and_filters_at_once(stor
     before, _ = counts(store, "org")
     assert before == {"EC": 2, "European Community": 1}
     # one article naming both, an acronym of the exact initials, teaches the alias
-    store.add(
-        [
-            article_with(
-                "a3",
-                [
-                    (
-                        "The European Community (EC) agreed on Tuesday.",
-                        [("org", "European Community"), ("org", "EC")],
-                        None,
-                    )
-                ],
-            )
-        ]
-    )
+    store.add([teaching_ec("a3", "The European Community (EC) agreed on Tuesday.")])
     after, _ = counts(store, "org")
     assert after == {"European Community": 4}  # the a3 passage counts once, not twice
     # filtering by either name selects the same passages
@@ -348,20 +340,7 @@ def test_override_file_applies_to_the_next_search_without_reindexing(store, tmp_
 
 def test_aliases_command_lists_rebuilds_and_rejects_a_bad_override_file(store, tmp_path):
     index = str(tmp_path / "ix")
-    store.add(
-        [
-            article_with(
-                "a3",
-                [
-                    (
-                        "The European Community (EC) agreed.",
-                        [("org", "European Community"), ("org", "EC")],
-                        None,
-                    )
-                ],
-            )
-        ]
-    )
+    store.add([teaching_ec("a3", "The European Community (EC) agreed.")])
     runner = CliRunner()
     res = runner.invoke(cli, ["--index", index, "aliases", "--json"])
     assert res.exit_code == 0, res.output
@@ -465,16 +444,7 @@ def test_the_api_counts_filters_and_shows_the_canonical_name(tmp_path):
 
 
 def test_a_damaged_evidence_file_is_rebuilt_from_the_stored_passages(store, tmp_path):
-    teach = article_with(
-        "a3",
-        [
-            (
-                "The European Community (EC) met.",
-                [("org", "European Community"), ("org", "EC")],
-                None,
-            )
-        ],
-    )
+    teach = teaching_ec("a3", "The European Community (EC) met.")
     store.add([teach])
     assert counts(store, "org")[0] == {"European Community": 4}
     (tmp_path / "ix" / "aliases-evidence.json").write_text('{"articles": [', encoding="utf-8")
@@ -527,16 +497,7 @@ def test_a_journal_line_cut_short_makes_the_next_commit_rebuild_the_evidence(sto
     from newsquarry.search.aliases import AliasStore
 
     ix = tmp_path / "ix"
-    teach = article_with(
-        "a3",
-        [
-            (
-                "The European Community (EC) met.",
-                [("org", "European Community"), ("org", "EC")],
-                None,
-            )
-        ],
-    )
+    teach = teaching_ec("a3", "The European Community (EC) met.")
     store.add([teach])
     journal = ix / "aliases-evidence.jsonl"
     line = journal.read_bytes()
@@ -561,20 +522,7 @@ def test_an_article_replaced_with_the_same_names_leaves_the_table_file_alone(sto
     assert table.stat().st_mtime_ns == stamp  # ... and the table, unchanged, was not
     assert run_search(store, SearchRequest(q="rise")).total == 1
     # new names change it
-    store.add(
-        [
-            article_with(
-                "a1",
-                [
-                    (
-                        "The European Community (EC) met.",
-                        [("org", "European Community"), ("org", "EC")],
-                        None,
-                    )
-                ],
-            )
-        ]
-    )
+    store.add([teaching_ec("a1", "The European Community (EC) met.")])
     assert table.stat().st_mtime_ns != stamp
     assert counts(store, "org")[0] == {"European Community": 3}
 
@@ -586,16 +534,7 @@ def test_a_large_archive_learns_its_table_in_a_background_process(store, tmp_pat
     table = ix / "aliases.json"
     store.aliases.background_from = 0  # as an archive of 5,000 articles or more
     stamp = table.stat().st_mtime_ns
-    teach = article_with(
-        "a3",
-        [
-            (
-                "The European Community (EC) met.",
-                [("org", "European Community"), ("org", "EC")],
-                None,
-            )
-        ],
-    )
+    teach = teaching_ec("a3", "The European Community (EC) met.")
     store.add([teach])
     # the commit appended the names and left the table to the learner process
     assert "a3" in (ix / "aliases-evidence.jsonl").read_text(encoding="utf-8")
@@ -609,20 +548,7 @@ def test_a_large_archive_learns_its_table_in_a_background_process(store, tmp_pat
     t.articles = AliasStore(ix).evidence()
     assert saved["canon"] == t.learnt().canon == {"ec": "european community"}
     # the same names again: nothing appended, nothing to learn
-    store.add(
-        [
-            article_with(
-                "a3",
-                [
-                    (
-                        "The European Community (EC) met again.",
-                        [("org", "European Community"), ("org", "EC")],
-                        None,
-                    )
-                ],
-            )
-        ]
-    )
+    store.add([teaching_ec("a3", "The European Community (EC) met again.")])
     assert store.wait_for_merges(60)
     assert store.alias_learner.runs == 1
     stamp = table.stat().st_mtime_ns
@@ -648,16 +574,7 @@ def test_a_view_after_a_commit_maps_only_the_new_segment_and_equals_a_fresh_view
     from newsquarry.search.aliases import AliasStore
     from newsquarry.search.docvalues import ALIAS_FIELDS, DocValuesCache, cache_for
 
-    teach = article_with(
-        "a3",
-        [
-            (
-                "The European Community (EC) met.",
-                [("org", "European Community"), ("org", "EC")],
-                None,
-            )
-        ],
-    )
+    teach = teaching_ec("a3", "The European Community (EC) met.")
     store.add([teach])
     cache = cache_for(store)
     v1 = cache.view(store.searcher())
@@ -701,20 +618,7 @@ def test_a_commit_that_teaches_nothing_new_keeps_the_resolver_and_the_counts_rig
     (doc, name) pairs are those of a process opening the index afresh."""
     from newsquarry.search.docvalues import cache_for
 
-    store.add(
-        [
-            article_with(
-                "a3",
-                [
-                    (
-                        "The European Community (EC) agreed on Tuesday.",
-                        [("org", "European Community"), ("org", "EC")],
-                        None,
-                    )
-                ],
-            )
-        ]
-    )
+    store.add([teaching_ec("a3", "The European Community (EC) agreed on Tuesday.")])
     assert counts(store, "org")[0] == {"European Community": 4}
     cache_for(store).view(store.searcher())
     resolver = store.aliases.resolver()
