@@ -364,9 +364,13 @@ def write_segment_file(
     dvstore.write(storage.folder, segment.segment_id(), segment.doc_count_all(), arrays, meta)
 
 
-def write_key_table(folder: str | os.PathLike, segments: list[Any]) -> None:
+def write_key_table(
+    folder: str | os.PathLike, segments: list[Any], before: list[Any] | None = None
+) -> None:
     """Write the merged key table of a commit's segments (``search.keytable``) from their
-    ``.dv`` files, unless it is there already (a commit that only deleted documents).
+    ``.dv`` files, unless it is there already (a commit that only deleted documents);
+    from the table of the ``before`` segments where there is one (only the new segments'
+    keys are read then).
 
     Called before the TOC, so the commit's manifest lists it. A segment without a valid
     ``.dv`` file leaves the table to the first search that needs it.
@@ -377,8 +381,14 @@ def write_key_table(folder: str | os.PathLike, segments: list[Any]) -> None:
     if not segs or os.path.exists(os.path.join(folder, keytable.file_name(segs))):
         return
     sources = [dvstore.read(folder, segid, ndocs) for segid, ndocs in segs]
-    if all(src is not None for src in sources):
-        keytable.write(folder, segs, VALUE_FIELDS, sources)
+    if any(src is None for src in sources):
+        return
+    previous = None
+    if before:
+        old = [(s.segment_id(), s.doc_count_all()) for s in before]
+        table = keytable.read(folder, old, VALUE_FIELDS)
+        previous = (old, table) if table is not None else None
+    keytable.write(folder, segs, VALUE_FIELDS, sources, previous)
 
 
 def persist_on_commit(writer: Any) -> Any:
@@ -389,7 +399,8 @@ def persist_on_commit(writer: Any) -> Any:
     files before the table of contents that names them is written: a crash before the
     TOC leaves orphan files that Whoosh's cleanup removes with the segment's.
     """
-    before = {s.segment_id() for s in writer.segments}
+    earlier = list(writer.segments)
+    before = {s.segment_id() for s in earlier}
     original = writer._commit_toc
     captured = pstore.capture(writer)  # what it writes into its one new segment
     own = getattr(getattr(writer, "newsegment", None), "segment_id", lambda: None)()
@@ -399,7 +410,7 @@ def persist_on_commit(writer: Any) -> Any:
             if seg.segment_id() not in before:
                 mine = captured if seg.segment_id() == own else None
                 write_segment_file(writer.storage, writer.schema, seg, mine)
-        write_key_table(writer.storage.folder, segments)
+        write_key_table(writer.storage.folder, segments, earlier)
         original(segments)
 
     writer._commit_toc = commit_toc

@@ -30,6 +30,7 @@ wrong answer.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import os
@@ -60,21 +61,88 @@ def is_table(name: str) -> bool:
     return name.startswith(PREFIX) and name.endswith(EXT)
 
 
-def compute(fields: Sequence[str], sources: Sequence[Any]) -> dict[str, np.ndarray]:
+def compute(
+    fields: Sequence[str],
+    sources: Sequence[Any],
+    segments: Sequence[tuple[str, int]] | None = None,
+    previous: tuple[Sequence[tuple[str, int]], KeyTable] | None = None,
+) -> dict[str, np.ndarray]:
     """The table's arrays from the segments' doc-values sources (``dvstore.SegmentFile``
     or ``docvalues._Computed``): per field ``<f>.keys`` (the sorted union of the
     segments' folded keys, as JSON bytes) and ``<f>.<i>`` (segment ``i``'s local key
-    index -> table id, int32)."""
+    index -> table id, int32).
+
+    With ``previous`` (an earlier segment list and its table; ``segments`` names the
+    sources), the segments both lists hold are not read again: their keys come from
+    the earlier table, renumbered with numpy, and only the new segments' key lists are
+    decoded (a commit adds one segment to many). The arrays are the same either way.
+    """
+    if previous is not None and segments is not None:
+        return _compute_from(fields, sources, segments, *previous)
     arrays: dict[str, np.ndarray] = {}
     for f in fields:
         per_seg = [src.json(f"{f}.strings")["keys"] for src in sources]
         union = sorted(set().union(*per_seg)) if per_seg else []
         pos = {k: i for i, k in enumerate(union)}
-        arrays[f"{f}.keys"] = np.frombuffer(
-            json.dumps(union, ensure_ascii=False).encode("utf-8"), dtype=np.uint8
-        )
+        arrays[f"{f}.keys"] = _json_bytes(union)
         for i, keys in enumerate(per_seg):
             arrays[f"{f}.{i}"] = np.fromiter(map(pos.__getitem__, keys), np.int32, len(keys))
+    return arrays
+
+
+def _json_bytes(keys: list[str]) -> np.ndarray:
+    return np.frombuffer(json.dumps(keys, ensure_ascii=False).encode("utf-8"), dtype=np.uint8)
+
+
+def _has(sorted_keys: list[str], key: str) -> bool:
+    i = bisect.bisect_left(sorted_keys, key)
+    return i < len(sorted_keys) and sorted_keys[i] == key
+
+
+def _compute_from(
+    fields: Sequence[str],
+    sources: Sequence[Any],
+    segments: Sequence[tuple[str, int]],
+    before: Sequence[tuple[str, int]],
+    table: KeyTable,
+) -> dict[str, np.ndarray]:
+    """``compute`` from an earlier list's table (see there)."""
+    where = {tuple(seg): j for j, seg in enumerate(before)}
+    kept = [(i, where[tuple(seg)]) for i, seg in enumerate(segments) if tuple(seg) in where]
+    fresh = [i for i, seg in enumerate(segments) if tuple(seg) not in where]
+    if len(fresh) > len(kept):  # mostly new segments: reading them all costs less
+        return compute(fields, sources)
+    arrays: dict[str, np.ndarray] = {}
+    for f in fields:
+        old_keys = table.keys(f)
+        old_l2g = {i: table.local_to_table(f, j) for i, j in kept}
+        mask = np.zeros(len(old_keys), dtype=bool)
+        for a in old_l2g.values():
+            mask[a] = True
+        used = np.flatnonzero(mask)
+        if len(used) == len(old_keys):  # no segment left (a commit that adds one)
+            kept_keys = old_keys
+        else:  # sorted, as the earlier table
+            kept_keys = [old_keys[g] for g in used.tolist()]
+        new_lists = {i: sources[i].json(f"{f}.strings")["keys"] for i in fresh}
+        extra = sorted(
+            k for k in {k for keys in new_lists.values() for k in keys} if not _has(kept_keys, k)
+        )
+        # each kept key moves up by the number of new keys sorted before it
+        at = np.array([bisect.bisect_left(kept_keys, k) for k in extra], dtype=np.int64)
+        shift = np.searchsorted(at, np.arange(len(kept_keys)), side="right")
+        old_to_new = np.full(len(old_keys), -1, dtype=np.int64)
+        old_to_new[used] = np.arange(len(kept_keys)) + shift
+        union = sorted(kept_keys + extra)  # two sorted runs: a merge
+        arrays[f"{f}.keys"] = _json_bytes(union)
+        for i in range(len(segments)):
+            if i in old_l2g:
+                ids = old_to_new[old_l2g[i]].astype(np.int32)
+            else:
+                keys = new_lists[i]
+                found = (bisect.bisect_left(union, k) for k in keys)
+                ids = np.fromiter(found, np.int32, len(keys))
+            arrays[f"{f}.{i}"] = ids
     return arrays
 
 
@@ -83,10 +151,11 @@ def write(
     segments: Sequence[tuple[str, int]],
     fields: Sequence[str],
     sources: Sequence[Any],
+    previous: tuple[Sequence[tuple[str, int]], KeyTable] | None = None,
 ) -> str:
-    """Compute and write the table of ``segments`` (their sources in the same order);
-    returns its file name."""
-    arrays = compute(fields, sources)
+    """Compute and write the table of ``segments`` (their sources in the same order;
+    ``previous``: see ``compute``); returns its file name."""
+    arrays = compute(fields, sources, segments, previous)
     meta = {"version": VERSION, "fields": list(fields), "segments": [list(s) for s in segments]}
     dvstore.write(folder, table_id(segments), 0, arrays, meta, ext=EXT)
     return file_name(segments)

@@ -273,7 +273,7 @@ def _merge(store: Any, ix: Any) -> bool:
         final = [s for s in current if s.segment_id() not in gone]
         if merged is not None:
             final.append(merged)
-        write_key_table(folder, final)  # the new segment list's key table, in the manifest
+        write_key_table(folder, final, current)  # the new list's key table, in the manifest
         writer.commit(mergetype=lambda _w, _segments: final)
         keytable.remove_others(folder, [(s.segment_id(), s.doc_count_all()) for s in final])
     except BaseException:
