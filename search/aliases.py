@@ -551,14 +551,17 @@ def _specials(resolver: Resolver, fname: str) -> tuple[dict[str, str], dict[str,
     (key -> canonical key, for every key that has an alias or a type). Every other key of
     a field maps to itself and stays in its field, so a registry of many keys is mapped by
     looking these few up rather than by reading every key."""
-    memo = resolver.__dict__.setdefault("_specials", {})
-    got = memo.get(fname)
-    if got is None:
+    memo = resolver.__dict__.get("_specials")
+    if memo is None:  # one pass over the table for every field
         canon, types = resolver.canon, resolver.types
         every = {**{k: k for k in types if k not in canon}, **canon}
-        typed_here = {k: c for k, c in every.items() if types.get(c) == fname}
-        got = memo[fname] = (typed_here, every)
-    return got
+        typed: dict[str, dict[str, str]] = {}
+        for k, c in every.items():
+            t = types.get(c)
+            if t is not None:
+                typed.setdefault(t, {})[k] = c
+        memo = resolver.__dict__.setdefault("_specials", (typed, every))
+    return memo[0].get(fname, {}), memo[1]
 
 
 def _changed(registry: Any, done: int, count: int, wanted: dict[str, str]) -> list[tuple[int, str]]:
