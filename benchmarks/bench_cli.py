@@ -64,7 +64,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--baseline",
         help="a PYTHONPATH folder holding another newsquarry (e.g. a `git archive` of main "
-        "under DIR/newsquarry/): its commands run too, interleaved, as 'base ...' rows",
+        "under DIR/newsquarry/): its commands (--help too) run too, interleaved, as 'base ...' "
+        "rows",
     )
     args = ap.parse_args(argv)
     compileall.compile_dir(str(ROOT / "search"), quiet=1)
@@ -73,9 +74,10 @@ def main(argv: list[str] | None = None) -> None:
     if args.baseline:
         base_env = {**os.environ, "PYTHONPATH": args.baseline}
         for name, cmd in commands(args.index, args.query).items():
-            if name != "--help":
-                cmds[f"base {name}"] = cmd
-                envs[f"base {name}"] = base_env
+            # the other revision's --help too: the floor may have moved (ratios stay
+            # against this revision's --help)
+            cmds[f"base {name}"] = cmd
+            envs[f"base {name}"] = base_env
     for name, cmd in cmds.items():  # warm the page cache once, not measured
         run_once(cmd, envs[name])
     walls: dict[str, list[float]] = {k: [] for k in cmds}

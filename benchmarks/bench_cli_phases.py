@@ -45,7 +45,7 @@ def one(index: str, query: str) -> list[tuple[str, float]]:
     import newsquarry.search.config  # noqa: F401
     import newsquarry.search.output  # noqa: F401
 
-    mark("click, output (rich), config: what --help imports")
+    mark("click, output, config: what --help imports")
     import newsquarry.search.cli  # noqa: F401
 
     mark("the rest of the cli module")
@@ -68,10 +68,10 @@ def one(index: str, query: str) -> list[tuple[str, float]]:
     from newsquarry.search.docvalues import cache_for
 
     view = cache_for(store).view(searcher)
-    mark("the view (map .dv files; live, doctype)")
+    mark("the view (map .dv files and the key table; live, doctype)")
     for f in ("person", "org", "place"):
         view.nkeys[f]  # noqa: B018
-    mark("person/org/place keys of every segment (+ alias table)")
+    mark("person/org/place keys (from the key table) + alias table")
     for f in ("speaker", "source", "article_id"):
         view.nkeys[f]  # noqa: B018
     mark("speaker/source/article_id keys (hits' names, articles)")

@@ -545,6 +545,41 @@ class _FieldMap:
         self.lock = threading.Lock()
 
 
+def _specials(resolver: Resolver, fname: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The keys ``_field_map`` must look at, per table and field (memoised on the table):
+    (key -> canonical key, for every key whose canonical key is typed as ``fname``), and
+    (key -> canonical key, for every key that has an alias or a type). Every other key of
+    a field maps to itself and stays in its field, so a registry of many keys is mapped by
+    looking these few up rather than by reading every key."""
+    memo = resolver.__dict__.get("_specials")
+    if memo is None:  # one pass over the table for every field
+        canon, types = resolver.canon, resolver.types
+        every = {**{k: k for k in types if k not in canon}, **canon}
+        typed: dict[str, dict[str, str]] = {}
+        for k, c in every.items():
+            t = types.get(c)
+            if t is not None:
+                typed.setdefault(t, {})[k] = c
+        memo = resolver.__dict__.setdefault("_specials", (typed, every))
+    return memo[0].get(fname, {}), memo[1]
+
+
+def _changed(registry: Any, done: int, count: int, wanted: dict[str, str]) -> list[tuple[int, str]]:
+    """(index from ``done``, canonical key) of the registry's keys ``done..done+count-1``
+    found in ``wanted``: a lookup of each wanted key, or a pass over the keys when fewer."""
+    if count <= len(wanted):
+        with registry.lock:
+            keys = registry.keys[done : done + count]
+        return [(i, wanted[k]) for i, k in enumerate(keys) if k in wanted]
+    ids = registry.ids
+    out = []
+    for k, c in wanted.items():
+        gid = ids.get(k)
+        if gid is not None and done <= gid < done + count:
+            out.append((gid - done, c))
+    return out
+
+
 def _field_map(fname: str, registries: dict[str, Any], resolver: Resolver) -> _FieldMap:
     """The resolver's ``_FieldMap`` of ``fname``, extended to every key registered now."""
     maps = resolver.__dict__.setdefault("_field_maps", {})
@@ -552,39 +587,36 @@ def _field_map(fname: str, registries: dict[str, Any], resolver: Resolver) -> _F
     if fm is None:
         fm = maps.setdefault(fname, _FieldMap())
     registry = registries[fname]
-    canon, types = resolver.canon, resolver.types if fname in ENTITY_FACETS else {}
+    types = resolver.types if fname in ENTITY_FACETS else {}
     with fm.lock:
         if fname in set(types.values()):
+            typed_here = _specials(resolver, fname)[0]
             for other in ENTITY_FACETS:
                 if other == fname:
                     continue
                 done = len(fm.moved.get(other, ()))
                 with registries[other].lock:
-                    okeys = registries[other].keys[done:]
-                lut = np.full(len(okeys), -1, dtype=np.int32)
-                here = {}
-                for i, k in enumerate(okeys):
-                    c = canon.get(k, k)
-                    if types.get(c) == fname:
-                        here[i] = c
+                    count = len(registries[other].keys) - done
+                lut = np.full(count, -1, dtype=np.int32)
+                here = dict(_changed(registries[other], done, count, typed_here))
                 if here:
                     cids = registry.ids_for(list(here.values()))
                     lut[list(here)] = cids
                     fm.active = True
                 fm.moved[other] = np.concatenate([fm.moved.get(other, lut[:0]), lut])
+        every = _specials(resolver, fname)[1] if fname in ENTITY_FACETS else resolver.canon
         while True:  # canonical keys registered here are keys of the field too
             done = len(fm.mapping)
             with registry.lock:
-                known = registry.keys[done:]
-            if not known:
+                count = len(registry.keys) - done
+            if not count:
                 break
-            new = np.arange(done, done + len(known), dtype=np.int32)
+            new = np.arange(done, done + count, dtype=np.int32)
             target: dict[int, str] = {}
-            for i, k in enumerate(known):
-                c = canon.get(k, k)
+            for i, c in _changed(registry, done, count, every):
                 if types.get(c, fname) != fname:
                     new[i] = -1
-                elif c != k:
+                elif c != registry.keys[done + i]:
                     target[i] = c
             if target:
                 wanted = sorted(set(target.values()))

@@ -412,11 +412,11 @@ def emit(result: dict[str, Any], fmt: str | None, show_facets: bool) -> int:
     --jsonl and --csv write the API's records (``search.export``): the same
     columns and bytes as ``format=jsonl|csv`` on the API.
     """
-    from .export import records
-
     if fmt == "json":
         click.echo(to_json(result))
     elif fmt in ("jsonl", "csv"):
+        from .export import records
+
         out = binary_stdout()
         for chunk in records(result["hits"], fmt, result["request"]["mode"]):
             out.write(chunk)

@@ -33,7 +33,6 @@ import threading
 import time
 import weakref
 from collections import Counter, OrderedDict
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -156,12 +155,18 @@ def _date_int(text: str) -> int:
 
 
 class KeyRegistry:
-    """Folded key <-> integer id for one field, shared by all segments; only grows."""
+    """Folded key <-> integer id for one field, shared by all segments; only grows.
+
+    A new process may start it from a segment list's merged key table (``adopt``,
+    ``search.keytable``): the keys (sorted) are decoded on first use, and the dict of
+    ids, which only lookups of a given value need, when first asked for.
+    """
 
     def __init__(self) -> None:
-        self.ids: dict[str, int] = {}
-        self.keys: list[str] = []
-        self.lock = threading.Lock()
+        self._ids: dict[str, int] | None = {}
+        self._keys: list[str] = []
+        self._pending: Any = None  # () -> the keys of an adopted table, not decoded yet
+        self.lock = threading.RLock()
         # alphabetical order of the first ``len(_order)`` keys, extended as keys come:
         # every view of the store (a new one after each commit) ranks from it
         self._sorted: list[str] = []
@@ -169,12 +174,55 @@ class KeyRegistry:
         self._rank_lock = threading.Lock()
         self.derived: dict = {}  # other tables kept across views (search.interpret)
 
+    def empty(self) -> bool:
+        """No key registered and no table adopted."""
+        return self._pending is None and not self._keys
+
+    def adopt(self, load_keys: Any) -> None:
+        """Start from a key table: ``load_keys()`` gives the keys, sorted, ids 0..n-1.
+
+        Only while empty; the segments' key ids then come from the same table.
+        """
+        with self.lock:
+            if not self.empty():
+                raise RuntimeError("a key table can only start an empty registry")
+            self._pending = load_keys
+
+    def _materialise(self) -> None:
+        with self.lock:
+            load, self._pending = self._pending, None
+            if load is not None:
+                keys = load()
+                self._keys, self._ids = keys, None
+                with self._rank_lock:  # sorted already: ranks are the ids
+                    self._sorted, self._order = list(keys), list(range(len(keys)))
+
+    @property
+    def keys(self) -> list[str]:
+        """Key id -> folded key (the list grows; read it under ``lock`` for a stable copy)."""
+        if self._pending is not None:
+            self._materialise()
+        return self._keys
+
+    @property
+    def ids(self) -> dict[str, int]:
+        """Folded key -> key id."""
+        got = self._ids
+        if got is None or self._pending is not None:
+            with self.lock:
+                keys = self.keys
+                if self._ids is None:
+                    self._ids = dict(zip(keys, range(len(keys)), strict=True))
+                got = self._ids
+        return got
+
     def rank(self, n: int) -> np.ndarray:
         """Alphabetical rank (0..n-1) of each of the first ``n`` key ids.
 
         Kept sorted as keys are added (a commit adds a few), so a new view does not
         sort every key again (an ``argsort`` of 16,735 article ids: ~15 ms).
         """
+        self.keys  # noqa: B018 - an adopted table's keys first (they come with their order)
         with self._rank_lock:
             done = len(self._order)
             if done < n:
@@ -196,16 +244,17 @@ class KeyRegistry:
 
     def id_for(self, key: str) -> int:
         with self.lock:
-            gid = self.ids.get(key)
+            ids, known = self.ids, self._keys
+            gid = ids.get(key)
             if gid is None:
-                gid = self.ids[key] = len(self.keys)
-                self.keys.append(key)
+                gid = ids[key] = len(known)
+                known.append(key)
             return gid
 
     def ids_for(self, keys: list[str]) -> np.ndarray:
         """The ids of many distinct keys at once (registering new ones), as an int32 array."""
         with self.lock:
-            ids, known = self.ids, self.keys
+            ids, known = self.ids, self._keys
             new = [k for k in keys if k not in ids]
             ids.update(zip(new, range(len(known), len(known) + len(new)), strict=True))
             known.extend(new)
@@ -315,6 +364,33 @@ def write_segment_file(
     dvstore.write(storage.folder, segment.segment_id(), segment.doc_count_all(), arrays, meta)
 
 
+def write_key_table(
+    folder: str | os.PathLike, segments: list[Any], before: list[Any] | None = None
+) -> None:
+    """Write the merged key table of a commit's segments (``search.keytable``) from their
+    ``.dv`` files, unless it is there already (a commit that only deleted documents);
+    from the table of the ``before`` segments where there is one (only the new segments'
+    keys are read then).
+
+    Called before the TOC, so the commit's manifest lists it. A segment without a valid
+    ``.dv`` file leaves the table to the first search that needs it.
+    """
+    from . import keytable
+
+    segs = [(s.segment_id(), s.doc_count_all()) for s in segments]
+    if not segs or os.path.exists(os.path.join(folder, keytable.file_name(segs))):
+        return
+    sources = [dvstore.read(folder, segid, ndocs) for segid, ndocs in segs]
+    if any(src is None for src in sources):
+        return
+    previous = None
+    if before:
+        old = [(s.segment_id(), s.doc_count_all()) for s in before]
+        table = keytable.read(folder, old, VALUE_FIELDS)
+        previous = (old, table) if table is not None else None
+    keytable.write(folder, segs, VALUE_FIELDS, sources, previous)
+
+
 def persist_on_commit(writer: Any) -> Any:
     """Make a Whoosh ``SegmentWriter`` save the doc values and decoded postings of the
     segments its commit adds.
@@ -323,7 +399,8 @@ def persist_on_commit(writer: Any) -> Any:
     files before the table of contents that names them is written: a crash before the
     TOC leaves orphan files that Whoosh's cleanup removes with the segment's.
     """
-    before = {s.segment_id() for s in writer.segments}
+    earlier = list(writer.segments)
+    before = {s.segment_id() for s in earlier}
     original = writer._commit_toc
     captured = pstore.capture(writer)  # what it writes into its one new segment
     own = getattr(getattr(writer, "newsegment", None), "segment_id", lambda: None)()
@@ -333,22 +410,42 @@ def persist_on_commit(writer: Any) -> Any:
             if seg.segment_id() not in before:
                 mine = captured if seg.segment_id() == own else None
                 write_segment_file(writer.storage, writer.schema, seg, mine)
+        write_key_table(writer.storage.folder, segments, earlier)
         original(segments)
 
     writer._commit_toc = commit_toc
     return writer
 
 
-@dataclass
 class FieldColumns:
-    """One value field of one segment, with key ids resolved against the index's registry."""
+    """One value field of one segment, with key ids resolved against the index's registry.
 
-    docs: np.ndarray  # local docnums
-    gids: np.ndarray  # key ids, parallel to docs
-    terms: list[str]  # raw indexed terms (written forms)
-    term_gid: np.ndarray  # key id of each term
-    term_count: np.ndarray  # documents per term
-    _by_gid: dict[int, list[int]] | None = None
+    ``terms`` (the raw indexed terms, written forms: only display names need them) may
+    come as a function that decodes them on first use.
+    """
+
+    def __init__(
+        self,
+        docs: np.ndarray,  # local docnums
+        gids: np.ndarray,  # key ids, parallel to docs
+        terms: list[str] | Any,  # raw indexed terms, or () -> them
+        term_gid: np.ndarray,  # key id of each term
+        term_count: np.ndarray,  # documents per term
+    ) -> None:
+        self.docs = docs
+        self.gids = gids
+        self.term_gid = term_gid
+        self.term_count = term_count
+        self._terms = terms if isinstance(terms, list) else None
+        self._load_terms = None if isinstance(terms, list) else terms
+        self._by_gid: dict[int, list[int]] | None = None
+
+    @property
+    def terms(self) -> list[str]:
+        got = self._terms
+        if got is None:
+            got = self._terms = self._load_terms()
+        return got
 
     def by_gid(self) -> dict[int, list[int]]:
         """Key id -> indexes of its terms (built on first use)."""
@@ -383,6 +480,9 @@ class SegmentColumns:
         self.field_totals: dict[str, int] = src.meta["field_totals"]
         self._fields: dict[str, FieldColumns] = {}
         self._lock = threading.Lock()
+        # field -> local key index -> key id, from a merged key table (search.keytable)
+        # adopted by the registries; other fields register their keys one by one
+        self.table_ids: dict[str, np.ndarray] = {}
 
     @property
     def doctype(self) -> np.ndarray:
@@ -402,15 +502,24 @@ class SegmentColumns:
         with self._lock:
             got = self._fields.get(fname)
             if got is None:
-                strings = self.src.json(f"{fname}.strings")
-                keys = strings["keys"]
-                l2g = self.registries[fname].ids_for(keys)
                 lkeys = self.src.array(f"{fname}.keys")
                 term_key = self.src.array(f"{fname}.term_key")
+                l2g = self.table_ids.get(fname)
+                if l2g is None:
+                    strings = self.src.json(f"{fname}.strings")
+                    keys = strings["keys"]
+                    l2g = self.registries[fname].ids_for(keys)
+                    terms: Any = strings["terms"] if strings["terms"] is not None else keys
+                else:  # ids from the merged key table: the written forms only if shown
+
+                    def terms() -> list[str]:
+                        strings = self.src.json(f"{fname}.strings")
+                        return strings["terms"] if strings["terms"] is not None else strings["keys"]
+
                 got = FieldColumns(
                     docs=self.src.array(f"{fname}.docs"),
                     gids=l2g[lkeys] if len(lkeys) else np.zeros(0, np.int32),
-                    terms=strings["terms"] if strings["terms"] is not None else keys,
+                    terms=terms,
                     term_gid=l2g[term_key] if len(term_key) else np.zeros(0, np.int32),
                     term_count=self.src.array(f"{fname}.term_count"),
                 )
@@ -821,6 +930,8 @@ class DocValuesCache:
     next process maps it.
     """
 
+    key_tables = True  # False: registries built segment by segment (tests, benchmarks)
+
     def __init__(self, folder: str | os.PathLike | None = None) -> None:
         self.folder = folder
         self.registries = {f: KeyRegistry() for f in VALUE_FIELDS}
@@ -833,6 +944,7 @@ class DocValuesCache:
         self.builds = 0  # segments read from their postings (no valid file)
         self.postings_builds = 0  # segments whose ``.pst`` file was missing or not valid
         self.postings_files = True  # False: always decode Whoosh's postings (benchmarks)
+        self.key_table_builds = 0  # merged key tables missing or not valid, written here
 
     def _open_segment(self, reader: Any) -> SegmentColumns:
         seg = reader.segment()
@@ -868,6 +980,30 @@ class DocValuesCache:
             got = pstore.read(self.folder, segid, ndocs)
         return got
 
+    def _adopt_key_table(self, cols: list[SegmentColumns]) -> None:
+        """Start the (empty) registries from the merged key table of these segments
+        (``search.keytable``), written first if missing or not valid; without a table
+        (no folder, a read-only one) each segment registers its keys as it is used."""
+        from . import keytable
+
+        if self.folder is None or not cols:
+            return
+        segs = [(c.segid, c.ndocs) for c in cols]
+        table = keytable.read(self.folder, segs, VALUE_FIELDS)
+        if table is None:
+            self.key_table_builds += 1
+            try:
+                keytable.write(self.folder, segs, VALUE_FIELDS, [c.src for c in cols])
+            except OSError:  # a read-only index
+                return
+            table = keytable.read(self.folder, segs, VALUE_FIELDS)
+            if table is None:
+                return
+        for f in VALUE_FIELDS:
+            self.registries[f].adopt(lambda f=f: table.keys(f))
+            for i, c in enumerate(cols):
+                c.table_ids[f] = table.local_to_table(f, i)
+
     def view(self, searcher: Any) -> View:
         """The view for a searcher, opening only segments not seen before."""
         leaves = leaves_of(searcher)
@@ -890,6 +1026,8 @@ class DocValuesCache:
                 if c is None:
                     c = self.segments[segid] = self._open_segment(r)
                 cols.append(c)
+            if self.key_tables and all(reg.empty() for reg in self.registries.values()):
+                self._adopt_key_table(cols)
             v = View(leaves, cols, self.registries, resolver)
             v.segment_postings = self.postings
             # keep only what the newest views need

@@ -12,7 +12,9 @@ next commit). The manifest lists, for the generation:
 - every file of the generation: its TOC and every file in the index folder
   named after one of its segments (``newsquarry_<segment id>.*``: the compound
   segment file, the segment's article list below, and any other per-segment
-  file a later version writes at commit), each with its size and CRC-32;
+  file a later version writes at commit), and the merged key table of its
+  segment list (``newsquarry-keys-<hash>.kt``, ``search.keytable``), each with
+  its size and CRC-32;
 - per segment: its files, its document count and its deleted documents (a copy
   of what the TOC says, so a damaged TOC can be rebuilt from the segments);
 - a CRC-32 of the manifest itself (last line).
@@ -61,7 +63,8 @@ ARTICLES_EXT = ".ids"
 DERIVED_EXT = ".dv"  # doc values (search.dvstore): rebuilt from the postings when missing
 QUOTES_EXT = ".qmh"  # quotation signatures (search.quoteclusters): rebuilt the same way
 POSTINGS_EXT = ".pst"  # decoded postings (search.pstore): rebuilt the same way
-DERIVED_EXTS = (DERIVED_EXT, QUOTES_EXT, POSTINGS_EXT)
+KEYS_EXT = ".kt"  # a segment list's merged key table (search.keytable): rebuilt the same way
+DERIVED_EXTS = (DERIVED_EXT, QUOTES_EXT, POSTINGS_EXT, KEYS_EXT)
 # files a read may do without: the derived ones, and the articles lists
 NOT_READ_EXTS = (ARTICLES_EXT, *DERIVED_EXTS)
 CHUNK = 1 << 20
@@ -255,6 +258,15 @@ def build_manifest(
                 "deleted": sorted(seg.deleted_docs()) if seg.has_deletions() else [],
             }
         )
+    from .keytable import file_name as key_table_name
+
+    table = key_table_name([(s.segment_id(), s.doc_count_all()) for s in segments])
+    if table in names:  # the segments' merged key table (search.keytable), derived data
+        entry = known.get(table)
+        if entry is None:
+            size, crc = crc32_file(folder / table)
+            entry = {"size": size, "crc32": crc}
+        files[table] = entry
     size, crc = crc32_file(folder / toc_file)
     files[toc_name(generation)] = {"size": size, "crc32": crc}
     return Manifest(generation, files, seg_entries)

@@ -142,7 +142,12 @@ def interpretations(prep: Any) -> list[Interpretation]:
                     continue
                 if facet != "speaker" and r.mode == "quotes":
                     continue
-                for gid in _names(prep.view, facet, seq[-1]).get(seq, []):
+                # in key order, not id order: ids follow the order segments registered
+                # their keys (the segment history, or a merged key table), and equal counts
+                # keep this order in what is offered
+                keys = prep.view.registries[facet].keys
+                gids = sorted(_names(prep.view, facet, seq[-1]).get(seq, []), key=keys.__getitem__)
+                for gid in gids:
                     if (facet, gid) in seen or gid >= prep.view.nkeys[facet]:
                         continue
                     seen.add((facet, gid))

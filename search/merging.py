@@ -187,8 +187,8 @@ def _merge(store: Any, ix: Any) -> bool:
     from whoosh.reading import SegmentReader
     from whoosh.writing import SegmentWriter
 
-    from . import dvstore, pstore, quoteclusters
-    from .docvalues import compute_segment
+    from . import dvstore, keytable, pstore, quoteclusters
+    from .docvalues import compute_segment, write_key_table
 
     folder = Path(ix.storage.folder)
     work = folder / MERGE_DIR
@@ -273,7 +273,9 @@ def _merge(store: Any, ix: Any) -> bool:
         final = [s for s in current if s.segment_id() not in gone]
         if merged is not None:
             final.append(merged)
+        write_key_table(folder, final, current)  # the new list's key table, in the manifest
         writer.commit(mergetype=lambda _w, _segments: final)
+        keytable.remove_others(folder, [(s.segment_id(), s.doc_count_all()) for s in final])
     except BaseException:
         try:
             writer.cancel()

@@ -15,11 +15,12 @@ import json
 import os
 import sys
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.padding import Padding
-from rich.text import Text
+if TYPE_CHECKING:  # rich is imported by the functions that print for people: --json,
+    # --jsonl, --csv and --help do without it (20 ms of every command's start)
+    from rich.console import Console
+    from rich.text import Text
 
 CSV_LIST_SEP = "; "
 
@@ -31,6 +32,8 @@ def plural(n: int, word: str, words: str | None = None) -> str:
 
 def make_console(stderr: bool = False) -> Console:
     """A console that writes plain text when not on a terminal or when NO_COLOR is set."""
+    from rich.console import Console
+
     stream = sys.stderr if stderr else sys.stdout
     no_color = bool(os.environ.get("NO_COLOR"))
     return Console(
@@ -85,6 +88,8 @@ def _indented(console: Console, text: Text) -> None:
     cut when the output goes to a file or a pager.
     """
     if console.is_terminal:
+        from rich.padding import Padding
+
         console.print(Padding(text, (0, 0, 0, 3)))
     else:
         text = text.copy()
@@ -94,6 +99,8 @@ def _indented(console: Console, text: Text) -> None:
 
 def marked(text: str, matches: list[list[int]], style: str = "bold yellow") -> Text:
     """Text with the [start, length] ranges styled."""
+    from rich.text import Text
+
     t = Text(text)
     for start, length in matches or []:
         t.stylize(style, start, start + length)
@@ -137,6 +144,8 @@ def also_in(hit: dict[str, Any]) -> str:
 
 def print_hits(console: Console, result: dict[str, Any], show_facets: bool = False) -> None:
     """The human-readable list of passage or quote hits, then the facets if asked."""
+    from rich.text import Text
+
     hits = result["hits"]
     group = (result.get("request") or {}).get("group")
     first = (result["page"] - 1) * result["per_page"]
@@ -203,6 +212,8 @@ def print_hits(console: Console, result: dict[str, Any], show_facets: bool = Fal
 
 def print_facet(console: Console, facet: dict[str, Any], name: str | None = None) -> None:
     """One facet: its values with counts, selected ones marked."""
+    from rich.text import Text
+
     console.print(Text(name or facet["name"], style="bold underline"))
     values = facet.get("values") or []
     width = max((len(v["value"]) for v in values), default=0)
@@ -219,6 +230,8 @@ def print_facet(console: Console, facet: dict[str, Any], name: str | None = None
 
 def print_cooccurrence(console: Console, result: dict[str, Any]) -> None:
     """Co-occurring values: per facet, the same-passage and same-article lists side by side."""
+    from rich.text import Text
+
     p, a = result["passages"], result["articles"]
     console.print(Text(
         f"{p} passage{'s' if p != 1 else ''} in {a} article{'s' if a != 1 else ''}", style="dim"

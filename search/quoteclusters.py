@@ -819,14 +819,13 @@ class Clusters:
     ) -> None:
         live = view.live
         datas = [data for _, data in parts]
-        qdocs, nsh, indirect, keys, src, pos = [], [], [], [], [], []
+        qdocs, nsh, indirect, src, pos = [], [], [], [], []
         for p, (off, data) in enumerate(parts):
             g = data.docs.astype(np.int64) + off
             keep = np.flatnonzero(live[g]) if len(g) else np.zeros(0, np.int64)
             qdocs.append(g[keep])
             nsh.append(data.nsh[keep])
             indirect.append(data.indirect[keep])
-            keys.append(quote_keys(data)[keep])
             src.append(np.full(len(keep), p, dtype=np.int64))
             pos.append(keep)
         cat = np.concatenate
@@ -841,14 +840,16 @@ class Clusters:
         seen = np.lexsort((self.qdocs, view.tiebreak[self.qdocs], dates))
         rank = np.empty(len(seen), dtype=np.int64)
         rank[seen] = np.arange(len(seen))
-        # the date is part of a quotation's key: it decides the first-seen order, so an
-        # article indexed again under another date has new keys (its pairs are made again)
-        qkeys = cat(keys) if keys else np.zeros(0, np.uint64)
-        qkeys = qkeys ^ _mix(raw_dates.astype(np.uint64))
         self.added = self.removed = 0
         if saved is not None and base is not None and len(saved) == len(self.qdocs):
             labels, self.links, self.how = saved, base, "saved"
         else:
+            # the quotations' keys (not needed to use saved links: a CLI command's ~60 ms).
+            # The date is part of a quotation's key: it decides the first-seen order, so an
+            # article indexed again under another date has new keys (its pairs are made again)
+            keys = [quote_keys(d)[k] for d, k in zip(datas, pos, strict=True)]
+            qkeys = cat(keys) if keys else np.zeros(0, np.uint64)
+            qkeys = qkeys ^ _mix(raw_dates.astype(np.uint64))
             nshs = cat(nsh) if nsh else np.zeros(0, np.int32)
             speakers = _Rows([d.speakers for d in datas], src_all, pos_all)
             figs = _Rows([d.figures for d in datas], src_all, pos_all)

@@ -612,8 +612,10 @@ class WhooshStore:
                 _release(w)
                 self.ix.storage.discard_uncommitted()
                 self._remove_orphan_doc_values()
+                self._remove_other_key_tables()
                 raise
             integrity.remove_other_manifests(self.path, self.generation)
+            self._remove_other_key_tables()
 
     @contextmanager
     def writer(self, timeout: float | None = None) -> Iterator[WriteSession]:
@@ -700,6 +702,17 @@ class WhooshStore:
                     os.remove(self.path / name)
                 except OSError:
                     pass
+
+    def _remove_other_key_tables(self) -> None:
+        """Remove the merged key tables (``search.keytable``) of other segment lists than
+        the current one's (written by a commit that failed, or of earlier commits)."""
+        from . import keytable
+
+        try:
+            segs = [(s.segment_id(), s.doc_count_all()) for s in self.ix._segments()]
+        except Exception:  # noqa: BLE001 - best effort: the next commit's cleanup tries again
+            return
+        keytable.remove_others(self.path, segs)
 
     def _remove_stale_files(self) -> None:
         """Remove what writers killed mid-commit left (we hold the lock, so none is in use).

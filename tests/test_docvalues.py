@@ -11,10 +11,11 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from newsquarry.search import dvstore, pstore
+from newsquarry.search import dvstore, integrity, keytable, pstore
 from newsquarry.search.docvalues import (
     VALUE_FIELDS,
     DocValuesCache,
+    _Computed,
     cache_for,
     compute_segment,
     leaves_of,
@@ -150,10 +151,12 @@ def test_saved_doc_values_agree_with_postings(ops):
         assert store.wait_for_merges(timeout=60)
         assert store.merger.errors == []
         check_files_match_postings(store)
+        check_key_table_matches_postings(store)
         # a new process (a fresh cache) maps the files and sees exactly the live values
         fresh = DocValuesCache(store.path)
         got = live_values(store, fresh)
         assert fresh.builds == 0
+        assert fresh.key_table_builds == 0  # the table of the commit (or merge) is used
         assert got == live_values(store, DocValuesCache(None))  # same as from the postings
         passages = [p for ps in truth.values() for p in ps]
         for kind in ("person", "org", "place"):
@@ -173,24 +176,67 @@ SEARCHES = [
     SearchRequest(q="talks story", match="most", facets=["person", "place"], per_page=50),
     SearchRequest(q="version ends names", match="any", per_page=50, group="article"),
     SearchRequest(q="story", match="all", filters={"person": ["Li Wei"]}, per_page=50),
-    SearchRequest(q="\"story 3\" OR pdvsa", per_page=50),
+    SearchRequest(q='"story 3" OR pdvsa', per_page=50),
     SearchRequest(q="talks guaido", per_page=50),
 ]
 
 
 def assert_same_searches(store: WhooshStore) -> None:
     """Searches give the same hits, scores and counts from the postings files as from
-    Whoosh's postings (a second store whose cache never reads the files)."""
+    Whoosh's postings (a second store whose cache never reads the files), and the same
+    whole answers from a merged key table as from registries built segment by segment."""
     bare = WhooshStore(store.path, create=False)
     cache_for(bare).postings_files = False
+    tabled, untabled = WhooshStore(store.path, create=False), WhooshStore(store.path, create=False)
+    cache_for(untabled).key_tables = False
     try:
         for req in SEARCHES:
             a, b = run_search(store, req), run_search(bare, req)
             assert a.total == b.total
             assert [(h.id, h.score) for h in a.hits] == [(h.id, h.score) for h in b.hits]
             assert a.facets == b.facets
+            c, d = run_search(tabled, req).to_dict(), run_search(untabled, req).to_dict()
+            c.pop("took_ms"), d.pop("took_ms")
+            assert c == d
+        assert cache_for(tabled).key_table_builds == 0 and cache_for(tabled).registries[
+            "person"
+        ]._order == list(range(len(cache_for(tabled).registries["person"].keys)))
     finally:
         bare.close()
+        tabled.close()
+        untabled.close()
+
+
+def check_key_table_matches_postings(store: WhooshStore) -> None:
+    """The current segment list has its merged key table, listed in the commit's manifest,
+    whose every array equals the table computed from the segments' postings; no other
+    table is left in the folder."""
+    segs = [(r.segment().segment_id(), r.doc_count_all()) for r, _ in leaves_of(store.searcher())]
+    name = keytable.file_name(segs)
+    assert {n for n in os.listdir(store.path) if keytable.is_table(n)} == (
+        {name} if segs else set()
+    )
+    if not segs:  # an empty index has no keys
+        return
+    manifest = integrity.read_manifest(store.path, store.generation)
+    assert name in manifest.files
+    assert manifest.files[name]["crc32"] == integrity.crc32_file(store.path / name)[1]
+    table = keytable.read(store.path, segs, VALUE_FIELDS)
+    assert table is not None
+    sources = []
+    for reader, _ in leaves_of(store.searcher()):
+        arrays, meta = compute_segment(reader)
+        sources.append(_Computed(reader.doc_count_all(), arrays, meta))
+    expected = keytable.compute(VALUE_FIELDS, sources)
+    assert sorted(table.src.names()) == sorted(expected)
+    for aname, arr in expected.items():
+        np.testing.assert_array_equal(table.src.array(aname), arr, err_msg=aname)
+    for f in VALUE_FIELDS:  # each segment's keys, through the table, are its own keys
+        keys = table.keys(f)
+        assert keys == sorted(set(keys))
+        for i, src in enumerate(sources):
+            own = src.json(f"{f}.strings")["keys"]
+            assert [keys[g] for g in table.local_to_table(f, i).tolist()] == own
 
 
 def seg_files(folder) -> set[str]:
@@ -292,3 +338,63 @@ def test_key_ranks_kept_across_views_equal_a_full_sort(batches, data):
             expected = np.empty(size, dtype=np.int64)
             expected[sorted(range(size), key=keys.__getitem__)] = np.arange(size)
             assert reg.rank(size).tolist() == expected.tolist()
+
+
+def key_tables(folder) -> set[str]:
+    return {n for n in os.listdir(folder) if keytable.is_table(n)}
+
+
+def test_a_key_table_per_segment_list_written_at_commit_and_kept_by_deletes(tmp_path):
+    store = WhooshStore(tmp_path, background_merges=False)
+    with store.writer() as w:
+        w.put(*make_article(1, 1, ["Juan Guaidó"], ["OPEC"], ["Bogotá"]))
+        w.put(*make_article(3, 1, ["Nicolás Maduro"], [], []))
+    first = key_tables(tmp_path)
+    with store.writer() as w:
+        w.put(*make_article(2, 1, ["Juan Guaido", "Li Wei"], [], ["Oslo"]))
+    second = key_tables(tmp_path)
+    assert len(first) == len(second) == 1 and first != second  # the old one removed
+    store.delete("a1")  # a commit that only deletes: same segments, same table
+    assert key_tables(tmp_path) == second
+    (name,) = second
+    assert name in integrity.read_manifest(tmp_path, store.generation).files
+    check_key_table_matches_postings(store)
+    optimize(store)  # a merge: the merged segment's list gets its own table
+    assert len(key_tables(tmp_path)) == 1 and key_tables(tmp_path) != second
+    check_key_table_matches_postings(store)
+    fresh = WhooshStore(tmp_path, create=False)
+    r = run_search(fresh, SearchRequest(facets=["person", "place"]))
+    assert cache_for(fresh).key_table_builds == 0
+    assert [(v.value, v.count) for v in r.facets["person"].values] == [
+        ("Juan Guaido", 1),
+        ("Li Wei", 1),
+        ("Nicolás Maduro", 1),
+    ]
+
+
+def test_an_index_without_a_key_table_builds_it_once_byte_for_byte(tmp_path):
+    store = WhooshStore(tmp_path)
+    for n, people in enumerate((["Juan Guaidó"], ["Juan Guaido", "Ana Pérez"], ["Li Wei"])):
+        with store.writer() as w:
+            w.put(*make_article(n, 1, people, ORGS[n:], PLACES[n:]))
+    req = SearchRequest(q="talks", facets=["person", "org", "place"])
+    expected = run_search(store, req).facets
+    (name,) = key_tables(tmp_path)
+    data = (tmp_path / name).read_bytes()
+    for damage in ("delete", "truncate", "flip"):
+        path = tmp_path / name
+        if damage == "delete":  # an index from before key tables
+            path.unlink()
+        elif damage == "truncate":
+            path.write_bytes(data[: len(data) // 2])
+        else:  # same size, a byte changed: its checksum in the manifest tells
+            path.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+        first = WhooshStore(tmp_path, create=False)
+        assert run_search(first, req).facets == expected
+        assert cache_for(first).key_table_builds == 1, damage
+        assert path.read_bytes() == data, damage  # saved for the next process, as committed
+        second = WhooshStore(tmp_path, create=False)
+        assert run_search(second, req).facets == expected
+        assert cache_for(second).key_table_builds == 0
+        first.close()
+        second.close()

@@ -23,7 +23,7 @@ from _synthetic import articles, write_jsonl
 from api_support import TagEnricher
 from click.testing import CliRunner
 
-from newsquarry.search import integrity
+from newsquarry.search import integrity, keytable
 from newsquarry.search.cli import cli
 from newsquarry.search.errors import IndexDamaged
 from newsquarry.search.indexer import index_paths
@@ -31,7 +31,8 @@ from newsquarry.search.repair import repair
 from newsquarry.search.store import WhooshStore
 
 KINDS = ("toc", "segment", "articles list", "manifest", "doc values", "quote signatures",
-         "decoded postings")  # fmt: skip
+         "decoded postings", "key table")  # fmt: skip
+DERIVED = ("doc values", "quote signatures", "decoded postings", "key table")
 DAMAGE = ("half", "zero", "block", "delete", "older")
 
 
@@ -116,14 +117,22 @@ def files_of(path: Path) -> dict[str, str]:
         "doc values": seg + integrity.DERIVED_EXT,
         "quote signatures": seg + integrity.QUOTES_EXT,
         "decoded postings": seg + integrity.POSTINGS_EXT,
+        "key table": key_table_of(manifest),
     }
+
+
+def key_table_of(manifest: integrity.Manifest) -> str:
+    """The merged key table (search.keytable) a generation's manifest lists."""
+    (name,) = [n for n in manifest.files if keytable.is_table(n)]
+    return name
 
 
 def older_file(built: dict, kind: str) -> Path:
     """The file of the same kind in the older generation (its only segment for segments)."""
     older = built["older"]
     gen = integrity.toc_generations(older)[0]
-    seg = integrity.read_manifest(older, gen).segments[0]["id"]
+    manifest = integrity.read_manifest(older, gen)
+    seg = manifest.segments[0]["id"]
     return (
         older
         / {
@@ -134,6 +143,7 @@ def older_file(built: dict, kind: str) -> Path:
             "doc values": seg + integrity.DERIVED_EXT,
             "quote signatures": seg + integrity.QUOTES_EXT,
             "decoded postings": seg + integrity.POSTINGS_EXT,
+            "key table": key_table_of(manifest),
         }[kind]
     )
 
@@ -226,7 +236,7 @@ def test_damage_is_named_never_answered_wrongly_and_repaired(built, damaged):
     result = repair(ix, [built["source"]], enricher=TagEnricher())
     # doc values are derived data: the reads above rebuilt them from the postings, byte for
     # byte the file the commit wrote, so repair may find nothing left to do
-    derived = kind in ("doc values", "quote signatures", "decoded postings")
+    derived = kind in DERIVED
     assert (result.repaired or derived) and result.clean_after, result.to_dict()
     assert run(ix, "check").exit_code == 0
     assert contents(ix) == built["contents"]
@@ -344,7 +354,11 @@ def test_the_matrix_covers_every_kind_of_file_a_commit_writes(built):
         if integrity.SEGMENT_FILE_RE.match(name):
             assert Path(name).suffix in seg_exts, f"{name}: a kind of file the matrix misses"
         else:
-            assert integrity.TOC_RE.match(name) or integrity.MANIFEST_RE.match(name), name
+            assert (
+                integrity.TOC_RE.match(name)
+                or integrity.MANIFEST_RE.match(name)
+                or name in covered  # the key table (one per segment list, not per segment)
+            ), name
     # and the index folder holds nothing else a reader depends on (the alias table is
     # derived from the stored passages: a writer rebuilds it when it is lost or damaged)
     others = {n for n in os.listdir(ix) if n not in listed}
