@@ -913,7 +913,12 @@ def cache_for(store: Any) -> DocValuesCache:
         c = _CACHES.get(store)
         if c is None:
             c = _CACHES[store] = DocValuesCache(getattr(store, "path", None))
-            c.aliases = getattr(store, "alias_resolver", None)
+            if getattr(store, "alias_resolver", None) is not None:
+                # through a weak reference: the cache is the value of a weak-keyed
+                # dictionary, and a strong one would keep the store (and its
+                # background threads) alive forever
+                ref = weakref.ref(store)
+                c.aliases = lambda: s.alias_resolver() if (s := ref()) is not None else None
         return c
 
 

@@ -686,7 +686,7 @@ def _suggest(prep: _Prepared, total: int) -> tuple[str, int] | None:
     return (fixed, found) if found > total else None
 
 
-def warm_up(store: Any) -> float:
+def warm_up(store: Any, refresh: bool = True) -> float:
     """Prepare a store for fast first answers; returns the seconds it took.
 
     A server worker calls this when it opens the index, before its first
@@ -695,6 +695,11 @@ def warm_up(store: Any) -> float:
     the modules and patterns Whoosh and numpy load on first use are loaded.
     Without it a fresh worker's first faceted search took ~13x a warm one
     (docs/benchmarks.md, "First search").
+
+    Then it keeps the store warm: each state this process commits is warmed before
+    its writer returns, and (``refresh``) a background thread (``search.refresh``)
+    warms each state other processes commit (other workers' writes, background
+    merges) within a fraction of a second, before searches ask for it.
     """
     t0 = time.monotonic()
     _warm_state(store, quotes=True)
@@ -704,18 +709,28 @@ def warm_up(store: Any) -> float:
     hooks = getattr(store, "after_commit", None)
     if hooks is not None and _warm_after_commit not in hooks:
         hooks.append(_warm_after_commit)
+    if refresh and hasattr(store, "refresher") and store.refresher is None:
+        from .refresh import Refresher
+
+        store.refresher = Refresher(store, _warm_after_commit)
     return time.monotonic() - t0
 
 
-def _warm_after_commit(store: Any) -> None:
-    """Warm the state a commit of this process made (``WhooshStore.after_commit``)."""
-    _warm_state(store, quotes=False)
+def _warm_after_commit(store: Any) -> int:
+    """Warm the newest state (a commit of this process, ``WhooshStore.after_commit``, or
+    of another, ``refresh.Refresher``); returns its generation."""
+    refresher = getattr(store, "refresher", None)
+    if refresher is not None:  # being warmed here: the refresher need not warm it too
+        refresher.note_warmed(store.generation)
+    return _warm_state(store, quotes=False)
 
 
-def _warm_state(store: Any, quotes: bool) -> None:
+def _warm_state(store: Any, quotes: bool) -> int:
     """Build what searches read on the current state: key ids, filters' documents by key,
-    the name-word index, dates, and (through searches with hits) the ranking's arrays."""
-    view = cache_for(store).view(store.searcher())
+    the name-word index, dates, and (through searches with hits) the ranking's arrays.
+    Returns the generation it warmed."""
+    searcher = store.searcher()
+    view = cache_for(store).view(searcher)
     for fname in VALUE_FIELDS:
         view.nkeys[fname]  # resolves the field's key ids
         view.key_docs(fname)  # documents by key: what a filter on the field reads
@@ -740,6 +755,7 @@ def _warm_state(store: Any, quotes: bool) -> None:
         run_search(store, SearchRequest(q=word, facets=list(FACETS), time_limit=hours))
         if quotes:
             run_search(store, SearchRequest(q=word, mode="quotes", time_limit=hours))
+    return _generation(searcher)
 
 
 WARM_UP_TIME_LIMIT = 3600.0  # seconds: warm-up searches are not users' searches

@@ -497,7 +497,10 @@ class WhooshStore:
         self._local = threading.local()
         # called with the store after each commit this process makes (``writer``), in the
         # writer's thread: a server warms the new state there (``searching.warm_up``)
-        self.after_commit: list[Callable[[WhooshStore], None]] = []
+        self.after_commit: list[Callable[[WhooshStore], Any]] = []
+        # warms the states other processes commit (``search.refresh``, started by
+        # ``searching.warm_up``); stopped by ``close``
+        self.refresher: Any = None
         try:
             if integrity.toc_generations(self.path):
                 self.ix = self._open(DurableFileStorage(str(self.path)))
@@ -778,9 +781,7 @@ class WhooshStore:
             self.searcher()
             for name in manifest.files if manifest else ():
                 # derived files (doc values, quotation signatures, decoded postings) are rebuilt
-                if not name.endswith(
-                    integrity.NOT_READ_EXTS
-                ):
+                if not name.endswith(integrity.NOT_READ_EXTS):
                     try:
                         integrity.VERIFIER.verify(str(self.path / name))
                     except FileNotFoundError:
@@ -924,6 +925,9 @@ class WhooshStore:
         return self.merger.wait(left) if self.merger else True
 
     def close(self) -> None:
+        if self.refresher is not None:
+            self.refresher.stop()
+            self.refresher = None
         self.wait_for_merges(timeout=60)
         s = getattr(self._local, "searcher", None)
         if s is not None:

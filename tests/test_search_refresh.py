@@ -121,3 +121,70 @@ def test_a_warmed_store_warms_each_state_it_commits_before_the_writer_returns(fr
         cold_store.close()
     assert warm.total == cold.total == 2
     assert [h.id for h in warm.hits] == [h.id for h in cold.hits]
+
+
+def test_a_warmed_store_warms_the_states_other_processes_commit_in_the_background(fresh_store):
+    """A server worker that did not commit (another worker did, or a background merge) has
+    the new state's view built by its refresher before any of its searches asks for it,
+    and answers from it as a store that was never warmed does."""
+    import time
+
+    from newsquarry.search.docvalues import VALUE_FIELDS, cache_for, leaves_of
+    from newsquarry.search.searching import warm_up
+
+    store = fresh_store
+    with store.writer() as w:
+        w.put(*article(0))
+    warm_up(store)
+    assert store.refresher is not None and store.refresher.alive
+    other = WhooshStore(store.path, background_merges=False)  # another worker's store
+    try:
+        for n in (1, 2):
+            with other.writer() as w:
+                w.put(*article(n))
+            generation = other.generation
+            started = time.monotonic()
+            while store.refresher.warmed_generation < generation:
+                assert time.monotonic() - started < 10, "the new state was not warmed"
+                time.sleep(0.02)
+            # the view of the new state was built without a search of this thread
+            cache = cache_for(store)
+            fresh = other.searcher()
+            segkey = tuple(
+                (r.segment().segment_id(), r.segment().deleted_count(), off)
+                for r, off in leaves_of(fresh)
+            )
+            views = [v for k, v in list(cache.views.items()) if k[0] == segkey]
+            assert views, "no view of the new state"
+            for fname in VALUE_FIELDS:
+                assert fname in views[0]._field_data and ("key_docs", fname) in views[0]._stats
+        request = SearchRequest(q="report", filters={"article": ["art-2"]}, facets=["article"])
+        warm = run_search(store, request)
+        cold = run_search(other, request)
+    finally:
+        other.close()
+    assert warm.total == cold.total == 2
+    assert [h.id for h in warm.hits] == [h.id for h in cold.hits]
+    store.close()
+    assert store.refresher is None
+
+
+def test_a_refresher_stops_with_its_store_and_never_outlives_it(tmp_path):
+    import gc
+
+    from newsquarry.search.searching import warm_up
+
+    store = WhooshStore(tmp_path / "ix", background_merges=False)
+    with store.writer() as w:
+        w.put(*article(0))
+    warm_up(store)
+    refresher = store.refresher
+    store.close()
+    assert not refresher.alive
+    dropped = WhooshStore(tmp_path / "ix", background_merges=False)
+    warm_up(dropped)
+    refresher = dropped.refresher
+    del dropped
+    gc.collect()
+    refresher._thread.join(5)
+    assert not refresher.alive  # a store dropped without close: its thread ends
