@@ -188,3 +188,42 @@ def test_a_refresher_stops_with_its_store_and_never_outlives_it(tmp_path):
     gc.collect()
     refresher._thread.join(5)
     assert not refresher.alive  # a store dropped without close: its thread ends
+
+
+def test_a_threads_new_searcher_reuses_the_readers_of_unchanged_segments_only(tmp_path):
+    """After a commit, a thread's searcher is opened again with the readers of segments
+    that did not change (same segment, same deletions); a segment whose deletions grew
+    gets a new reader, so a deleted article is never seen; results equal a fresh store's."""
+    from whoosh.writing import NO_MERGE
+
+    store = WhooshStore(tmp_path / "ix", background_merges=False)
+    store.merge_policy = NO_MERGE  # no merge in between: one segment per commit
+    for n in range(3):
+        with store.writer() as w:
+            w.put(*article(n))
+    before = {r.segment().segment_id(): r for r, _ in store.searcher().ixreader.leaf_readers()}
+    assert len(before) == 3
+    with store.writer() as w:  # a new segment; art-1's segment gets deletions
+        w.put(*article(1))
+        w.put(*article(5))
+    after = {r.segment().segment_id(): r for r, _ in store.searcher().ixreader.leaf_readers()}
+    assert len(after) == 4
+    changed = [s for s, r in before.items() if r.segment().deleted_count() == 0 and s in after
+               and after[s].segment().deleted_count() > 0]  # fmt: skip
+    assert len(changed) == 1
+    for segid, r in before.items():
+        if segid in changed:
+            assert after[segid] is not r and r.is_closed
+        else:
+            assert after[segid] is r and not r.is_closed
+    request = SearchRequest(q="harbour", facets=["article"], per_page=20)
+    got = run_search(store, request)
+    cold_store = WhooshStore(store.path, background_merges=False)
+    try:
+        cold = run_search(cold_store, request)
+    finally:
+        cold_store.close()
+    assert got.total == cold.total == 4
+    assert [(h.id, h.score) for h in got.hits] == [(h.id, h.score) for h in cold.hits]
+    assert got.facets == cold.facets
+    store.close()
