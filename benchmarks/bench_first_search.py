@@ -86,13 +86,18 @@ def _new_article(n: int) -> tuple[Article, list]:
 def _worker(conn: Any, path: str, refresh: bool) -> None:
     """One server worker: open the index, warm it, answer timing requests from the pipe."""
     store = WhooshStore(path)
-    warm_up(store, refresh=refresh)
+    try:
+        warm_up(store, refresh=refresh)
+    except TypeError:  # the code before the refresher (a baseline run with PYTHONPATH)
+        warm_up(store)
     conn.send("ready")
     while True:
         cmd = conn.recv()
         if cmd[0] == "first":
+            refresher = getattr(store, "refresher", None)
+            ready = refresher is not None and refresher.warmed_generation >= store.generation
             wall = timed(store, cmd[1])
-            conn.send((wall, CPU["last"], int(store.searcher().ixreader.generation())))
+            conn.send((wall, CPU["last"], int(store.searcher().ixreader.generation()), ready))
         elif cmd[0] == "warm":
             wall = warm(store, cmd[1])
             conn.send((wall, CPU["warm"]))
@@ -109,6 +114,8 @@ def multi_worker(args: argparse.Namespace) -> None:
 
     ctx = mp.get_context("fork")
     kinds = [("refresher", True), ("no refresher (before)", False)]
+    if args.plain_only:  # e.g. the code before these changes, through PYTHONPATH
+        kinds = [("no refresher", False)]
     workers = []  # (kind, conn, process)
     for kind, refresh in kinds:
         for _ in range(args.workers):
@@ -120,6 +127,7 @@ def multi_worker(args: argparse.Namespace) -> None:
         assert conn.recv() == "ready"
     writer = WhooshStore(args.copy_to, background_merges=False)  # "another process": no warm-up
     rows: dict[str, list[tuple[float, float, float, float]]] = {k: [] for k, _ in kinds}
+    ready = dict.fromkeys(rows, 0)  # first searches whose state the refresher had warmed
     loads = [os.getloadavg()[0]]
     for r in range(args.rounds):
         with writer.writer() as w:
@@ -130,12 +138,13 @@ def multi_worker(args: argparse.Namespace) -> None:
         for _, conn, _ in workers:  # all at once, as requests arriving after the commit
             conn.send(("first", word))
         firsts = [conn.recv() for _, conn, _ in workers]
-        assert all(g == generation for _, _, g in firsts), "a worker searched an old state"
+        assert all(f[2] == generation for f in firsts), "a worker searched an old state"
         for _, conn, _ in workers:
             conn.send(("warm", args.warm))
         warms = [conn.recv() for _, conn, _ in workers]
-        for (kind, _, _), (fw, fc, _), (ww, wc) in zip(workers, firsts, warms, strict=True):
+        for (kind, _, _), (fw, fc, _, ok), (ww, wc) in zip(workers, firsts, warms, strict=True):
             rows[kind].append((fw, fc, ww, wc))
+            ready[kind] += ok
         loads.append(os.getloadavg()[0])
     for _, conn, proc in workers:
         conn.send(("stop",))
@@ -155,6 +164,10 @@ def multi_worker(args: argparse.Namespace) -> None:
         rw = med([g[0] / g[2] for g in got])
         print(f"| {kind} | {fc:.0f} ({rc:.1f}x) | {fw:.0f} ({rw:.1f}x) | {wc:.1f} / {ww:.1f} |")
     print("\n(medians over rounds and workers; ratios are medians of each search's ratio)")
+    for kind, n in ready.items():
+        print(
+            f"{kind}: state already warmed by the refresher before {n} of {len(rows[kind])} first searches"
+        )
     shutil.rmtree(args.copy_to, ignore_errors=True)
 
 
@@ -170,6 +183,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--workers", type=int, default=0, help="worker processes of each kind")
     ap.add_argument("--rounds", type=int, default=5, help="commits (with --workers)")
     ap.add_argument("--delay", type=float, default=0.5, help="seconds from commit to search")
+    ap.add_argument("--plain-only", action="store_true", help="only workers without refresher")
     args = ap.parse_args(argv)
     shutil.rmtree(args.copy_to, ignore_errors=True)
     shutil.copytree(args.index, args.copy_to)
