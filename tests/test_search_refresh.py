@@ -123,7 +123,7 @@ def test_a_warmed_store_warms_each_state_it_commits_before_the_writer_returns(fr
     assert [h.id for h in warm.hits] == [h.id for h in cold.hits]
 
 
-def test_a_warmed_store_warms_the_states_other_processes_commit_in_the_background(fresh_store):
+def test_a_warmed_store_warms_the_states_other_processes_commit_in_the_background(tmp_path):
     """A server worker that did not commit (another worker did, or a background merge) has
     the new state's view built by its refresher before any of its searches asks for it,
     and answers from it as a store that was never warmed does."""
@@ -132,12 +132,16 @@ def test_a_warmed_store_warms_the_states_other_processes_commit_in_the_backgroun
     from newsquarry.search.docvalues import VALUE_FIELDS, cache_for, leaves_of
     from newsquarry.search.searching import warm_up
 
-    store = fresh_store
+    from whoosh.writing import NO_MERGE
+
+    store = WhooshStore(tmp_path / "ix", background_merges=False)
+    store.merge_policy = NO_MERGE  # the states are the commits' (no merge in between)
     with store.writer() as w:
         w.put(*article(0))
     warm_up(store)
     assert store.refresher is not None and store.refresher.alive
     other = WhooshStore(store.path, background_merges=False)  # another worker's store
+    other.merge_policy = NO_MERGE
     try:
         for n in (1, 2):
             with other.writer() as w:
