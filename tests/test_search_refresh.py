@@ -129,10 +129,10 @@ def test_a_warmed_store_warms_the_states_other_processes_commit_in_the_backgroun
     and answers from it as a store that was never warmed does."""
     import time
 
+    from whoosh.writing import NO_MERGE
+
     from newsquarry.search.docvalues import VALUE_FIELDS, cache_for, leaves_of
     from newsquarry.search.searching import warm_up
-
-    from whoosh.writing import NO_MERGE
 
     store = WhooshStore(tmp_path / "ix", background_merges=False)
     store.merge_policy = NO_MERGE  # the states are the commits' (no merge in between)
