@@ -19,6 +19,7 @@ second after a commit finds the new state already built.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import weakref
 from collections.abc import Callable
@@ -80,6 +81,9 @@ class Refresher:
                 return
             store = self._store()
             if store is None:
+                return
+            path = getattr(store, "path", None)
+            if path is not None and not os.path.isdir(path):  # the index folder is gone
                 return
             try:
                 self.check(store)
