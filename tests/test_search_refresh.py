@@ -231,3 +231,20 @@ def test_a_threads_new_searcher_reuses_the_readers_of_unchanged_segments_only(tm
     assert [(h.id, h.score) for h in got.hits] == [(h.id, h.score) for h in cold.hits]
     assert got.facets == cold.facets
     store.close()
+
+
+def test_a_store_warmed_for_writes_has_read_the_alias_evidence_its_first_commit_reads(tmp_path):
+    from newsquarry.search.searching import warm_up
+
+    store = WhooshStore(tmp_path / "ix", background_merges=False)
+    with store.writer() as w:
+        w.put(*article(0))
+    reader = WhooshStore(store.path, background_merges=False)
+    warm_up(reader, refresh=False)  # a worker that does not write: nothing read for writes
+    assert reader.aliases._evidence is None
+    writer = WhooshStore(store.path, background_merges=False)
+    warm_up(writer, refresh=False, writes=True)
+    assert writer.aliases._evidence is not None
+    assert writer.aliases.evidence() is writer.aliases._evidence[1]  # what a commit reads
+    for s in (store, reader, writer):
+        s.close()
