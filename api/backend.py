@@ -67,7 +67,7 @@ class Backend:
                 raise
             self._last_error = None
             try:  # so the first search is as fast as the next ones
-                warm_up(self._store)
+                warm_up(self._store, writes=self.writes_enabled)
             except Exception:  # noqa: BLE001 - an optimisation: the searches report errors
                 pass
             return self._store

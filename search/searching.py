@@ -686,7 +686,7 @@ def _suggest(prep: _Prepared, total: int) -> tuple[str, int] | None:
     return (fixed, found) if found > total else None
 
 
-def warm_up(store: Any) -> float:
+def warm_up(store: Any, refresh: bool = True, writes: bool = False) -> float:
     """Prepare a store for fast first answers; returns the seconds it took.
 
     A server worker calls this when it opens the index, before its first
@@ -695,51 +695,105 @@ def warm_up(store: Any) -> float:
     the modules and patterns Whoosh and numpy load on first use are loaded.
     Without it a fresh worker's first faceted search took ~13x a warm one
     (docs/benchmarks.md, "First search").
+
+    Then it keeps the store warm: each state this process commits is warmed before
+    its writer returns, and (``refresh``) a background thread (``search.refresh``)
+    warms each state other processes commit (other workers' writes, background
+    merges) within a fraction of a second, before searches ask for it.
+
+    ``writes``: this process will write (an API worker with writes enabled): the alias
+    table's evidence, which a commit reads first, is read now rather than in the first
+    write (~150 ms of CPU on Reuters, the slowest write of a process).
     """
     t0 = time.monotonic()
-    _warm_state(store, quotes=True)
+    _warm_state(store, "open")
+    aliases = getattr(store, "aliases", None)
+    if writes and aliases is not None:
+        try:
+            aliases.evidence()  # kept while its files do not change
+        except Exception:  # noqa: BLE001 - an optimisation: the first write reads it then
+            pass
     # and from now on each state this process commits, before its writer returns, as a
     # search engine warms a new searcher before exposing it (Lucene's warmers, eager
     # global ordinals): the first search after a commit finds the view built
     hooks = getattr(store, "after_commit", None)
     if hooks is not None and _warm_after_commit not in hooks:
         hooks.append(_warm_after_commit)
+    if refresh and hasattr(store, "refresher") and store.refresher is None:
+        from .refresh import Refresher
+
+        store.refresher = Refresher(store, _warm_refreshed)
     return time.monotonic() - t0
 
 
-def _warm_after_commit(store: Any) -> None:
-    """Warm the state a commit of this process made (``WhooshStore.after_commit``)."""
-    _warm_state(store, quotes=False)
+def _warm_after_commit(store: Any) -> int:
+    """Warm the state a commit of this process made, in its writer
+    (``WhooshStore.after_commit``): the view's arrays only, no searches (they doubled
+    a write's CPU); returns its generation."""
+    refresher = getattr(store, "refresher", None)
+    if refresher is not None:  # being warmed here: the refresher need not warm it too
+        refresher.note_warmed(store.generation)
+    return _warm_state(store, "commit")
 
 
-def _warm_state(store: Any, quotes: bool) -> None:
-    """Build what searches read on the current state: key ids, filters' documents by key,
-    the name-word index, dates, and (through searches with hits) the ranking's arrays."""
-    view = cache_for(store).view(store.searcher())
+def _warm_refreshed(store: Any) -> int:
+    """Warm a state another process committed (``refresh.Refresher``, off the request
+    path): the view's arrays and one search with hits; returns its generation."""
+    return _warm_state(store, "refresh")
+
+
+def _warm_view(view: View) -> None:
+    """Build a view's arrays that searches read: key ids, filters' documents by key,
+    dates, doctype masks, lengths, the ranking's per-article arrays and tie-breaks."""
+    from .docvalues import SCORED_FIELDS
+
     for fname in VALUE_FIELDS:
         view.nkeys[fname]  # resolves the field's key ids
         view.key_docs(fname)  # documents by key: what a filter on the field reads
+        view.rank(fname)  # facet values' order
+    view.date  # noqa: B018 - computed on first access
+    view.tiebreak  # noqa: B018
+    for doctype in ("passage", "quote"):
+        view.live_count(doctype)
+        for fname in SCORED_FIELDS:
+            view.lengths[fname]  # noqa: B018
+            view.avg_length(fname, doctype)
+        view.article_lengths("text", doctype)
+        view.article_lengths("title", doctype, per_article="max")
+
+
+def _warm_state(store: Any, why: str) -> int:
+    """Build what searches read on the current state: the view's arrays, the name-word
+    index and, unless ``why`` is "commit", (through searches with hits) hits' stored
+    fields and display names; on opening ("open") the quotes view too. Returns the
+    generation it warmed."""
+    searcher = store.searcher()
+    view = cache_for(store).view(searcher)
+    _warm_view(view)
     for fname in INTERPRETED:
         index_words(view.registries[fname])  # name keys by word: the query's names
-    view.date  # noqa: B018 - computed on first access
+    if why == "commit":
+        return _generation(searcher)
     # no user waits for these: the search deadline (which protects users) is not theirs. A
     # quotes search may link the state's quotation clusters (~1 s of CPU on Reuters), which
     # passed the 5 s deadline on a loaded machine and left the rest of the warm-up undone
     hours = WARM_UP_TIME_LIMIT
-    run_search(
-        store,
-        SearchRequest(
-            q="the OR warm*", facets=list(FACETS), filters={"date": ["2000"]}, time_limit=hours
-        ),
-    )
+    if why == "open":  # the modules and patterns a filtered, faceted search loads
+        run_search(
+            store,
+            SearchRequest(
+                q="the OR warm*", facets=list(FACETS), filters={"date": ["2000"]}, time_limit=hours
+            ),
+        )
     # and searches with hits, as users make them: the ranking's per-view arrays (article
     # lengths, tie-breaks), hits' stored fields, display names, the quotes view (not after
     # each commit: it links the state's quotation clusters, which the first quote search does)
     word = _a_word(store)
     if word:
         run_search(store, SearchRequest(q=word, facets=list(FACETS), time_limit=hours))
-        if quotes:
+        if why == "open":
             run_search(store, SearchRequest(q=word, mode="quotes", time_limit=hours))
+    return _generation(searcher)
 
 
 WARM_UP_TIME_LIMIT = 3600.0  # seconds: warm-up searches are not users' searches

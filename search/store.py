@@ -497,7 +497,10 @@ class WhooshStore:
         self._local = threading.local()
         # called with the store after each commit this process makes (``writer``), in the
         # writer's thread: a server warms the new state there (``searching.warm_up``)
-        self.after_commit: list[Callable[[WhooshStore], None]] = []
+        self.after_commit: list[Callable[[WhooshStore], Any]] = []
+        # warms the states other processes commit (``search.refresh``, started by
+        # ``searching.warm_up``); stopped by ``close``
+        self.refresher: Any = None
         try:
             if integrity.toc_generations(self.path):
                 self.ix = self._open(DurableFileStorage(str(self.path)))
@@ -770,14 +773,58 @@ class WhooshStore:
         """
         s = getattr(self._local, "searcher", None)
         if s is None or not s.up_to_date():
-            if s is not None:
-                s.close()
-                self._local.searcher = None
+            old = s
+            self._local.searcher = None
             with reading(self.path):
                 integrity.quick_check(self.path, self.generation)
-                s = self.ix.searcher()
+                s = self._reopen(old) if old is not None else None
+                if s is None:
+                    if old is not None:
+                        old.close()
+                    s = self.ix.searcher()
             self._local.searcher = s
         return s
+
+    def _reopen(self, old: Any) -> Any:
+        """A searcher on the newest commit that reuses ``old``'s readers of the segments
+        that did not change (same segment, same deletions), or None (then open afresh).
+
+        Opening every segment's reader again cost 3-5 ms of CPU per thread per commit on
+        Reuters (14 segments); a commit adds one segment. (Whoosh's own ``refresh`` also
+        reuses a reader whose deletions changed, and keeps merged-away segments.) The
+        readers ``old`` does not pass on are closed; ``old`` must not be used again."""
+        from whoosh.reading import MultiReader, SegmentReader
+        from whoosh.searching import Searcher
+
+        try:
+            toc = self.ix._read_toc()
+        except (OSError, EOFError, ValueError):
+            return None
+        if len(toc.segments) < 2:
+            return None
+        reusable = {}
+        for r, _ in old.ixreader.leaf_readers():
+            seg = r.segment() if hasattr(r, "segment") else None
+            if seg is None or r.is_closed:
+                return None
+            reusable[(seg.segment_id(), seg.deleted_count())] = r
+        readers = []
+        try:
+            for seg in toc.segments:
+                r = reusable.pop((seg.segment_id(), seg.deleted_count()), None)
+                if r is None:
+                    r = SegmentReader(self.ix.storage, toc.schema, seg, generation=toc.generation)
+                readers.append(r)
+        except Exception:
+            # a segment merged away meanwhile: close what was opened, open afresh
+            mine = [x for x, _ in old.ixreader.leaf_readers()]
+            for r in readers:
+                if all(r is not x for x in mine):
+                    r.close()
+            return None
+        for r in reusable.values():
+            r.close()
+        return Searcher(MultiReader(readers, generation=toc.generation), fromindex=self.ix)
 
     def verify_readable(self) -> None:
         """Raise IndexDamaged if the current generation cannot be read as committed (cheap).
@@ -791,9 +838,7 @@ class WhooshStore:
             self.searcher()
             for name in manifest.files if manifest else ():
                 # derived files (doc values, quotation signatures, decoded postings) are rebuilt
-                if not name.endswith(
-                    integrity.NOT_READ_EXTS
-                ):
+                if not name.endswith(integrity.NOT_READ_EXTS):
                     try:
                         integrity.VERIFIER.verify(str(self.path / name))
                     except FileNotFoundError:
@@ -937,6 +982,9 @@ class WhooshStore:
         return self.merger.wait(left) if self.merger else True
 
     def close(self) -> None:
+        if self.refresher is not None:
+            self.refresher.stop()
+            self.refresher = None
         self.wait_for_merges(timeout=60)
         s = getattr(self._local, "searcher", None)
         if s is not None:

@@ -398,3 +398,77 @@ def test_an_index_without_a_key_table_builds_it_once_byte_for_byte(tmp_path):
         assert cache_for(second).key_table_builds == 0
         first.close()
         second.close()
+
+
+def whole_index_arrays_agree(view) -> None:
+    """A view's per-segment arrays (kept across views) equal the same arrays computed over
+    the whole index from the view's global columns, as views computed them before."""
+    for fname in VALUE_FIELDS:
+        docs, gids = view.docs[fname], view.gids[fname]
+        for g in np.unique(gids).tolist():
+            expected = view.empty()
+            expected[docs[gids == g]] = True
+            np.testing.assert_array_equal(view.key_mask(fname, [g]), expected, err_msg=fname)
+        assert not view.key_mask(fname, [view.nkeys[fname] + 5]).any()
+    art = view.article_of
+    for doctype in ("passage", "quote", "article"):
+        m = view.doctype_mask(doctype)
+        for fname in ("text", "title", "quote"):
+            n = int(np.count_nonzero(m))
+            avg = float(view.lengths[fname][m].astype(np.float64).sum() / n) if n else 1.0
+            assert view.avg_length(fname, doctype) == avg
+            sel = m & (art >= 0)
+            values = view.lengths[fname][sel].astype(np.float64)
+            nkeys = view.nkeys["article_id"]
+            summed = np.bincount(art[sel], weights=values, minlength=nkeys)
+            largest = np.zeros(nkeys, dtype=np.float64)
+            np.maximum.at(largest, art[sel], values)
+            count = np.bincount(art[sel], minlength=nkeys)
+            k = int(np.count_nonzero(count))
+            for mode, want in (("sum", summed), ("max", largest)):
+                got, got_n, got_avg = view.article_lengths(fname, doctype, per_article=mode)
+                np.testing.assert_array_equal(got, want, err_msg=f"{fname} {doctype} {mode}")
+                assert got_n == k
+                assert got_avg == ((float(want.sum() / k) if k else 1.0) or 1.0)
+
+
+@settings(
+    max_examples=int(os.environ.get("NQ_DV_EXAMPLES", "20")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(ops=st.lists(operation, min_size=1, max_size=8))
+def test_per_segment_arrays_kept_across_views_equal_whole_index_arrays(ops):
+    """Documents by key, mean lengths and article lengths are computed per segment and
+    kept across views (a commit computes its new segment's only); through commits,
+    replacements, deletes and merges each view's equal those over the whole index, and
+    those of a cache that never saw an earlier view."""
+    with tempfile.TemporaryDirectory() as folder:
+        store = WhooshStore(folder, merge_process=False)
+        store.merge_policy = merge_tiered(factor=2, floor_docs=2)
+        cache = cache_for(store)  # long-lived: reuses each segment's arrays
+        version = 0
+        for op in ops:
+            if op[0] == "put":
+                version += 1
+                with store.writer() as w:
+                    seen = set()
+                    for n, people, orgs, places in op[1]:
+                        if n not in seen:
+                            seen.add(n)
+                            w.put(*make_article(n, version, people, orgs, places))
+            elif op[0] == "delete":
+                store.delete(f"a{op[1]}")
+            else:
+                optimize(store)
+            store.wait_for_merges(timeout=60)
+            whole_index_arrays_agree(cache.view(store.searcher()))
+        for req in SEARCHES:  # and the same searches as a cache that starts afresh
+            fresh = WhooshStore(folder, create=False, background_merges=False)
+            try:
+                a, b = run_search(store, req), run_search(fresh, req)
+            finally:
+                fresh.close()
+            assert [(h.id, h.score) for h in a.hits] == [(h.id, h.score) for h in b.hits]
+            assert a.total == b.total and a.facets == b.facets
+        store.close()

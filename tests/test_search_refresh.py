@@ -121,3 +121,130 @@ def test_a_warmed_store_warms_each_state_it_commits_before_the_writer_returns(fr
         cold_store.close()
     assert warm.total == cold.total == 2
     assert [h.id for h in warm.hits] == [h.id for h in cold.hits]
+
+
+def test_a_warmed_store_warms_the_states_other_processes_commit_in_the_background(tmp_path):
+    """A server worker that did not commit (another worker did, or a background merge) has
+    the new state's view built by its refresher before any of its searches asks for it,
+    and answers from it as a store that was never warmed does."""
+    import time
+
+    from whoosh.writing import NO_MERGE
+
+    from newsquarry.search.docvalues import VALUE_FIELDS, cache_for, leaves_of
+    from newsquarry.search.searching import warm_up
+
+    store = WhooshStore(tmp_path / "ix", background_merges=False)
+    store.merge_policy = NO_MERGE  # the states are the commits' (no merge in between)
+    with store.writer() as w:
+        w.put(*article(0))
+    warm_up(store)
+    assert store.refresher is not None and store.refresher.alive
+    other = WhooshStore(store.path, background_merges=False)  # another worker's store
+    other.merge_policy = NO_MERGE
+    try:
+        for n in (1, 2):
+            with other.writer() as w:
+                w.put(*article(n))
+            generation = other.generation
+            started = time.monotonic()
+            while store.refresher.warmed_generation < generation:
+                assert time.monotonic() - started < 10, "the new state was not warmed"
+                time.sleep(0.02)
+            # the view of the new state was built without a search of this thread
+            cache = cache_for(store)
+            fresh = other.searcher()
+            segkey = tuple(
+                (r.segment().segment_id(), r.segment().deleted_count(), off)
+                for r, off in leaves_of(fresh)
+            )
+            views = [v for k, v in list(cache.views.items()) if k[0] == segkey]
+            assert views, "no view of the new state"
+            for fname in VALUE_FIELDS:
+                assert fname in views[0]._field_data and ("key_docs", fname) in views[0]._stats
+        request = SearchRequest(q="report", filters={"article": ["art-2"]}, facets=["article"])
+        warm = run_search(store, request)
+        cold = run_search(other, request)
+    finally:
+        other.close()
+    assert warm.total == cold.total == 2
+    assert [h.id for h in warm.hits] == [h.id for h in cold.hits]
+    store.close()
+    assert store.refresher is None
+
+
+def test_a_refresher_stops_with_its_store_and_never_outlives_it(tmp_path):
+    import gc
+
+    from newsquarry.search.searching import warm_up
+
+    store = WhooshStore(tmp_path / "ix", background_merges=False)
+    with store.writer() as w:
+        w.put(*article(0))
+    warm_up(store)
+    refresher = store.refresher
+    store.close()
+    assert not refresher.alive
+    dropped = WhooshStore(tmp_path / "ix", background_merges=False)
+    warm_up(dropped)
+    refresher = dropped.refresher
+    del dropped
+    gc.collect()
+    refresher._thread.join(5)
+    assert not refresher.alive  # a store dropped without close: its thread ends
+
+
+def test_a_threads_new_searcher_reuses_the_readers_of_unchanged_segments_only(tmp_path):
+    """After a commit, a thread's searcher is opened again with the readers of segments
+    that did not change (same segment, same deletions); a segment whose deletions grew
+    gets a new reader, so a deleted article is never seen; results equal a fresh store's."""
+    from whoosh.writing import NO_MERGE
+
+    store = WhooshStore(tmp_path / "ix", background_merges=False)
+    store.merge_policy = NO_MERGE  # no merge in between: one segment per commit
+    for n in range(3):
+        with store.writer() as w:
+            w.put(*article(n))
+    before = {r.segment().segment_id(): r for r, _ in store.searcher().ixreader.leaf_readers()}
+    assert len(before) == 3
+    with store.writer() as w:  # a new segment; art-1's segment gets deletions
+        w.put(*article(1))
+        w.put(*article(5))
+    after = {r.segment().segment_id(): r for r, _ in store.searcher().ixreader.leaf_readers()}
+    assert len(after) == 4
+    changed = [s for s, r in before.items() if r.segment().deleted_count() == 0 and s in after
+               and after[s].segment().deleted_count() > 0]  # fmt: skip
+    assert len(changed) == 1
+    for segid, r in before.items():
+        if segid in changed:
+            assert after[segid] is not r and r.is_closed
+        else:
+            assert after[segid] is r and not r.is_closed
+    request = SearchRequest(q="harbour", facets=["article"], per_page=20)
+    got = run_search(store, request)
+    cold_store = WhooshStore(store.path, background_merges=False)
+    try:
+        cold = run_search(cold_store, request)
+    finally:
+        cold_store.close()
+    assert got.total == cold.total == 4
+    assert [(h.id, h.score) for h in got.hits] == [(h.id, h.score) for h in cold.hits]
+    assert got.facets == cold.facets
+    store.close()
+
+
+def test_a_store_warmed_for_writes_has_read_the_alias_evidence_its_first_commit_reads(tmp_path):
+    from newsquarry.search.searching import warm_up
+
+    store = WhooshStore(tmp_path / "ix", background_merges=False)
+    with store.writer() as w:
+        w.put(*article(0))
+    reader = WhooshStore(store.path, background_merges=False)
+    warm_up(reader, refresh=False)  # a worker that does not write: nothing read for writes
+    assert reader.aliases._evidence is None
+    writer = WhooshStore(store.path, background_merges=False)
+    warm_up(writer, refresh=False, writes=True)
+    assert writer.aliases._evidence is not None
+    assert writer.aliases.evidence() is writer.aliases._evidence[1]  # what a commit reads
+    for s in (store, reader, writer):
+        s.close()
