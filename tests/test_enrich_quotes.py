@@ -464,3 +464,11 @@ def test_name_glued_to_the_closing_mark():
     )
     assert speaker_of(text, "Nobody expected") == "Joan Harlow"
     assert speaker_of(text, "finish it anyway") == "Joan Harlow"
+
+
+def test_continue_to_be_is_not_a_speech_verb():
+    text = (
+        "Senator Walter Brandt spoke after the vote in Dover.\n\n"
+        "Brandt said he is sure Nora Quist will continue to be “a steady hand on the budget.”"
+    )
+    assert speaker_of(text, "steady hand") == "Walter Brandt"

@@ -710,6 +710,8 @@ def _is_cue(tok: Token) -> bool:
     lemma = tok.lemma_.lower()
     if lemma == "call" and tok.i >= 2 and tok.nbor(-1).text == "-" and tok.nbor(-2).lower_ == "so":
         return False  # "so-called": a scare quote, not speech
+    if lemma == "continue" and any(c.dep_ == "xcomp" for c in tok.children):
+        return False  # "Lee will continue to be 'a champion'": not speech
     if lemma == "go":  # "Trump went on"
         return any(c.dep_ == "prt" and c.lower_ == "on" for c in tok.children)
     if any(c.dep_ == "prt" and c.lower_ in ("down", "off") for c in tok.children):
