@@ -472,3 +472,12 @@ def test_continue_to_be_is_not_a_speech_verb():
         "Brandt said he is sure Nora Quist will continue to be “a steady hand on the budget.”"
     )
     assert speaker_of(text, "steady hand") == "Walter Brandt"
+
+
+def test_a_surname_tagged_as_a_noun_after_a_question_is_the_speaker():
+    # the tagger reads "Ruddock" as a common noun; no dictionary knows the word
+    text = (
+        "The host pushed the governor on the tax plan.\n\n"
+        "“Would you sign it tomorrow?” Ruddock pressed. “No,” the governor said."
+    )
+    assert speaker_of(text, "sign it tomorrow") == "Ruddock"

@@ -1061,11 +1061,25 @@ def _bare_cue(sp: QuoteSpan, ctx: _Context, after: list[Token]) -> Token | None:
     for k, t in enumerate(words):
         if t.pos_ == "VERB":
             before = words[:k]
-            if all(w.pos_ == "PROPN" or w.i in ctx.mention_at or _is_title_word(w) for w in before):
+            if all(
+                w.pos_ == "PROPN" or w.i in ctx.mention_at or _is_title_word(w) or _unknown_word(w)
+                for w in before
+            ):
                 if before or ctx.inverted_subject(t) is not None:
                     return t
             return None
     return None
+
+
+def _unknown_word(tok: Token) -> bool:
+    """A capitalised word the tagger took for a noun that no dictionary knows: a name
+    ('"...?" Hannity pressed.' with "Hannity" tagged NOUN)."""
+    return (
+        tok.text[:1].isupper()
+        and tok.pos_ in ("NOUN", "X")
+        and tok.is_alpha
+        and tok.lower_ not in common_words()
+    )
 
 
 def _opens_with_speaker(sent: Span, first: Token, ctx: _Context) -> bool:
