@@ -536,6 +536,23 @@ class _Context:
                 return tok
         return None
 
+    def name_right_before(self, cue: Token) -> Token | None:
+        """A person named right before a subjectless cue: its subject, though the
+        parse made the name a modifier ("Lee accused Reyes, ..., of" read as one
+        noun phrase "Lee accused Reyes"); it wins over the name after the cue."""
+        if cue.i == 0 or cue.lower_ == "according":
+            return None
+        tok = self.doc[cue.i - 1]
+        m = self.mention_at.get(tok.i)
+        if (
+            m is None
+            or m.type != "person"
+            or self.quoted[tok.i]
+            or tok.dep_ in ("pobj", "dobj", "poss")
+        ):
+            return None
+        return tok
+
     def document_author(self, doc_tok: Token) -> Token | None:
         """The person whose document speaks ("Lee's email said", "an email sent by Lee
         warned", "Lee released a video that said"), if the parse names one."""
@@ -1185,7 +1202,8 @@ def attribute(
                 # a word of the quotation is never its speaker ('"...," Ann Lee, 58,
                 # told reporters' parsed as a clause joined to the quotation)
                 subj = (
-                    ctx.inverted_subject(cue)
+                    ctx.name_right_before(cue)
+                    or ctx.inverted_subject(cue)
                     or ctx.preceding_name(cue)
                     or ctx.name_between(last_tok + 1, cue)
                     or subj
