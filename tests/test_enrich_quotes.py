@@ -533,3 +533,30 @@ def test_a_name_right_before_a_subjectless_cue_is_its_speaker():
     (q,) = parsed_quotes(rows)
     assert q.text == "soft on crime"
     assert q.speaker == "Hollis"
+
+
+def test_the_attribution_right_after_the_quote_wins_over_a_later_speech_verb():
+    # '"...," Wendt said, after Veidt said ...' with the quotation parsed as the
+    # complement of the second "said"
+    rows = [
+        "“ PUNCT `` punct 3 “ O",
+        "I PRON PRP nsubj 3 I O",
+        "never ADV RB neg 3 never O",
+        "said VERB VBD ccomp 12 say O",
+        "that PRON DT dobj 3 that O",
+        ", PUNCT , punct 3 , O",
+        "” PUNCT '' punct 12 ” O",
+        "Wendt PROPN NNP nsubj 8 Wendt B-PERSON",
+        "said VERB VBD parataxis 12 say O",
+        ", PUNCT , punct 12 , O",
+        "after SCONJ IN mark 12 after O",
+        "Veidt PROPN NNP nsubj 12 Veidt B-PERSON",
+        "said VERB VBD ROOT 12 say O",
+        "the DET DT det 14 the O",
+        "mayor NOUN NN nsubj 15 mayor O",
+        "lied VERB VBD ccomp 12 lie O",
+        ". PUNCT . punct 12 . O",
+    ]
+    (q,) = parsed_quotes(rows)
+    assert q.text == "I never said that,"
+    assert q.speaker == "Wendt"

@@ -1088,6 +1088,38 @@ def _bare_cue(sp: QuoteSpan, ctx: _Context, after: list[Token]) -> Token | None:
     return None
 
 
+def _adjacent_cue(sp: QuoteSpan, ctx: _Context, after: list[Token]) -> Token | None:
+    """The speech verb of an attribution right after a quotation ending in , ? or !.
+
+    `"...," Ann Lee said, after Bo Reyes said ...`: the name and cue right after
+    the closing mark attribute the quotation, whatever verb the parse makes it the
+    complement of.
+    """
+    content = ctx.text[sp.start : sp.end].rstrip()
+    gap = ctx.text[sp.end : sp.end + 3]
+    if not (content.endswith((",", "?", "!")) or gap[1:2] == ","):
+        return None
+    lead = ctx.text[ctx.paragraphs[sp.para][0] : sp.mark].rstrip()
+    if lead and lead[-1] not in '.?!”"':
+        return None  # a fragment inside a sentence, not a quotation standing as speech
+    words = [t for t in after if not t.is_punct and not t.is_space][:5]
+    for k, t in enumerate(words):
+        if _is_cue(t):
+            before = words[:k]
+            if (
+                before
+                and all(
+                    w.pos_ == "PROPN" or w.i in ctx.mention_at or _is_title_word(w) for w in before
+                )
+                or (len(before) == 1 and before[0].lower_ in ("he", "she"))
+            ):
+                return t
+            return None
+        if not (t.pos_ == "PROPN" or t.i in ctx.mention_at or t.lower_ in ("he", "she")):
+            return None
+    return None
+
+
 def _unknown_word(tok: Token) -> bool:
     """A capitalised word the tagger took for a noun that no dictionary knows: a name
     ('"...?" Hannity pressed.' with "Hannity" tagged NOUN)."""
@@ -1191,7 +1223,9 @@ def attribute(
                 cues = [t for t in cues if t.i > dash.i]
         cue = None
         if cues:
-            cue = _choose_cue(cues, qtoks, first_tok, last_tok)
+            cue = _adjacent_cue(sp, ctx, [t for t in frame if t.idx >= sp.end]) or _choose_cue(
+                cues, qtoks, first_tok, last_tok
+            )
         else:
             cue = _bare_cue(sp, ctx, [t for t in frame if t.idx >= sp.end])
         speaker = mention = None
