@@ -560,3 +560,14 @@ def test_the_attribution_right_after_the_quote_wins_over_a_later_speech_verb():
     (q,) = parsed_quotes(rows)
     assert q.text == "I never said that,"
     assert q.speaker == "Wendt"
+
+
+def test_a_fragment_in_a_clause_whose_subject_is_an_untagged_surname():
+    # the second "Hoover" is not tagged as a person; it is the surname of one
+    text = (
+        "Marta Hoover, a delegate from Ohio, said on Monday that she leads the group "
+        "pushing the change.\n\n"
+        'Hoover estimated that there are "somewhere between 20 and 30 people who are '
+        'opposed to any change in the wording."'
+    )
+    assert speaker_of(text, "somewhere between") == "Marta Hoover"
