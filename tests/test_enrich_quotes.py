@@ -571,3 +571,22 @@ def test_a_fragment_in_a_clause_whose_subject_is_an_untagged_surname():
         'opposed to any change in the wording."'
     )
     assert speaker_of(text, "somewhere between") == "Marta Hoover"
+
+
+def test_the_owner_of_an_utterance_noun_is_the_speaker():
+    text = (
+        "Governor Nils Aberg and Senator Ada Morrow spoke in Dover on Friday.\n\n"
+        "Aberg blamed reporters for making a fuss about Morrow's claim that "
+        'the mayor "rigged the count," saying they were missing the point.\n\n'
+        'Voters still remember Nils Aberg\'s "not one new toll" promise.'
+    )
+    assert speaker_of(text, "rigged the count") == "Ada Morrow"
+    assert speaker_of(text, "not one new toll") == "Nils Aberg"
+
+
+def test_an_utterance_noun_judged_by_a_copula_is_not_the_quotation():
+    text = (
+        "Senator Ada Morrow spoke in Dover on Friday.\n\n"
+        "The mayor's office said that Morrow's claim was \"simply false and she knows it.\""
+    )
+    assert speaker_of(text, "simply false") != "Ada Morrow"

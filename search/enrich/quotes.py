@@ -234,6 +234,14 @@ DOCUMENT_NOUNS = frozenset(
     "email e-mail statement letter memo video ad advertisement release tweet response "
     "message note post".split()
 )
+# nouns naming an utterance: their possessor is its speaker ("Lee's claim that ...")
+SPEECH_NOUNS = frozenset(
+    "claim accusation assertion charge comment remark statement words question answer reply "
+    "response retort quip joke promise pledge vow warning suggestion prediction declaration "
+    "admission insistence argument complaint criticism conclusion description dictum phrase "
+    "catchphrase slogan mantra refrain line message speech tweet post letter email "
+    "e-mail".split()
+)
 # speech verbs whose object is the person spoken to
 LISTENER_VERBS = frozenset({"tell", "ask", "urge", "warn", "remind", "assure", "inform", "thank"})
 # A name not known as an entity: capitalised words (name particles allowed), no
@@ -553,6 +561,16 @@ class _Context:
             return None
         return tok
 
+    def person_from(self, tok: Token) -> Speaker:
+        """``speaker_from`` for a token known to name a person: a surname the model
+        tagged as a place or organisation ("Morrow's" LOC) is that person."""
+        m = self.mention_at.get(tok.i)
+        if m is not None and m.type != "person" and m.tok_end - m.tok_start == 1:
+            known = self.known_surname(tok)
+            if known is not None:
+                return known, m.text, m.start, m.end
+        return self.speaker_from(tok)
+
     def document_author(self, doc_tok: Token) -> Token | None:
         """The person whose document speaks ("Lee's email said", "an email sent by Lee
         warned", "Lee released a video that said"), if the parse names one."""
@@ -841,6 +859,47 @@ def _person_subject_above(qtoks: list[Token], ctx: _Context) -> Token | None:
                 if c.pos_ == "PROPN" and ctx.known_surname(c) is not None:
                     return c  # a surname the model did not tag as a person
                 return None
+    return None
+
+
+def _utterance_owner(qtoks: list[Token], ctx: _Context, cue: Token | None) -> Token | None:
+    """The person whose utterance noun holds the quotation, below any cue.
+
+    "Lee's claim that Reyes 'lied'", "Lee's 'no new taxes' promise", "Lee's motto
+    was, '...'": the possessor of the noun naming the utterance is the speaker,
+    whatever verb of the sentence governs the noun phrase.
+    """
+    if not qtoks:
+        return None
+    lo, hi = qtoks[0].i, qtoks[-1].i
+    tops = [t for t in qtoks if not (lo <= t.head.i <= hi) or t.head.i == t.i]
+    for top in tops[:3]:
+        tok = top
+        for _ in range(8):
+            if cue is not None and tok.i == cue.i:
+                return None
+            nouns = []
+            if tok.pos_ == "NOUN":
+                nouns.append(tok)
+            elif tok.lemma_ == "be" and re.search(
+                r"[,:]\s*$", ctx.text[max(0, qtoks[0].idx - 5) : qtoks[0].idx - 1]
+            ):
+                # "Lee's motto was, '...'" (not "Lee's claim was 'false'": a judgment)
+                nouns.extend(c for c in tok.children if c.dep_ == "nsubj" and c.pos_ == "NOUN")
+            for n in nouns:
+                if n.lemma_.lower() not in SPEECH_NOUNS or ctx.quoted[n.i]:
+                    continue
+                for c in n.children:
+                    if c.dep_ != "poss" or ctx.quoted[c.i]:
+                        continue
+                    m = ctx.mention_at.get(c.i)
+                    if (m is not None and m.type == "person") or (
+                        c.pos_ == "PROPN" and ctx.known_surname(c) is not None
+                    ):
+                        return c
+            if tok.head.i == tok.i:
+                break
+            tok = tok.head
     return None
 
 
@@ -1249,7 +1308,11 @@ def attribute(
             elif subj is not None and cue.i > 0:
                 # the name glued to the closing mark, right before the cue
                 speaker, mention, mstart, mend = ctx.glued_name(doc[cue.i - 1])
-        if cue is None:
+        owner = _utterance_owner(qtoks, ctx, cue)
+        if owner is not None:
+            cue = None
+            speaker, mention, mstart, mend = ctx.person_from(owner)
+        if cue is None and owner is None:
             cue, subj = _colon_cue(sp, ctx)
             if cue is not None:
                 subj = ctx.subject_of(cue)
