@@ -590,3 +590,12 @@ def test_an_utterance_noun_judged_by_a_copula_is_not_the_quotation():
         "The mayor's office said that Morrow's claim was \"simply false and she knows it.\""
     )
     assert speaker_of(text, "simply false") != "Ada Morrow"
+
+
+def test_a_clause_running_into_a_quotation_after_a_dash_gives_its_subject():
+    text = (
+        "Polls show Nora Quist ahead in the state.\n\n"
+        'Quist also defended the new toll road -- "I think the road is the best thing we '
+        'have done for this county."'
+    )
+    assert speaker_of(text, "best thing we have done") == "Nora Quist"

@@ -903,6 +903,26 @@ def _utterance_owner(qtoks: list[Token], ctx: _Context, cue: Token | None) -> To
     return None
 
 
+def _lead_in_subject(sp: QuoteSpan, ctx: _Context) -> Token | None:
+    """The person subject of the clause that runs into a quotation after a comma or a
+    dash, when the parse hangs that clause under the quotation ("Lee also defended
+    the plan -- 'I think it works'" with "defended" a complement of "think")."""
+    mark = ctx.token_at(sp.mark)
+    start = max(ctx.doc[mark].sent.start, ctx.token_at(ctx.paragraphs[sp.para][0]))
+    for tok in ctx.doc[start:mark]:
+        if ctx.quoted[tok.i] or tok.pos_ not in ("VERB", "AUX"):
+            continue
+        for c in tok.children:
+            if c.dep_ in SUBJECT_DEPS and c.i < mark and not ctx.quoted[c.i]:
+                m = ctx.mention_at.get(c.i)
+                if (m is not None and m.type == "person") or c.lower_ in ("he", "she"):
+                    return c
+                if c.pos_ == "PROPN" and ctx.known_surname(c) is not None:
+                    return c
+                return None
+    return None
+
+
 def _kind(text: str, sp: QuoteSpan, ctx: _Context, cue: Token | None) -> str:
     """direct for a quote that stands as speech, partial for a fragment in paraphrase."""
     if sp.continues:
@@ -1329,8 +1349,10 @@ def attribute(
             # a fragment quoted inside a clause whose subject is a person: theirs; so is
             # a quotation the clause runs into ("Ann Lee issued a statement, '...'")
             subj = _person_subject_above(qtoks, ctx)
+            if subj is None and kind == "direct":
+                subj = _lead_in_subject(sp, ctx)
             if subj is not None:
-                speaker, mention, mstart, mend = ctx.speaker_from(subj)
+                speaker, mention, mstart, mend = ctx.person_from(subj)
         if (
             cue is None
             and speaker is None
