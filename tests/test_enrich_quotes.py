@@ -599,3 +599,33 @@ def test_a_clause_running_into_a_quotation_after_a_dash_gives_its_subject():
         'have done for this county."'
     )
     assert speaker_of(text, "best thing we have done") == "Nora Quist"
+
+
+def test_he_after_a_quote_can_refer_to_a_speaker_the_model_did_not_tag():
+    # the second "Tripp" is untagged; the attribution rules know it is Dan Tripp,
+    # so the "he" of the next quotation is him, not the last tagged person
+    rows = [
+        "Dan PROPN NNP compound 1 Dan B-PERSON",
+        "Tripp PROPN NNP nsubj 2 Tripp I-PERSON",
+        "met VERB VBD ROOT 2 meet O",
+        "Pete PROPN NNP compound 4 Pete B-PERSON",
+        "Lasko PROPN NNP dobj 2 Lasko I-PERSON",
+        ". PUNCT . punct 2 . O",
+        "“ PUNCT `` punct 11 “ O",
+        "Go VERB VB ccomp 11 go O",
+        ", PUNCT , punct 11 , O",
+        "” PUNCT '' punct 11 ” O",
+        "Tripp PROPN NNP nsubj 11 Tripp O",
+        "said VERB VBD ROOT 11 say O",
+        ". PUNCT . punct 11 . O",
+        "“ PUNCT `` punct 18 “ O",
+        "Stay VERB VB ccomp 18 stay O",
+        ", PUNCT , punct 18 , O",
+        "” PUNCT '' punct 18 ” O",
+        "he PRON PRP nsubj 18 he O",
+        "said VERB VBD ROOT 18 say O",
+        ". PUNCT . punct 18 . O",
+    ]
+    first, second = parsed_quotes(rows)
+    assert (first.text, first.speaker) == ("Go,", "Dan Tripp")
+    assert (second.text, second.speaker) == ("Stay,", "Dan Tripp")

@@ -1392,6 +1392,15 @@ def attribute(
             if prevq is not None:
                 speaker, mention = prevq.speaker, prevq.speaker_mention
                 mstart, mend = prevq.speaker_start, prevq.speaker_end
+        if speaker is not None and mstart is not None and mend is not None:
+            a, b = ctx.token_at(mstart), ctx.token_at(mend - 1) + 1
+            if (
+                a not in ctx.mention_at
+                and not ctx.quoted[a]
+                and speaker in ctx.person_names.values()
+                and doc[a].pos_ != "PRON"
+            ):
+                ctx.tracker.add(a, b, speaker)  # an untagged name: "he" may refer to it
         out.append(
             ArticleQuote(
                 start=sp.start,
