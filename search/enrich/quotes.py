@@ -856,7 +856,7 @@ def _person_subject_above(qtoks: list[Token], ctx: _Context) -> Token | None:
                 m = ctx.mention_at.get(c.i)
                 if (m is not None and m.type == "person") or c.lower_ in ("he", "she"):
                     return c
-                if c.pos_ == "PROPN" and ctx.known_surname(c) is not None:
+                if c.dep_ == "nsubj" and c.pos_ == "PROPN" and ctx.known_surname(c) is not None:
                     return c  # a surname the model did not tag as a person
                 return None
     return None
@@ -917,7 +917,7 @@ def _lead_in_subject(sp: QuoteSpan, ctx: _Context) -> Token | None:
                 m = ctx.mention_at.get(c.i)
                 if (m is not None and m.type == "person") or c.lower_ in ("he", "she"):
                     return c
-                if c.pos_ == "PROPN" and ctx.known_surname(c) is not None:
+                if c.dep_ == "nsubj" and c.pos_ == "PROPN" and ctx.known_surname(c) is not None:
                     return c
                 return None
     return None
