@@ -17,7 +17,9 @@ Pipeline for one article (the whole text is parsed once, for context):
    speaker is its subject, found by climbing participles, prepositions and
    passives ("was quoted as saying", "..., saying", "upon saying"), the object
    of "according to", a name the parser took as the verb's object ("added
-   Gowdy") or a name just before a subjectless verb. Without a cue: a clause
+   Gowdy") or a name just before a subjectless verb. The possessor of a noun
+   naming an utterance that holds the quotation below the cue ("Lee's claim
+   that ...") overrides the cue's subject. Without a cue: a clause
    introducing the quote with a colon ("X continued:", "X: ..."), then, for a
    partial quote, the person subject of the clause around it. Proper names
    become canonical names, "he"/"she" are resolved by ``PersonTracker``; other
