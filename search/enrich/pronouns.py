@@ -100,6 +100,25 @@ class PersonTracker:
             elif v["f"] > v["m"]:
                 self.gender[name] = "f"
 
+    def add(self, tok_start: int, tok_end: int, name: str) -> None:
+        """A person the attribution rules found where the model tagged no name
+        ('"...," Tripp said' with "Tripp" untagged): later pronouns may refer to it."""
+        if tok_start in self.positions:
+            return
+        span = self.doc[tok_start:tok_end]
+        k = bisect.bisect_left(self.positions, tok_start)
+        m = Mention(
+            start=span.start_char,
+            end=span.end_char,
+            text=span.text,
+            type="person",
+            name=name,
+            tok_start=tok_start,
+            tok_end=tok_end,
+        )
+        self.people.insert(k, m)
+        self.positions.insert(k, tok_start)
+
     def _vote(self, m: Mention, votes: dict[str, dict[str, int]], quoted: list[bool]) -> None:
         doc = self.doc
         if m.tok_start > 0:

@@ -17,7 +17,9 @@ Pipeline for one article (the whole text is parsed once, for context):
    speaker is its subject, found by climbing participles, prepositions and
    passives ("was quoted as saying", "..., saying", "upon saying"), the object
    of "according to", a name the parser took as the verb's object ("added
-   Gowdy") or a name just before a subjectless verb. Without a cue: a clause
+   Gowdy") or a name just before a subjectless verb. The possessor of a noun
+   naming an utterance that holds the quotation below the cue ("Lee's claim
+   that ...") overrides the cue's subject. Without a cue: a clause
    introducing the quote with a colon ("X continued:", "X: ..."), then, for a
    partial quote, the person subject of the clause around it. Proper names
    become canonical names, "he"/"she" are resolved by ``PersonTracker``; other
@@ -233,6 +235,14 @@ SUBJECT_DEPS = ("nsubj", "nsubjpass")
 DOCUMENT_NOUNS = frozenset(
     "email e-mail statement letter memo video ad advertisement release tweet response "
     "message note post".split()
+)
+# nouns naming an utterance: their possessor is its speaker ("Lee's claim that ...")
+SPEECH_NOUNS = frozenset(
+    "claim accusation assertion charge comment remark statement words question answer reply "
+    "response retort quip joke promise pledge vow warning suggestion prediction declaration "
+    "admission insistence argument complaint criticism conclusion description dictum phrase "
+    "catchphrase slogan mantra refrain line message speech tweet post letter email "
+    "e-mail".split()
 )
 # speech verbs whose object is the person spoken to
 LISTENER_VERBS = frozenset({"tell", "ask", "urge", "warn", "remind", "assure", "inform", "thank"})
@@ -536,6 +546,33 @@ class _Context:
                 return tok
         return None
 
+    def name_right_before(self, cue: Token) -> Token | None:
+        """A person named right before a subjectless cue: its subject, though the
+        parse made the name a modifier ("Lee accused Reyes, ..., of" read as one
+        noun phrase "Lee accused Reyes"); it wins over the name after the cue."""
+        if cue.i == 0 or cue.lower_ == "according":
+            return None
+        tok = self.doc[cue.i - 1]
+        m = self.mention_at.get(tok.i)
+        if (
+            m is None
+            or m.type != "person"
+            or self.quoted[tok.i]
+            or tok.dep_ in ("pobj", "dobj", "poss")
+        ):
+            return None
+        return tok
+
+    def person_from(self, tok: Token) -> Speaker:
+        """``speaker_from`` for a token known to name a person: a surname the model
+        tagged as a place or organisation ("Morrow's" LOC) is that person."""
+        m = self.mention_at.get(tok.i)
+        if m is not None and m.type != "person" and m.tok_end - m.tok_start == 1:
+            known = self.known_surname(tok)
+            if known is not None:
+                return known, m.text, m.start, m.end
+        return self.speaker_from(tok)
+
     def document_author(self, doc_tok: Token) -> Token | None:
         """The person whose document speaks ("Lee's email said", "an email sent by Lee
         warned", "Lee released a video that said"), if the parse names one."""
@@ -710,6 +747,8 @@ def _is_cue(tok: Token) -> bool:
     lemma = tok.lemma_.lower()
     if lemma == "call" and tok.i >= 2 and tok.nbor(-1).text == "-" and tok.nbor(-2).lower_ == "so":
         return False  # "so-called": a scare quote, not speech
+    if lemma == "continue" and any(c.dep_ == "xcomp" for c in tok.children):
+        return False  # "Lee will continue to be 'a champion'": not speech
     if lemma == "go":  # "Trump went on"
         return any(c.dep_ == "prt" and c.lower_ == "on" for c in tok.children)
     if any(c.dep_ == "prt" and c.lower_ in ("down", "off") for c in tok.children):
@@ -818,6 +857,69 @@ def _person_subject_above(qtoks: list[Token], ctx: _Context) -> Token | None:
             if c.dep_ in SUBJECT_DEPS and not ctx.quoted[c.i]:
                 m = ctx.mention_at.get(c.i)
                 if (m is not None and m.type == "person") or c.lower_ in ("he", "she"):
+                    return c
+                if c.dep_ == "nsubj" and c.pos_ == "PROPN" and ctx.known_surname(c) is not None:
+                    return c  # a surname the model did not tag as a person
+                return None
+    return None
+
+
+def _utterance_owner(qtoks: list[Token], ctx: _Context, cue: Token | None) -> Token | None:
+    """The person whose utterance noun holds the quotation, below any cue.
+
+    "Lee's claim that Reyes 'lied'", "Lee's 'no new taxes' promise", "Lee's motto
+    was, '...'": the possessor of the noun naming the utterance is the speaker,
+    whatever verb of the sentence governs the noun phrase.
+    """
+    if not qtoks:
+        return None
+    lo, hi = qtoks[0].i, qtoks[-1].i
+    tops = [t for t in qtoks if not (lo <= t.head.i <= hi) or t.head.i == t.i]
+    for top in tops[:3]:
+        tok = top
+        for _ in range(8):
+            if cue is not None and tok.i == cue.i:
+                return None
+            nouns = []
+            if tok.pos_ == "NOUN":
+                nouns.append(tok)
+            elif tok.lemma_ == "be" and re.search(
+                r"[,:]\s*$", ctx.text[max(0, qtoks[0].idx - 5) : qtoks[0].idx - 1]
+            ):
+                # "Lee's motto was, '...'" (not "Lee's claim was 'false'": a judgment)
+                nouns.extend(c for c in tok.children if c.dep_ == "nsubj" and c.pos_ == "NOUN")
+            for n in nouns:
+                if n.lemma_.lower() not in SPEECH_NOUNS or ctx.quoted[n.i]:
+                    continue
+                for c in n.children:
+                    if c.dep_ != "poss" or ctx.quoted[c.i]:
+                        continue
+                    m = ctx.mention_at.get(c.i)
+                    if (m is not None and m.type == "person") or (
+                        c.pos_ == "PROPN" and ctx.known_surname(c) is not None
+                    ):
+                        return c
+            if tok.head.i == tok.i:
+                break
+            tok = tok.head
+    return None
+
+
+def _lead_in_subject(sp: QuoteSpan, ctx: _Context) -> Token | None:
+    """The person subject of the clause that runs into a quotation after a comma or a
+    dash, when the parse hangs that clause under the quotation ("Lee also defended
+    the plan -- 'I think it works'" with "defended" a complement of "think")."""
+    mark = ctx.token_at(sp.mark)
+    start = max(ctx.doc[mark].sent.start, ctx.token_at(ctx.paragraphs[sp.para][0]))
+    for tok in ctx.doc[start:mark]:
+        if ctx.quoted[tok.i] or tok.pos_ not in ("VERB", "AUX"):
+            continue
+        for c in tok.children:
+            if c.dep_ in SUBJECT_DEPS and c.i < mark and not ctx.quoted[c.i]:
+                m = ctx.mention_at.get(c.i)
+                if (m is not None and m.type == "person") or c.lower_ in ("he", "she"):
+                    return c
+                if c.dep_ == "nsubj" and c.pos_ == "PROPN" and ctx.known_surname(c) is not None:
                     return c
                 return None
     return None
@@ -1059,11 +1161,57 @@ def _bare_cue(sp: QuoteSpan, ctx: _Context, after: list[Token]) -> Token | None:
     for k, t in enumerate(words):
         if t.pos_ == "VERB":
             before = words[:k]
-            if all(w.pos_ == "PROPN" or w.i in ctx.mention_at or _is_title_word(w) for w in before):
+            if all(
+                w.pos_ == "PROPN" or w.i in ctx.mention_at or _is_title_word(w) or _unknown_word(w)
+                for w in before
+            ):
                 if before or ctx.inverted_subject(t) is not None:
                     return t
             return None
     return None
+
+
+def _adjacent_cue(sp: QuoteSpan, ctx: _Context, after: list[Token]) -> Token | None:
+    """The speech verb of an attribution right after a quotation ending in , ? or !.
+
+    `"...," Ann Lee said, after Bo Reyes said ...`: the name and cue right after
+    the closing mark attribute the quotation, whatever verb the parse makes it the
+    complement of.
+    """
+    content = ctx.text[sp.start : sp.end].rstrip()
+    gap = ctx.text[sp.end : sp.end + 3]
+    if not (content.endswith((",", "?", "!")) or gap[1:2] == ","):
+        return None
+    lead = ctx.text[ctx.paragraphs[sp.para][0] : sp.mark].rstrip()
+    if lead and lead[-1] not in '.?!”"':
+        return None  # a fragment inside a sentence, not a quotation standing as speech
+    words = [t for t in after if not t.is_punct and not t.is_space][:5]
+    for k, t in enumerate(words):
+        if _is_cue(t):
+            before = words[:k]
+            if (
+                before
+                and all(
+                    w.pos_ == "PROPN" or w.i in ctx.mention_at or _is_title_word(w) for w in before
+                )
+                or (len(before) == 1 and before[0].lower_ in ("he", "she"))
+            ):
+                return t
+            return None
+        if not (t.pos_ == "PROPN" or t.i in ctx.mention_at or t.lower_ in ("he", "she")):
+            return None
+    return None
+
+
+def _unknown_word(tok: Token) -> bool:
+    """A capitalised word the tagger took for a noun that no dictionary knows: a name
+    ('"...?" Hannity pressed.' with "Hannity" tagged NOUN)."""
+    return (
+        tok.text[:1].isupper()
+        and tok.pos_ in ("NOUN", "X")
+        and tok.is_alpha
+        and tok.lower_ not in common_words()
+    )
 
 
 def _opens_with_speaker(sent: Span, first: Token, ctx: _Context) -> bool:
@@ -1158,7 +1306,9 @@ def attribute(
                 cues = [t for t in cues if t.i > dash.i]
         cue = None
         if cues:
-            cue = _choose_cue(cues, qtoks, first_tok, last_tok)
+            cue = _adjacent_cue(sp, ctx, [t for t in frame if t.idx >= sp.end]) or _choose_cue(
+                cues, qtoks, first_tok, last_tok
+            )
         else:
             cue = _bare_cue(sp, ctx, [t for t in frame if t.idx >= sp.end])
         speaker = mention = None
@@ -1169,7 +1319,8 @@ def attribute(
                 # a word of the quotation is never its speaker ('"...," Ann Lee, 58,
                 # told reporters' parsed as a clause joined to the quotation)
                 subj = (
-                    ctx.inverted_subject(cue)
+                    ctx.name_right_before(cue)
+                    or ctx.inverted_subject(cue)
                     or ctx.preceding_name(cue)
                     or ctx.name_between(last_tok + 1, cue)
                     or subj
@@ -1179,7 +1330,11 @@ def attribute(
             elif subj is not None and cue.i > 0:
                 # the name glued to the closing mark, right before the cue
                 speaker, mention, mstart, mend = ctx.glued_name(doc[cue.i - 1])
-        if cue is None:
+        owner = _utterance_owner(qtoks, ctx, cue)
+        if owner is not None:
+            cue = None
+            speaker, mention, mstart, mend = ctx.person_from(owner)
+        if cue is None and owner is None:
             cue, subj = _colon_cue(sp, ctx)
             if cue is not None:
                 subj = ctx.subject_of(cue)
@@ -1196,8 +1351,10 @@ def attribute(
             # a fragment quoted inside a clause whose subject is a person: theirs; so is
             # a quotation the clause runs into ("Ann Lee issued a statement, '...'")
             subj = _person_subject_above(qtoks, ctx)
+            if subj is None and kind == "direct":
+                subj = _lead_in_subject(sp, ctx)
             if subj is not None:
-                speaker, mention, mstart, mend = ctx.speaker_from(subj)
+                speaker, mention, mstart, mend = ctx.person_from(subj)
         if (
             cue is None
             and speaker is None
@@ -1237,6 +1394,15 @@ def attribute(
             if prevq is not None:
                 speaker, mention = prevq.speaker, prevq.speaker_mention
                 mstart, mend = prevq.speaker_start, prevq.speaker_end
+        if speaker is not None and mstart is not None and mend is not None:
+            a, b = ctx.token_at(mstart), ctx.token_at(mend - 1) + 1
+            if (
+                a not in ctx.mention_at
+                and not ctx.quoted[a]
+                and speaker in ctx.person_names.values()
+                and doc[a].pos_ != "PRON"
+            ):
+                ctx.tracker.add(a, b, speaker)  # an untagged name: "he" may refer to it
         out.append(
             ArticleQuote(
                 start=sp.start,
