@@ -89,7 +89,7 @@ LINKS_FILE = "newsquarry_CLUSTERS.npz"  # the links of the last index state link
 # what decides the links besides the index state: a saved file made under other rules is
 # not used (bump LINK_RULES with any change to ``link``)
 LINK_RULES = (
-    f"1 {NUM_PERM} {BANDS} {MIN_WORDS} {LONG} {CONTAINMENT} {SHORT_JACCARD} "
+    f"2 {NUM_PERM} {BANDS} {MIN_WORDS} {LONG} {CONTAINMENT} {SHORT_JACCARD} "
     + f"{WINDOW_DAYS} {MAX_RUN} {VERSION}"
 )
 
@@ -433,6 +433,10 @@ class Pairs:
     ok: np.ndarray
     over_band: np.ndarray
     over_val: np.ndarray
+    # ``relink`` only: the quotations (state positions) whose checked pairs changed (a
+    # passing pair made or dropped), and where each of the base's quotations is now
+    dirty: np.ndarray | None = None
+    now: np.ndarray | None = None
 
 
 @dataclass
@@ -447,6 +451,9 @@ class Links:
     ok: np.ndarray
     over_band: np.ndarray
     over_val: np.ndarray
+    # per key, the index (into ``keys``) of the first-seen copy whose cluster it joined
+    # (itself when it joined none): the next state re-groups only what changed
+    founder: np.ndarray | None = None
 
 
 def _check(
@@ -510,13 +517,17 @@ def _finish(
     was_known = np.bincount(inv, weights=known, minlength=len(code)) > 0
     was_ok = np.bincount(inv, weights=known & ok, minlength=len(code)) > 0
     keep = merged != 0
+    # passing pairs no bucket makes any more: their quotations are re-grouped
+    lost = code[~keep & was_ok]
     code, merged, was_known, was_ok = code[keep], merged[keep], was_known[keep], was_ok[keep]
     lo, hi = code // n, code % n
     todo = np.flatnonzero(~was_known)
     if len(todo):
         first, later = _oriented(lo[todo], hi[todo], rank)
         was_ok[todo] = _check(sig, nsh, speakers, figs, first, later)
-    return Pairs(lo, hi, merged, was_ok, over_band, over_val)
+    made = todo[was_ok[todo]]  # new passing pairs
+    dirty = np.concatenate((lost // n, lost % n, lo[made], hi[made]))
+    return Pairs(lo, hi, merged, was_ok, over_band, over_val, dirty=dirty)
 
 
 def pairs_full(
@@ -624,18 +635,26 @@ def relink(
                     n, sig, nsh, speakers, figs, rank,
                     np.concatenate(ob) if ob else np.zeros(0, np.uint8),
                     np.concatenate(ov) if ov else np.zeros(0, np.uint64))  # fmt: skip
+    # the survivors of passing pairs whose other quotation left are re-grouped too
+    pairs.dirty = np.concatenate((pairs.dirty, survivor[base.ok[dead]]))  # type: ignore[arg-type]
+    pairs.now = now
     return pairs, len(added), removed
 
 
-def keyed(pairs: Pairs, keys: np.ndarray, nsh: np.ndarray) -> Links:
-    """``pairs`` by stable keys (for the next state)."""
+def keyed(
+    pairs: Pairs, keys: np.ndarray, nsh: np.ndarray, founder: np.ndarray | None = None
+) -> Links:
+    """``pairs`` (and ``founder``, from ``founders``) by stable keys (for the next state)."""
     usable = np.flatnonzero(nsh > 0)
     order = np.argsort(keys[usable], kind="stable")
     at = np.full(len(nsh), -1, dtype=np.int64)
     at[usable[order]] = np.arange(len(usable))
+    # a quotation that joined a cluster joined it through a checked pair: its founder is
+    # clusterable too, so has a key
+    fk = at[founder[usable[order]]].astype(np.int32) if founder is not None else None
     return Links(keys[usable][order], at[pairs.lo].astype(np.int32),
                  at[pairs.hi].astype(np.int32), pairs.mask, pairs.ok, pairs.over_band,
-                 pairs.over_val)  # fmt: skip
+                 pairs.over_val, fk)  # fmt: skip
 
 
 def assign(
@@ -645,7 +664,18 @@ def assign(
     dates: np.ndarray | None = None,
     indirect: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Cluster labels (0..k-1) from the checked candidate pairs.
+    """Cluster labels (0..k-1) from the checked candidate pairs (``founders``, numbered)."""
+    return labels_of(founders(n, pairs, rank, dates, indirect))
+
+
+def founders(
+    n: int,
+    pairs: Pairs,
+    rank: np.ndarray,
+    dates: np.ndarray | None = None,
+    indirect: np.ndarray | None = None,
+) -> np.ndarray:
+    """Per quotation, the first-seen copy whose cluster it joins (itself if none).
 
     In first-seen order (``rank``), a quotation joins the cluster of the earliest checked
     partner that founded a cluster, if it is at most ``WINDOW_DAYS`` later: every member
@@ -659,7 +689,7 @@ def assign(
     labels = np.arange(n, dtype=np.int64)
     good = np.flatnonzero(pairs.ok)
     if not len(good):
-        return _renumber(labels)
+        return labels
     partners: dict[int, list[int]] = {}
     for x, y in zip(pairs.lo[good].tolist(), pairs.hi[good].tolist(), strict=True):
         partners.setdefault(x, []).append(y)
@@ -693,7 +723,59 @@ def assign(
         labels[np.fromiter(joined, np.int64, len(joined))] = np.fromiter(
             joined.values(), np.int64, len(joined)
         )
-    return _renumber(labels)
+    return labels
+
+
+def reassign(
+    n: int,
+    base_founder: np.ndarray,
+    pairs: Pairs,
+    rank: np.ndarray,
+    dates: np.ndarray | None = None,
+    indirect: np.ndarray | None = None,
+) -> np.ndarray:
+    """``founders`` of a state made by ``relink`` (``pairs`` carries ``now`` and
+    ``dirty``), from the base state's (``base_founder``, by base key index): only the
+    quotations connected (through passing pairs) to one whose passing pairs changed are
+    grouped again; the others keep their founder. Exactly ``founders``' answer: a
+    quotation's founder depends only on the passing pairs, ranks and dates of its
+    connected component, and keys fix dates and the order of quotations that stay."""
+    now, dirty = pairs.now, pairs.dirty
+    assert now is not None and dirty is not None
+    out = np.arange(n, dtype=np.int64)
+    f_now = now[base_founder] if len(base_founder) else np.zeros(0, np.int64)
+    carry = (now >= 0) & (f_now >= 0)
+    out[now[carry]] = f_now[carry]
+    mark = np.zeros(n, dtype=bool)
+    mark[dirty] = True  # (a founder that left: its members are survivors of its pairs)
+    good = np.flatnonzero(pairs.ok)
+    lo, hi = pairs.lo[good], pairs.hi[good]
+    # the connected components of the marked quotations: grow along passing pairs
+    count = int(mark.sum())
+    while count:
+        touch = mark[lo] != mark[hi]
+        if not touch.any():
+            break
+        mark[lo[touch]] = True
+        mark[hi[touch]] = True
+    sel = mark[lo]
+    if not sel.any():
+        return out
+    sub = Pairs(lo[sel], hi[sel], pairs.mask[good[sel]], np.ones(int(sel.sum()), dtype=bool),
+                pairs.over_band, pairs.over_val)  # fmt: skip
+    again = founders(n, sub, rank, dates, indirect)
+    nodes = np.flatnonzero(mark)
+    out[nodes] = again[nodes]
+    return out
+
+
+def labels_of(founder: np.ndarray) -> np.ndarray:
+    """Cluster labels 0..k-1 from ``founders``, numbered in the founders' order (what
+    ``np.unique`` would give; a founder is its own founder, so no sort is needed)."""
+    n = len(founder)
+    root = founder == np.arange(n)
+    number = np.cumsum(root) - 1
+    return number[founder].astype(np.int64)
 
 
 def link(
@@ -714,12 +796,6 @@ def link(
     n = len(nsh)
     rank = np.arange(n, dtype=np.int64) if seen_order is None else seen_order
     return assign(n, pairs_full(sig, nsh, speakers, figs, rank), rank, dates, indirect)
-
-
-def _renumber(labels: np.ndarray) -> np.ndarray:
-    """Cluster labels numbered 0..k-1."""
-    _, out = np.unique(labels, return_inverse=True)
-    return out.astype(np.int64)
 
 
 def cluster_id(quote_id: str) -> str:
@@ -857,17 +933,22 @@ class Clusters:
                 sig = _Rows([d.sig for d in datas], src_all, pos_all)
                 members_of = self._members_of(datas, src_all, pos_all, nshs)
                 got = relink(base, qkeys, sig, nshs, speakers, figs, rank, members_of)
+            flags = cat(indirect) if indirect else np.zeros(0, np.uint8)
             if got is not None:
                 pairs, self.added, self.removed = got
                 self.how = "incremental"
+                if base.founder is not None:  # only what the change reached is re-grouped
+                    founder = reassign(len(nshs), base.founder, pairs, rank, raw_dates, flags)
+                else:
+                    founder = founders(len(nshs), pairs, rank, raw_dates, flags)
             else:
                 sigs = (cat([d.sig[p] for d, p in zip(datas, pos, strict=True)]) if datas
                         else np.zeros((0, NUM_PERM), np.uint32))  # fmt: skip
                 pairs = pairs_full(sigs, nshs, speakers, figs, rank)
                 self.how = "full"
-            labels = assign(len(nshs), pairs, rank, raw_dates,
-                            cat(indirect) if indirect else np.zeros(0, np.uint8))  # fmt: skip
-            self.links = keyed(pairs, qkeys, nshs)
+                founder = founders(len(nshs), pairs, rank, raw_dates, flags)
+            labels = labels_of(founder)
+            self.links = keyed(pairs, qkeys, nshs, founder)
         self.count = int(labels.max()) + 1 if len(labels) else 0
         self.label = np.full(view.size, -1, dtype=np.int64)
         self.label[self.qdocs] = labels
@@ -1068,7 +1149,7 @@ class ClusterCache:
             return got
 
 
-_LINK_ARRAYS = ("labels", "keys", "pi", "pj", "mask", "ok", "over_band", "over_val")
+_LINK_ARRAYS = ("labels", "keys", "pi", "pj", "mask", "ok", "over_band", "over_val", "founder")
 
 
 def _links_crc(state: str, arrays: dict[str, np.ndarray]) -> int:

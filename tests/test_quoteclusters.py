@@ -7,6 +7,7 @@ edited copies land in their original's cluster while distinct quotations stay ap
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import shutil
@@ -14,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from newsquarry.search import quoteclusters as qc
 from newsquarry.search.errors import InvalidRequest, NotFound
@@ -367,13 +370,10 @@ def test_a_new_process_reads_the_links_of_the_state_instead_of_linking_again(
 # -- incremental linking: every state equals linking it from scratch -------------------
 
 
-def test_relinking_from_an_earlier_state_equals_linking_from_scratch():
-    """``relink`` (only what changed) against ``pairs_full`` over random states of one
-    pool: quotations come and go in random order, one common quotation is carried more
-    than MAX_RUN times (its buckets say nothing until deletions shrink them)."""
-    rng = random.Random(2323)
+def relink_pool(rng: random.Random) -> tuple[qc.QuoteData, np.ndarray]:
+    """A pool of edited, re-carried quotations (740) and a first-seen order over it."""
     bases = [sentence(rng, rng.randint(8, 30)) for _ in range(25)]
-    records, kinds = [], []
+    records = []
     for n in range(700):
         w = rng.choice(bases[:3]) if rng.random() < 0.15 else rng.choice(bases)
         edit = rng.choice([None, *EDITS])
@@ -382,15 +382,26 @@ def test_relinking_from_an_earlier_state_equals_linking_from_scratch():
             text += f" by {rng.choice(['5', '7.5', 'ten'])} pct"
         speaker = rng.choice(["", "Ana Ruiz", "Ruiz", "Juan Guaido"])
         records.append((n, text, speaker, f"q{n}", rng.choice(["direct", "indirect"])))
-        kinds.append(edit)
     for n in range(40):  # one quotation carried by 40 articles
         records.append((700 + n, " ".join(bases[0]), "", f"w{n}", "direct"))
     pool = qc.compute(records)
-    keys = qc.quote_keys(pool)
     order = np.array(rng.sample(range(len(records)), len(records)))  # first-seen order
+    return pool, order
+
+
+def test_relinking_from_an_earlier_state_equals_linking_from_scratch():
+    """``relink`` (only what changed) against ``pairs_full`` over random states of one
+    pool: quotations come and go in random order, one common quotation is carried more
+    than MAX_RUN times (its buckets say nothing until deletions shrink them); and the
+    clusters re-grouped from the earlier state's (``reassign``) against ``founders``."""
+    rng = random.Random(2323)
+    pool, order = relink_pool(rng)
+    records = pool.ids
+    keys = qc.quote_keys(pool)
     dates = np.array([20200301 + rng.randrange(20) for _ in records])
     live = set(rng.sample(range(len(records)), 300)) | set(range(700, 740))
     base = None
+    regrouped = 0
     for step in range(14):
         if step:
             out = rng.sample(sorted(live), rng.choice([1, 3, 12]))
@@ -403,6 +414,7 @@ def test_relinking_from_an_earlier_state_equals_linking_from_scratch():
         sub = (pool.sig[idx], pool.nsh[idx], [pool.speakers[i] for i in idx],
                [pool.figures[i] for i in idx])  # fmt: skip
         full = qc.pairs_full(*sub, rank)
+        founder = qc.founders(len(idx), full, rank, dates[idx], pool.indirect[idx])
         if base is not None:
             got = qc.relink(base, keys[idx], *sub, rank)
             assert got is not None
@@ -415,8 +427,55 @@ def test_relinking_from_an_earlier_state_equals_linking_from_scratch():
             assert np.array_equal(
                 qc.assign(*args), qc.assign(len(idx), full, rank, dates[idx], pool.indirect[idx])
             )
-        base = qc.keyed(full, keys[idx], pool.nsh[idx])
+            again = qc.reassign(len(idx), base.founder, pairs, rank, dates[idx], pool.indirect[idx])
+            assert np.array_equal(again, founder), step
+            regrouped += int((founder != np.arange(len(idx))).sum())
+        base = qc.keyed(full, keys[idx], pool.nsh[idx], founder)
     assert full.ok.sum() > 20 and len(full.over_val)  # the pool did exercise both
+    assert regrouped > 50
+
+
+@functools.cache
+def _pool() -> tuple[qc.QuoteData, np.ndarray, np.ndarray]:
+    rng = random.Random(77)
+    pool, order = relink_pool(rng)
+    return pool, order, np.array([20200301 + rng.randrange(30) for _ in pool.ids])
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(0, 2**32), st.sampled_from([1, 2, 7, 30])), min_size=2,
+                max_size=6))  # fmt: skip
+def test_regrouping_what_changed_equals_grouping_from_scratch(steps):
+    """Any sequence of states (quotations added and removed in random numbers): the
+    clusters kept from the previous state's (``relink`` then ``reassign``) are those made
+    from scratch (``pairs_full`` then ``founders``), and so are the saved tables
+    (``keyed``: keys, pairs, founders) of each state."""
+    pool, order, dates = _pool()
+    keys = qc.quote_keys(pool)
+    live: set[int] = set()
+    base = None
+    for seed, size in steps:
+        rng = random.Random(seed)
+        live -= set(rng.sample(sorted(live), min(len(live), size // 2)))
+        live |= set(rng.sample(range(len(pool.ids)), size * 8))
+        idx = np.array(sorted(live))
+        rank = np.argsort(np.argsort(order[idx]))
+        sub = (pool.sig[idx], pool.nsh[idx], [pool.speakers[i] for i in idx],
+               [pool.figures[i] for i in idx])  # fmt: skip
+        flags = pool.indirect[idx]
+        full = qc.pairs_full(*sub, rank)
+        founder = qc.founders(len(idx), full, rank, dates[idx], flags)
+        want = qc.keyed(full, keys[idx], pool.nsh[idx], founder)
+        if base is not None:
+            got = qc.relink(base, keys[idx], *sub, rank)
+            if got is not None:  # None: so much changed that linking from scratch is cheaper
+                pairs = got[0]
+                again = qc.reassign(len(idx), base.founder, pairs, rank, dates[idx], flags)
+                assert np.array_equal(again, founder)
+                kept = qc.keyed(pairs, keys[idx], pool.nsh[idx], again)
+                for name in ("keys", "pi", "pj", "mask", "ok", "founder"):
+                    assert np.array_equal(getattr(kept, name), getattr(want, name)), name
+        base = want
 
 
 def cluster_map(store) -> dict[str, str]:
