@@ -1174,7 +1174,22 @@ def clusters_for(store: Any, searcher: Any | None = None) -> Clusters:
         cache = _CACHES.get(store)
         if cache is None:
             cache = _CACHES[store] = ClusterCache(getattr(store, "path", None))
+            # from now on each state this process commits is linked in the commit, from
+            # this one's links: the first quote search after it finds them made
+            hooks = getattr(store, "after_commit", None)
+            if hooks is not None and link_after_commit not in hooks:
+                hooks.append(link_after_commit)
     return cache.clusters(searcher, cache_for(store).view(searcher))
+
+
+def link_after_commit(store: Any) -> None:
+    """Link the state a commit of this process made (``WhooshStore.after_commit``), if
+    this process linked an earlier one: the work is proportional to the change
+    (``relink``, ``reassign``), and the links are saved for other processes. A process
+    that never searched quotations (a bulk load) does not pay it."""
+    cache = _CACHES.get(store)
+    if cache is not None and cache.last is not None:
+        clusters_for(store)
 
 
 # -- what hits and the cluster endpoint show -----------------------------------

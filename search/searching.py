@@ -734,7 +734,8 @@ def _warm_state(store: Any, quotes: bool) -> None:
     )
     # and searches with hits, as users make them: the ranking's per-view arrays (article
     # lengths, tie-breaks), hits' stored fields, display names, the quotes view (not after
-    # each commit: it links the state's quotation clusters, which the first quote search does)
+    # each commit: a process that linked quotation clusters links each state it commits,
+    # from the previous one's, in its own after-commit hook: quoteclusters.link_after_commit)
     word = _a_word(store)
     if word:
         run_search(store, SearchRequest(q=word, facets=list(FACETS), time_limit=hours))
