@@ -394,14 +394,14 @@ def _in_sorted(values: np.ndarray, table: np.ndarray) -> np.ndarray:
 
 def _stars(
     vals: np.ndarray, members: np.ndarray, rank: np.ndarray, presorted: bool = False
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, ...]:
     """The candidate pairs one band makes among ``members`` (quotation indexes; ``vals``:
     their values in the band): in each run of equal values of 2 to MAX_RUN quotations,
-    the first seen against every other one. Returns (first seen, other, the values of the
-    runs beyond MAX_RUN)."""
+    the first seen against every other one. Returns (first seen, other, and of the runs
+    beyond MAX_RUN: their values, sizes and members, run after run, first seen first)."""
     empty = np.zeros(0, np.int64)
     if len(members) < 2:
-        return empty, empty, np.zeros(0, np.uint64)
+        return empty, empty, np.zeros(0, np.uint64), np.zeros(0, np.int32), empty
     # members already in first-seen order (``pairs_full``): a stable sort of the values
     by = np.argsort(vals, kind="stable") if presorted else np.lexsort((rank[members], vals))
     order, k = members[by], vals[by]
@@ -409,23 +409,26 @@ def _stars(
     starts[0] = True
     np.not_equal(k[1:], k[:-1], out=starts[1:])
     if starts.all():
-        return empty, empty, np.zeros(0, np.uint64)
+        return empty, empty, np.zeros(0, np.uint64), np.zeros(0, np.int32), empty
     idx = np.arange(len(k))
     first_of = np.maximum.accumulate(np.where(starts, idx, 0))
     # a band value shared by very many quotations is a common phrase, not a copy: copies
     # share other bands too
     run_start = np.flatnonzero(starts)
     run_len = np.diff(np.append(run_start, len(k)))
-    big = np.repeat(run_len > MAX_RUN, run_len)
+    over = run_len > MAX_RUN
+    big = np.repeat(over, run_len)
     member = np.flatnonzero(~starts & ~big)
-    return order[first_of[member]], order[member], k[run_start[run_len > MAX_RUN]]
+    return (order[first_of[member]], order[member], k[run_start[over]],
+            run_len[over].astype(np.int32), order[big])  # fmt: skip
 
 
 @dataclass
 class Pairs:
     """The candidate pairs of a set of quotations, by quotation index: ``lo``/``hi`` (lo <
     hi), ``mask`` (bit b: band b's bucket made them candidates), ``ok`` (the pair passed
-    the checks), and the buckets beyond MAX_RUN (``over_band``, ``over_val``)."""
+    the checks), and the buckets beyond MAX_RUN (``over_band``, ``over_val``, and their
+    sizes and members: ``over_len``, ``over_members``, bucket after bucket)."""
 
     lo: np.ndarray
     hi: np.ndarray
@@ -433,6 +436,8 @@ class Pairs:
     ok: np.ndarray
     over_band: np.ndarray
     over_val: np.ndarray
+    over_len: np.ndarray
+    over_members: np.ndarray
     # ``relink`` only: the quotations (state positions) whose checked pairs changed (a
     # passing pair made or dropped), and where each of the base's quotations is now
     dirty: np.ndarray | None = None
@@ -451,6 +456,8 @@ class Links:
     ok: np.ndarray
     over_band: np.ndarray
     over_val: np.ndarray
+    over_len: np.ndarray
+    over_members: np.ndarray  # as indexes into ``keys``: a bucket left untouched is kept
     # per key, the index (into ``keys``) of the first-seen copy whose cluster it joined
     # (itself when it joined none): the next state re-groups only what changed
     founder: np.ndarray | None = None
@@ -502,8 +509,7 @@ def _finish(
     speakers: list[str],
     figs: list[list[str]],
     rank: np.ndarray,
-    over_band: np.ndarray,
-    over_val: np.ndarray,
+    over: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
 ) -> Pairs:
     """Candidate pairs given as possibly repeated entries (one per band, or an old pair and
     its new bands), merged: bands ORed, pairs left with no band dropped, the pairs not
@@ -527,7 +533,7 @@ def _finish(
         was_ok[todo] = _check(sig, nsh, speakers, figs, first, later)
     made = todo[was_ok[todo]]  # new passing pairs
     dirty = np.concatenate((lost // n, lost % n, lo[made], hi[made]))
-    return Pairs(lo, hi, merged, was_ok, over_band, over_val, dirty=dirty)
+    return Pairs(lo, hi, merged, was_ok, *over, dirty=dirty)
 
 
 def pairs_full(
@@ -538,18 +544,20 @@ def pairs_full(
     usable = np.flatnonzero(nsh > 0)
     usable = usable[np.argsort(rank[usable], kind="stable")]  # first seen first
     bk = band_keys(sig[usable])
-    los, his, bits, ob, ov = [], [], [], [], []
+    los, his, bits, ob, ov, ol, om = [], [], [], [], [], [], []
     for b in range(BANDS):
-        first, other, big = _stars(bk[:, b], usable, rank, presorted=True)
+        first, other, big, big_len, big_members = _stars(bk[:, b], usable, rank, presorted=True)
         los.append(first)
         his.append(other)
         bits.append(np.full(len(first), 1 << b, dtype=np.uint32))
         ob.append(np.full(len(big), b, dtype=np.uint8))
         ov.append(big)
+        ol.append(big_len)
+        om.append(big_members)
     lo = np.concatenate(los)
-    return _finish(lo, np.concatenate(his), np.concatenate(bits), np.zeros(len(lo), bool),
-                   np.zeros(len(lo), bool), n, sig, nsh, speakers, figs, rank,
-                   np.concatenate(ob), np.concatenate(ov))  # fmt: skip
+    cat = np.concatenate
+    return _finish(lo, cat(his), cat(bits), np.zeros(len(lo), bool), np.zeros(len(lo), bool),
+                   n, sig, nsh, speakers, figs, rank, (cat(ob), cat(ov), cat(ol), cat(om)))  # fmt: skip
 
 
 def relink(
@@ -606,35 +614,50 @@ def relink(
     bk_added = band_keys(sig[added]) if len(added) else np.zeros((0, BANDS), np.uint64)
     bk_survivor = band_keys(sig[survivor]) if len(survivor) else np.zeros((0, BANDS), np.uint64)
     touched = np.zeros(n, dtype=bool)
-    los, his, bits, ob, ov = [la], [lb], [mask], [], []
+    # the buckets beyond MAX_RUN: made again only if one of their quotations left (they may
+    # be small enough now) or a new one joined (its values are looked up anyway); the
+    # others are kept as they are
+    bucket_of = np.repeat(np.arange(len(base.over_len)), base.over_len)
+    over_now = now[base.over_members]
+    lost = np.zeros(len(base.over_len), dtype=bool)
+    lost[bucket_of[over_now < 0]] = True
+    carry = np.ones(len(base.over_len), dtype=bool)
+    los, his, bits, ob, ov, ol, om = [la], [lb], [mask], [], [], [], []
     for b in range(BANDS):
         bit = np.uint32(1 << b)
+        in_band = np.flatnonzero(base.over_band == b)
         values = npsets.unique(np.concatenate((
             bk_added[:, b], bk_survivor[(dead_mask & bit) != 0, b],
-            base.over_val[base.over_band == b],
+            base.over_val[in_band[lost[in_band]]],
         )))  # fmt: skip
         if not len(values):
             continue
+        carry[in_band[_in_sorted(base.over_val[in_band], values)]] = False
         members, vals = members_of(b, values)
         # the pairs this band's touched buckets made are made again below
         touched[members] = True
         has = np.flatnonzero((mask & bit) != 0)
         mask[has[touched[la[has]]]] &= ~bit
         touched[members] = False
-        first, other, big = _stars(vals, members, rank)
+        first, other, big, big_len, big_members = _stars(vals, members, rank)
         los.append(first)
         his.append(other)
         bits.append(np.full(len(first), bit, dtype=np.uint32))
         ob.append(np.full(len(big), b, dtype=np.uint8))
         ov.append(big)
+        ol.append(big_len)
+        om.append(big_members)
+    ob.append(base.over_band[carry])
+    ov.append(base.over_val[carry])
+    ol.append(base.over_len[carry])
+    om.append(over_now[carry[bucket_of]])
     known = np.zeros(sum(len(x) for x in los), dtype=bool)
     known[: len(la)] = True
     ok = np.zeros(len(known), dtype=bool)
     ok[: len(la)] = base.ok[alive]
-    pairs = _finish(np.concatenate(los), np.concatenate(his), np.concatenate(bits), ok, known,
-                    n, sig, nsh, speakers, figs, rank,
-                    np.concatenate(ob) if ob else np.zeros(0, np.uint8),
-                    np.concatenate(ov) if ov else np.zeros(0, np.uint64))  # fmt: skip
+    cat = np.concatenate
+    pairs = _finish(cat(los), cat(his), cat(bits), ok, known, n, sig, nsh, speakers, figs,
+                    rank, (cat(ob), cat(ov), cat(ol), cat(om).astype(np.int64)))  # fmt: skip
     # the survivors of passing pairs whose other quotation left are re-grouped too
     pairs.dirty = np.concatenate((pairs.dirty, survivor[base.ok[dead]]))  # type: ignore[arg-type]
     pairs.now = now
@@ -654,7 +677,8 @@ def keyed(
     fk = at[founder[usable[order]]].astype(np.int32) if founder is not None else None
     return Links(keys[usable][order], at[pairs.lo].astype(np.int32),
                  at[pairs.hi].astype(np.int32), pairs.mask, pairs.ok, pairs.over_band,
-                 pairs.over_val, fk)  # fmt: skip
+                 pairs.over_val, pairs.over_len, at[pairs.over_members].astype(np.int32),
+                 fk)  # fmt: skip
 
 
 def assign(
@@ -762,7 +786,7 @@ def reassign(
     if not sel.any():
         return out
     sub = Pairs(lo[sel], hi[sel], pairs.mask[good[sel]], np.ones(int(sel.sum()), dtype=bool),
-                pairs.over_band, pairs.over_val)  # fmt: skip
+                pairs.over_band, pairs.over_val, pairs.over_len, pairs.over_members)  # fmt: skip
     again = founders(n, sub, rank, dates, indirect)
     nodes = np.flatnonzero(mark)
     out[nodes] = again[nodes]
@@ -1149,7 +1173,8 @@ class ClusterCache:
             return got
 
 
-_LINK_ARRAYS = ("labels", "keys", "pi", "pj", "mask", "ok", "over_band", "over_val", "founder")
+_LINK_ARRAYS = ("labels", "keys", "pi", "pj", "mask", "ok", "over_band", "over_val", "over_len",
+                "over_members", "founder")  # fmt: skip
 
 
 def _links_crc(state: str, arrays: dict[str, np.ndarray]) -> int:
