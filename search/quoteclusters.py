@@ -510,18 +510,33 @@ def _finish(
     figs: list[list[str]],
     rank: np.ndarray,
     over: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    prefix: int = 0,
 ) -> Pairs:
     """Candidate pairs given as possibly repeated entries (one per band, or an old pair and
     its new bands), merged: bands ORed, pairs left with no band dropped, the pairs not
-    ``known`` checked."""
+    ``known`` checked; sorted by (lo, hi).
+
+    ``prefix``: the first entries are distinct known pairs (an earlier state's, in
+    ``relink``): only those among them that share both quotations with a later entry
+    are merged with the later ones, and the result is put in order by a stable sort of
+    a sequence that is sorted but for a few entries (an earlier state's pairs keep
+    their order when its quotations keep theirs): linear rather than a sort of all."""
     a, b = np.minimum(lo, hi), np.maximum(lo, hi)
-    code, inv = np.unique(a * n + b, return_inverse=True)
-    inv = inv.reshape(-1)
-    # each (pair, band) comes once, so the sum of the bits is their OR
-    merged = np.bincount(inv, weights=mask.astype(np.float64), minlength=len(code))
-    merged = merged.astype(np.uint64).astype(np.uint32)
-    was_known = np.bincount(inv, weights=known, minlength=len(code)) > 0
-    was_ok = np.bincount(inv, weights=known & ok, minlength=len(code)) > 0
+    if prefix:
+        mark = np.zeros(n, dtype=bool)
+        mark[a[prefix:]] = True
+        mark[b[prefix:]] = True
+        stay = ~(mark[a[:prefix]] & mark[b[:prefix]])  # can repeat no later entry
+        rest = np.concatenate((np.flatnonzero(~stay), np.arange(prefix, len(a))))
+        c1, m1, k1, o1 = _merge(a[rest], b[rest], mask[rest], known[rest], ok[rest], n)
+        code = np.concatenate((a[:prefix][stay] * n + b[:prefix][stay], c1))
+        by = np.argsort(code, kind="stable")
+        code = code[by]
+        merged = np.concatenate((mask[:prefix][stay], m1))[by]
+        was_known = np.concatenate((np.ones(int(stay.sum()), bool), k1))[by]
+        was_ok = np.concatenate((ok[:prefix][stay], o1))[by]
+    else:
+        code, merged, was_known, was_ok = _merge(a, b, mask, known, ok, n)
     keep = merged != 0
     # passing pairs no bucket makes any more: their quotations are re-grouped
     lost = code[~keep & was_ok]
@@ -534,6 +549,21 @@ def _finish(
     made = todo[was_ok[todo]]  # new passing pairs
     dirty = np.concatenate((lost // n, lost % n, lo[made], hi[made]))
     return Pairs(lo, hi, merged, was_ok, *over, dirty=dirty)
+
+
+def _merge(
+    a: np.ndarray, b: np.ndarray, mask: np.ndarray, known: np.ndarray, ok: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Entries of pairs (a < b) merged by pair: sorted codes (a * n + b), ORed bands, known
+    and ok (of a known entry)."""
+    code, inv = np.unique(a * n + b, return_inverse=True)
+    inv = inv.reshape(-1)
+    # each (pair, band) comes once, so the sum of the bits is their OR
+    merged = np.bincount(inv, weights=mask.astype(np.float64), minlength=len(code))
+    merged = merged.astype(np.uint64).astype(np.uint32)
+    was_known = np.bincount(inv, weights=known, minlength=len(code)) > 0
+    was_ok = np.bincount(inv, weights=known & ok, minlength=len(code)) > 0
+    return code, merged, was_known, was_ok
 
 
 def pairs_full(
@@ -657,7 +687,8 @@ def relink(
     ok[: len(la)] = base.ok[alive]
     cat = np.concatenate
     pairs = _finish(cat(los), cat(his), cat(bits), ok, known, n, sig, nsh, speakers, figs,
-                    rank, (cat(ob), cat(ov), cat(ol), cat(om).astype(np.int64)))  # fmt: skip
+                    rank, (cat(ob), cat(ov), cat(ol), cat(om).astype(np.int64)),
+                    prefix=len(la))  # fmt: skip
     # the survivors of passing pairs whose other quotation left are re-grouped too
     pairs.dirty = np.concatenate((pairs.dirty, survivor[base.ok[dead]]))  # type: ignore[arg-type]
     pairs.now = now
