@@ -442,6 +442,7 @@ class Pairs:
     # passing pair made or dropped), and where each of the base's quotations is now
     dirty: np.ndarray | None = None
     now: np.ndarray | None = None
+    key_order: np.ndarray | None = None  # the clusterable quotations in key order
 
 
 @dataclass
@@ -692,6 +693,7 @@ def relink(
     # the survivors of passing pairs whose other quotation left are re-grouped too
     pairs.dirty = np.concatenate((pairs.dirty, survivor[base.ok[dead]]))  # type: ignore[arg-type]
     pairs.now = now
+    pairs.key_order = order
     return pairs, len(added), removed
 
 
@@ -700,7 +702,9 @@ def keyed(
 ) -> Links:
     """``pairs`` (and ``founder``, from ``founders``) by stable keys (for the next state)."""
     usable = np.flatnonzero(nsh > 0)
-    order = np.argsort(keys[usable], kind="stable")
+    order = pairs.key_order
+    if order is None:
+        order = np.argsort(keys[usable], kind="stable")
     at = np.full(len(nsh), -1, dtype=np.int64)
     at[usable[order]] = np.arange(len(usable))
     # a quotation that joined a cluster joined it through a checked pair: its founder is
