@@ -23,6 +23,10 @@ scratch, in the process that linked the previous state (a server) and in a new p
 reading the previous state's saved links (a CLI command after another process's commit),
 and the first quote search after the deletion. Works on a copy of the index it is given.
 
+``scale``: the same for generated quotations (no index: ``Clusters`` over generated
+signatures and stand-in doc values), at growing numbers of quotations, one quotation
+deleted and back at each state: does the per-state cost grow with the archive?
+
 ``latency``: quote search on the index, top 10 with two filters and four facets:
 ``before`` (clusters switched off: quote search as it was), ``none`` (hits carry their
 cluster) and ``cluster`` (``group="cluster"``), interleaved; p50/p95 against the
@@ -35,6 +39,7 @@ Usage::
     python -m benchmarks.bench_clusters link /tmp/reuters-copy
     python -m benchmarks.bench_clusters commit /tmp/reuters-copy --sizes 1 100 --rounds 6
     python -m benchmarks.bench_clusters latency /tmp/reuters-copy --rounds 10
+    python -m benchmarks.bench_clusters scale --sizes 50000 200000 800000 --rounds 5
 """
 
 from __future__ import annotations
@@ -362,6 +367,74 @@ def bench_commit(args: argparse.Namespace) -> dict[str, Any]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def synthetic_state(n: int, seed: int = 1, segments: int = 10) -> tuple[list, Any]:
+    """``n`` generated quotations (a tenth of them edited copies of others, a day or two
+    apart) in ``segments`` segments, and a stand-in for an index state's doc values (the
+    columns ``Clusters`` reads): linking without Whoosh, at any size."""
+    import random
+    import types
+
+    rng = random.Random(seed)
+    vocab = [f"w{i}" for i in range(20000)]
+    texts: list[str] = []
+    for _ in range(n):
+        if texts and rng.random() < 0.1:
+            w = rng.choice(texts).split()
+            w = w[: max(6, len(w) - rng.randint(0, 4))]
+        else:
+            w = [rng.choice(vocab) for _ in range(rng.randint(8, 30))]
+        texts.append(" ".join(w))
+    per = -(-n // segments)
+    parts, off = [], 0
+    for start in range(0, n, per):
+        chunk = texts[start : start + per]
+        recs = [(j, t, "", f"q{start + j}", "direct") for j, t in enumerate(chunk)]
+        parts.append((off, qc.compute(recs)))
+        off += len(chunk)
+    gen = np.random.default_rng(seed)
+    day = np.sort(gen.integers(0, 365, n))  # copies come after their originals, mostly
+    view = types.SimpleNamespace(
+        size=n, live=np.ones(n, dtype=bool),
+        date=(19870000 + (day // 28 + 1) * 100 + day % 28 + 1).astype(np.int32),
+        tiebreak=np.arange(n, dtype=np.int64), article_of=np.arange(n, dtype=np.int64) // 3,
+    )  # fmt: skip
+    return parts, view
+
+
+def bench_scale(args: argparse.Namespace) -> dict[str, Any]:
+    """CPU seconds to link one index state after a change of one quotation (deleted, then
+    back), kept incrementally from the previous state's links, against linking the state
+    from scratch, at growing numbers of quotations (generated: ``synthetic_state``)."""
+    out: dict[str, Any] = {}
+    for n in args.sizes:
+        parts, view = synthetic_state(n)
+        c0 = time.process_time()
+        c = qc.Clusters(view, parts)
+        scratch = [time.process_time() - c0]
+        links = c.links
+        kept = []
+        victims = np.flatnonzero(c.articles[c.label[c.qdocs]] > 1)[: args.rounds]
+        for i in range(2 * args.rounds):
+            view.live[c.qdocs[victims[i // 2 % len(victims)]]] = i % 2 == 1
+            c0 = time.process_time()
+            got = qc.Clusters(view, parts, links)
+            kept.append(time.process_time() - c0)
+            assert got.how == "incremental", got.how
+            links = got.links
+        c0 = time.process_time()
+        full = qc.Clusters(view, parts)
+        scratch.append(time.process_time() - c0)
+        assert np.array_equal(full.label, got.label)  # the same clusters
+        out[str(n)] = {
+            "incremental_cpu_s_median": round(statistics.median(kept), 4),
+            "incremental_cpu_s": [round(x, 4) for x in kept],
+            "from_scratch_cpu_s": [round(x, 3) for x in scratch],
+            "multi_quote_clusters": int((np.bincount(got.label[got.qdocs]) > 1).sum()),
+            "load": os.getloadavg()[0],
+        }
+    return out
+
+
 def bench_latency(args: argparse.Namespace) -> dict[str, Any]:
     from newsquarry.search import searching
 
@@ -430,6 +503,9 @@ def main(argv: list[str] | None = None) -> None:
     cm.add_argument("index", help="an index (copied first: never written)")
     cm.add_argument("--sizes", type=int, nargs="+", default=[1, 100])
     cm.add_argument("--rounds", type=int, default=6)
+    sc = sub.add_parser("scale")
+    sc.add_argument("--sizes", type=int, nargs="+", default=[50000, 200000, 800000])
+    sc.add_argument("--rounds", type=int, default=5)
     la = sub.add_parser("latency")
     la.add_argument("--no-postings-cache", action="store_true",
                     help="decode posting lists on every call (the figure for the target)")  # fmt: skip
@@ -437,7 +513,7 @@ def main(argv: list[str] | None = None) -> None:
     la.add_argument("--rounds", type=int, default=10)
     args = ap.parse_args(argv)
     fn = {"write": bench_write, "link": bench_link, "latency": bench_latency,
-          "commit": bench_commit}[args.cmd]  # fmt: skip
+          "commit": bench_commit, "scale": bench_scale}[args.cmd]  # fmt: skip
     print(json.dumps(fn(args), indent=2))
 
 
