@@ -923,14 +923,19 @@ class _Rows:
 
 
 def segment_bands(data: QuoteData) -> tuple[np.ndarray, np.ndarray]:
-    """A segment's LSH buckets: per band (column), its quotations' band values sorted
+    """A segment's LSH buckets: per band (row), its quotations' band values sorted
     and the rows in that order, made once per segment and process (``relink`` looks new
     and gone quotations' values up in them)."""
     if data.bands is None:
         bk = data.bk if data.bk is not None else band_keys(data.sig)
         data.bk = None
         order = np.argsort(bk, axis=0, kind="stable")
-        data.bands = (np.take_along_axis(bk, order, axis=0), order.astype(np.int32))
+        # one row per band, contiguous: a lookup searches a row in place (a column of an
+        # (n, BANDS) array would be copied by every ``searchsorted``: the whole segment)
+        data.bands = (
+            np.ascontiguousarray(np.take_along_axis(bk, order, axis=0).T),
+            np.ascontiguousarray(order.astype(np.int32).T),
+        )
     return data.bands
 
 
@@ -1051,14 +1056,14 @@ class Clusters:
                     vals.append(data.bk[rows[keep], b])
                     continue
                 srt, order = segment_bands(data)
-                col = srt[:, b]
+                col = srt[b]
                 lo = np.searchsorted(col, values, "left")
                 lens = np.searchsorted(col, values, "right") - lo
                 total = int(lens.sum())
                 if not total:
                     continue
                 rows = np.arange(total) + np.repeat(lo - (np.cumsum(lens) - lens), lens)
-                state = at[p][order[rows, b]]
+                state = at[p][order[b, rows]]
                 keep = state >= 0
                 found.append(state[keep])
                 vals.append(col[rows][keep])
