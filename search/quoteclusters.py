@@ -182,6 +182,10 @@ class QuoteData:
     bands: tuple[np.ndarray, np.ndarray] | None = None  # ``segment_bands``, made on demand
     bk: np.ndarray | None = None  # band values, for a scan until ``bands`` is made
     relinks: int = 0  # the ``relink`` calls that looked into this segment (this process)
+    # the keys with their dates mixed in (``Clusters``), and the clusterable rows in their
+    # order: a segment's dates never change, so made once per segment and process
+    dated_keys: np.ndarray | None = None
+    key_rows: np.ndarray | None = None
 
 
 def compute(records: list[tuple]) -> QuoteData:
@@ -442,7 +446,7 @@ class Pairs:
     # passing pair made or dropped), and where each of the base's quotations is now
     dirty: np.ndarray | None = None
     now: np.ndarray | None = None
-    key_order: np.ndarray | None = None  # the clusterable quotations in key order
+    by_key: np.ndarray | None = None  # the clusterable quotations (positions) in key order
 
 
 @dataclass
@@ -600,6 +604,7 @@ def relink(
     figs: Any,
     rank: np.ndarray,
     members_of: Any = None,
+    by_key: np.ndarray | None = None,
 ) -> tuple[Pairs, int, int] | None:
     """The candidate pairs of a new state from those of an earlier one (``base``), in work
     proportional to what changed: quotations that left drop their pairs, and in each band
@@ -610,16 +615,18 @@ def relink(
 
     ``sig``, ``speakers`` and ``figs`` are only indexed (rows of the quotations looked at);
     ``members_of(band, sorted values)`` gives the clusterable quotations with one of these
-    values in that band and their values (default: a scan of every quotation's bands).
+    values in that band and their values (default: a scan of every quotation's bands);
+    ``by_key``: the clusterable quotations in key order, if known (default: sorted here).
     """
     n = len(nsh)
     usable = np.flatnonzero(nsh > 0)
-    order = np.argsort(keys[usable], kind="stable")
-    skeys = keys[usable][order]
+    if by_key is None:
+        by_key = usable[np.argsort(keys[usable], kind="stable")]
+    skeys = keys[by_key]
     if len(skeys) > 1 and bool((skeys[1:] == skeys[:-1]).any()):
         return None
     new = ~_in_sorted(skeys, base.keys)
-    added = usable[order[new]]
+    added = by_key[new]
     removed = len(base.keys) - int((~new).sum())
     if len(added) + removed > max(64, len(usable) // 4):
         return None
@@ -627,7 +634,7 @@ def relink(
     now = np.full(len(base.keys), -1, dtype=np.int64)
     if len(skeys):
         pos = np.minimum(np.searchsorted(skeys, base.keys), len(skeys) - 1)
-        now = np.where(skeys[pos] == base.keys, usable[order[pos]], -1)
+        now = np.where(skeys[pos] == base.keys, by_key[pos], -1)
     ia, ib = now[base.pi], now[base.pj]
     alive = (ia >= 0) & (ib >= 0)
     dead = ~alive & ((ia >= 0) | (ib >= 0))
@@ -693,7 +700,7 @@ def relink(
     # the survivors of passing pairs whose other quotation left are re-grouped too
     pairs.dirty = np.concatenate((pairs.dirty, survivor[base.ok[dead]]))  # type: ignore[arg-type]
     pairs.now = now
-    pairs.key_order = order
+    pairs.by_key = by_key
     return pairs, len(added), removed
 
 
@@ -701,16 +708,16 @@ def keyed(
     pairs: Pairs, keys: np.ndarray, nsh: np.ndarray, founder: np.ndarray | None = None
 ) -> Links:
     """``pairs`` (and ``founder``, from ``founders``) by stable keys (for the next state)."""
-    usable = np.flatnonzero(nsh > 0)
-    order = pairs.key_order
-    if order is None:
-        order = np.argsort(keys[usable], kind="stable")
+    by_key = pairs.by_key
+    if by_key is None:
+        usable = np.flatnonzero(nsh > 0)
+        by_key = usable[np.argsort(keys[usable], kind="stable")]
     at = np.full(len(nsh), -1, dtype=np.int64)
-    at[usable[order]] = np.arange(len(usable))
+    at[by_key] = np.arange(len(by_key))
     # a quotation that joined a cluster joined it through a checked pair: its founder is
     # clusterable too, so has a key
-    fk = at[founder[usable[order]]].astype(np.int32) if founder is not None else None
-    return Links(keys[usable][order], at[pairs.lo].astype(np.int32),
+    fk = at[founder[by_key]].astype(np.int32) if founder is not None else None
+    return Links(keys[by_key], at[pairs.lo].astype(np.int32),
                  at[pairs.hi].astype(np.int32), pairs.mask, pairs.ok, pairs.over_band,
                  pairs.over_val, pairs.over_len, at[pairs.over_members].astype(np.int32),
                  fk)  # fmt: skip
@@ -959,16 +966,30 @@ class Clusters:
     ) -> None:
         live = view.live
         datas = [data for _, data in parts]
-        qdocs, nsh, indirect, keys, src, pos = [], [], [], [], [], []
+        qdocs, nsh, indirect, keys, src, pos, runs = [], [], [], [], [], [], []
+        start = 0
         for p, (off, data) in enumerate(parts):
             g = data.docs.astype(np.int64) + off
             keep = np.flatnonzero(live[g]) if len(g) else np.zeros(0, np.int64)
             qdocs.append(g[keep])
             nsh.append(data.nsh[keep])
             indirect.append(data.indirect[keep])
-            keys.append(quote_keys(data)[keep])
+            if data.dated_keys is None:
+                # the date is part of a quotation's key: it decides the first-seen order,
+                # so an article indexed again under another date has new keys (its pairs
+                # are made again)
+                data.dated_keys = quote_keys(data) ^ _mix(view.date[g].astype(np.uint64))
+                rows = np.flatnonzero(data.nsh > 0)
+                data.key_rows = rows[np.argsort(data.dated_keys[rows], kind="stable")]
+            keys.append(data.dated_keys[keep])
             src.append(np.full(len(keep), p, dtype=np.int64))
             pos.append(keep)
+            # this segment's clusterable live quotations in key order (state positions)
+            at = np.full(len(g), -1, dtype=np.int64)
+            at[keep] = start + np.arange(len(keep))
+            run = at[data.key_rows]
+            runs.append(run[run >= 0])
+            start += len(keep)
         cat = np.concatenate
         self.qdocs = cat(qdocs) if qdocs else np.zeros(0, np.int64)
         src_all = cat(src) if src else np.zeros(0, np.int64)
@@ -981,10 +1002,10 @@ class Clusters:
         seen = np.lexsort((self.qdocs, view.tiebreak[self.qdocs], dates))
         rank = np.empty(len(seen), dtype=np.int64)
         rank[seen] = np.arange(len(seen))
-        # the date is part of a quotation's key: it decides the first-seen order, so an
-        # article indexed again under another date has new keys (its pairs are made again)
         qkeys = cat(keys) if keys else np.zeros(0, np.uint64)
-        qkeys = qkeys ^ _mix(raw_dates.astype(np.uint64))
+        # all in key order: a merge of the segments' sorted runs (a stable sort finds them)
+        by_key = cat(runs) if runs else np.zeros(0, np.int64)
+        by_key = by_key[np.argsort(qkeys[by_key], kind="stable")]
         self.added = self.removed = 0
         if saved is not None and base is not None and len(saved) == len(self.qdocs):
             labels, self.links, self.how = saved, base, "saved"
@@ -996,7 +1017,7 @@ class Clusters:
             if base is not None and datas:
                 sig = _Rows([d.sig for d in datas], src_all, pos_all)
                 members_of = self._members_of(datas, src_all, pos_all, nshs)
-                got = relink(base, qkeys, sig, nshs, speakers, figs, rank, members_of)
+                got = relink(base, qkeys, sig, nshs, speakers, figs, rank, members_of, by_key)
             flags = cat(indirect) if indirect else np.zeros(0, np.uint8)
             if got is not None:
                 pairs, self.added, self.removed = got
@@ -1009,6 +1030,7 @@ class Clusters:
                 sigs = (cat([d.sig[p] for d, p in zip(datas, pos, strict=True)]) if datas
                         else np.zeros((0, NUM_PERM), np.uint32))  # fmt: skip
                 pairs = pairs_full(sigs, nshs, speakers, figs, rank)
+                pairs.by_key = by_key
                 self.how = "full"
                 founder = founders(len(nshs), pairs, rank, raw_dates, flags)
             labels = labels_of(founder)
