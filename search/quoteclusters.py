@@ -625,16 +625,18 @@ def relink(
     skeys = keys[by_key]
     if len(skeys) > 1 and bool((skeys[1:] == skeys[:-1]).any()):
         return None
-    new = ~_in_sorted(skeys, base.keys)
-    added = by_key[new]
-    removed = len(base.keys) - int((~new).sum())
-    if len(added) + removed > max(64, len(usable) // 4):
-        return None
-    # where each of the base's quotations is now (-1: gone)
+    # where each of the base's quotations is now (-1: gone), and which are new
     now = np.full(len(base.keys), -1, dtype=np.int64)
+    new = np.ones(len(skeys), dtype=bool)
     if len(skeys):
         pos = np.minimum(np.searchsorted(skeys, base.keys), len(skeys) - 1)
-        now = np.where(skeys[pos] == base.keys, by_key[pos], -1)
+        found = skeys[pos] == base.keys
+        now = np.where(found, by_key[pos], -1)
+        new[pos[found]] = False
+    added = by_key[new]
+    removed = len(base.keys) - (len(skeys) - len(added))
+    if len(added) + removed > max(64, len(usable) // 4):
+        return None
     ia, ib = now[base.pi], now[base.pj]
     alive = (ia >= 0) & (ib >= 0)
     dead = ~alive & ((ia >= 0) | (ib >= 0))
