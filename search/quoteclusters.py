@@ -33,21 +33,32 @@ same hook as ``dvstore``) and saved next to the segment as ``<segment id>.qmh``
 clusters, a lost or damaged file) has its signatures computed from its stored
 fields once and the file written then.
 
-Links are kept incrementally (``relink``), on the first use of each new index
-state: the state's candidate pairs are those of an earlier state, keyed by
-stable quotation keys (``quote_keys``: id, speaker, figures, signature, date;
-merges renumber documents, keys stay), minus the pairs of quotations that are
-gone, with only the LSH buckets that a new quotation joined or a gone one left
-made again (looked up in each segment's sorted band values) and only pairs not
-seen before checked. Labels are then assigned from the checked pairs
-(``assign``: milliseconds), so a deletion splits what it joined. The result is
-exactly ``pairs_full``'s, the from-scratch linking that is both the fallback and
-the reference (tests compare them over random commits). Doing this on first use
-rather than in the commit keeps it off the write path and away from states
-nobody queries (a bulk load commits every 250 articles). The links of the last
-state are saved (``LINKS_FILE``: CRC-checked, derived): a new process starts from
-them, or uses them as they are for the same state; missing, damaged or made under
-other rules, they are linked from scratch.
+Links are kept incrementally (``relink``): a state's candidate pairs are those of
+an earlier state, keyed by stable quotation keys (``quote_keys``: id, speaker,
+figures, signature, date; merges renumber documents, keys stay), minus the pairs of
+quotations that are gone, with only the LSH buckets that a new quotation joined or
+a gone one left made again (looked up in each segment's sorted band values; the
+buckets too common to count, beyond ``MAX_RUN``, are kept with their members and
+made again only when one of them leaves) and only pairs not seen before checked.
+The grouping is kept the same way (``reassign``): each quotation's founder (the
+first-seen copy whose cluster it joined) is kept by key, and only the connected
+groups of quotations whose passing pairs changed are grouped again (``founders``),
+so a deletion splits what it joined. The result is exactly ``pairs_full`` and
+``founders``' from scratch, the fallback and the reference (tests compare them over
+random states). What remains per state over all quotations is numpy work: linear
+passes (mapping the earlier state's keys and pairs to the new positions, merging
+the segments' sorted keys), two sorts (the first-seen order of the quotations, and
+their order by cluster) and saving the links file.
+
+When: a process that linked a state links each state it commits, in the commit
+(``link_after_commit``, a ``store.after_commit`` hook registered by
+``clusters_for``): a server's first quote search after a write finds the clusters
+made. Any other state is linked on its first use (a process that did not commit
+it: another server worker, a CLI command). A bulk load that never searches
+quotations links nothing. The links of the last state are saved (``LINKS_FILE``:
+CRC-checked, derived): a new process starts from them, or uses them as they are
+for the same state; missing, damaged or made under other rules, they are linked
+from scratch.
 
 Cluster ids are ``c`` + 12 hex digits of the hash of the quotation id of the
 cluster's first-seen member. Every member's own hash resolves to its cluster
