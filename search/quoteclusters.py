@@ -1282,6 +1282,18 @@ def clusters_for(store: Any, searcher: Any | None = None) -> Clusters:
     return cache.clusters(searcher, cache_for(store).view(searcher))
 
 
+def prepare(store: Any) -> None:
+    """Sort the LSH buckets of every segment of the state a process linked (a server's
+    warm-up, ``searching.warm_up``): made on a process's second ``relink`` otherwise,
+    which is a commit's in a server (seconds at a million quotations, once per process)."""
+    cache = _CACHES.get(store)
+    if cache is None:
+        return
+    with cache.lock:
+        for data in cache.segments.values():
+            segment_bands(data)
+
+
 def link_after_commit(store: Any) -> None:
     """Link the state a commit of this process made (``WhooshStore.after_commit``), if
     this process linked an earlier one: the work is proportional to the change

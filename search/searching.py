@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from . import quoteclusters
 from .config import load_settings
 from .docvalues import VALUE_FIELDS, Deadline, Postings, View, cache_for, match_mask
 from .errors import InvalidRequest, QueryError, SearchTimeout, UnknownFacet
@@ -698,6 +699,7 @@ def warm_up(store: Any) -> float:
     """
     t0 = time.monotonic()
     _warm_state(store, quotes=True)
+    quoteclusters.prepare(store)  # the buckets each later commit's linking looks values up in
     # and from now on each state this process commits, before its writer returns, as a
     # search engine warms a new searcher before exposing it (Lucene's warmers, eager
     # global ordinals): the first search after a commit finds the view built

@@ -403,6 +403,20 @@ def test_a_process_that_linked_a_state_links_the_states_it_commits_in_the_commit
     assert qc._CACHES.get(loader) is None
 
 
+def test_a_servers_warm_up_sorts_the_buckets_its_commits_look_values_up_in(story):
+    """``warm_up`` leaves every segment's LSH buckets sorted, so the links made in a later
+    commit look values up in them (not a scan, and no sort of every segment then)."""
+    from newsquarry.search.searching import warm_up
+
+    warm_up(story)
+    cache = qc._CACHES[story]
+    assert cache.segments and all(d.bands is not None for d in cache.segments.values())
+    index_articles(story, [article_from_mapping(article("c-copy", "2020-03-06", "Wire", QUOTE))],
+                   enricher=TagEnricher())  # fmt: skip
+    c = qc.clusters_for(story)
+    assert c.how == "incremental" and c.articles[c.label[c.qdocs]].max() == 5
+
+
 # -- incremental linking: every state equals linking it from scratch -------------------
 
 
