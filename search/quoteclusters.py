@@ -1053,11 +1053,10 @@ class Clusters:
         self.label[self.qdocs] = labels
         order = np.lexsort((rank, labels))
         self._order = order  # indexes into qdocs, grouped by label, first seen first
-        self._start = np.searchsorted(labels[order], np.arange(self.count + 1))
-        art = view.article_of[self.qdocs]
-        pairs = npsets.unique(labels * (int(art.max()) + 2 if len(art) else 1) + (art + 1))
-        base = int(art.max()) + 2 if len(art) else 1
-        self.articles = np.bincount(pairs // base, minlength=self.count)
+        sizes = np.bincount(labels, minlength=self.count)
+        self._start = np.concatenate(([0], np.cumsum(sizes)))
+        self._sizes, self._labels, self._article_of = sizes, labels, view.article_of
+        self._articles: np.ndarray | None = None
         self._by_id: dict[str, int] | None = None
         self._lock = threading.Lock()
 
@@ -1109,6 +1108,21 @@ class Clusters:
             return m[use], v[use]
 
         return members_of
+
+    @property
+    def articles(self) -> np.ndarray:
+        """Per cluster, how many articles carry it (made on first use: searches count the
+        articles of the clusters they show, from their members)."""
+        if self._articles is None:
+            sizes, labels = self._sizes, self._labels
+            multi = np.flatnonzero(sizes[labels] > 1)  # a single quotation is in one article
+            art = self._article_of[self.qdocs[multi]]
+            base = int(art.max()) + 2 if len(art) else 1
+            pairs = npsets.unique(labels[multi] * base + (art + 1))
+            self._articles = np.where(
+                sizes > 1, np.bincount(pairs // base, minlength=self.count), 1
+            )
+        return self._articles
 
     def members(self, c: int) -> np.ndarray:
         """Global docnums of a cluster's quotations, first seen first."""

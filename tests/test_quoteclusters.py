@@ -254,6 +254,23 @@ def test_group_cluster_totals_and_paging_are_exact(story):
         run_search(story, SearchRequest(group="cluster"))
 
 
+def test_a_clusters_article_count_counts_articles_not_quotations(tmp_path):
+    """``Clusters.articles`` (made on first use) against a count over each cluster's
+    members: an article that repeats a quotation counts once."""
+    from newsquarry.search.docvalues import cache_for
+
+    twice = article("a-twice", "2020-03-02", "Wire", QUOTE)
+    twice["text"] += f"\n\nShe repeated it.\n\n\u201c{QUOTE},\u201d said Ana Ruiz."
+    store = build(tmp_path / "ix", [[twice, article("a-other", "2020-03-03", "Post", QUOTE)]
+                                    + other_articles(3)])  # fmt: skip
+    c = qc.clusters_for(store)
+    art = cache_for(store).view(store.searcher()).article_of
+    want = [len(set(art[c.members(k)].tolist())) for k in range(c.count)]
+    assert c.articles.tolist() == want
+    big = int(np.argmax([len(c.members(k)) for k in range(c.count)]))
+    assert len(c.members(big)) == 3 and want[big] == 2
+
+
 def test_deleting_an_article_splits_what_it_joined(tmp_path):
     # a-long carries the whole quotation; the two cuts overlap only through it
     head, tail = " ".join(QUOTE.split()[:12]), " ".join(QUOTE.split()[8:])
