@@ -23,6 +23,10 @@ scratch, in the process that linked the previous state (a server) and in a new p
 reading the previous state's saved links (a CLI command after another process's commit),
 and the first quote search after the deletion. Works on a copy of the index it is given.
 
+``scale``: the same for generated quotations (no index: ``Clusters`` over generated
+signatures and stand-in doc values), at growing numbers of quotations, one quotation
+deleted and back at each state: does the per-state cost grow with the archive?
+
 ``latency``: quote search on the index, top 10 with two filters and four facets:
 ``before`` (clusters switched off: quote search as it was), ``none`` (hits carry their
 cluster) and ``cluster`` (``group="cluster"``), interleaved; p50/p95 against the
@@ -35,6 +39,7 @@ Usage::
     python -m benchmarks.bench_clusters link /tmp/reuters-copy
     python -m benchmarks.bench_clusters commit /tmp/reuters-copy --sizes 1 100 --rounds 6
     python -m benchmarks.bench_clusters latency /tmp/reuters-copy --rounds 10
+    python -m benchmarks.bench_clusters scale --sizes 50000 200000 800000 --rounds 5
 """
 
 from __future__ import annotations
@@ -228,39 +233,71 @@ def _as_copies(items: list) -> list:
 
 
 def bench_commit(args: argparse.Namespace) -> dict[str, Any]:
-    """The links of the state after a commit of N articles (and after deleting them):
-    kept incrementally (``relink``) against linked from scratch, in a process that made
-    the previous state's (a server) and in a new one that reads it from the saved file
-    (a CLI command after another process's commit); and the first quote search."""
-    from newsquarry.search import searching
+    """A commit of N articles and their deletion: the new state's links made in the
+    commit of the process that linked the previous state (``link_after_commit``, a
+    server) against linked from scratch; the first quote search after it; a new process
+    reading the saved links of that state; and a commit by a process that links nothing
+    (a bulk load), after which a new process (and the warm one) relink lazily."""
     from newsquarry.search.docvalues import cache_for
 
     folder = tempfile.mkdtemp(prefix="nq-commit-")
     shutil.rmtree(folder)
     shutil.copytree(args.index, folder)  # never written: a copy
+    links = os.path.join(folder, qc.LINKS_FILE)
     try:
         items = _as_copies(enriched(folder, max(args.sizes)))
         store = WhooshStore(folder, create=False, background_merges=False)
+        loader = WhooshStore(folder, create=False, background_merges=False)  # links nothing
         qc.clusters_for(store)
+        hook_s: list[float] = []
 
-        def clusters_now(fresh: bool, incremental: bool) -> tuple[float, str]:
+        def timed_hook(st: Any) -> None:
+            t0 = time.perf_counter()
+            qc.link_after_commit(st)
+            hook_s.append(time.perf_counter() - t0)
+
+        hooks = store.after_commit
+        hooks[hooks.index(qc.link_after_commit)] = timed_hook
+
+        def from_scratch_next() -> None:
+            """The next state of ``store`` is linked from scratch: no links to start from."""
+            cache = qc._CACHES[store]
+            cache.last = None
+            if os.path.exists(links):
+                os.remove(links)
+
+        def clusters_now(st: Any) -> tuple[float, str]:
             """Seconds to the state's clusters (doc values made first, not counted)."""
-            links = os.path.join(folder, qc.LINKS_FILE)
-            st = WhooshStore(folder, create=False, background_merges=False) if fresh else store
-            cache = qc._CACHES.get(st)
-            if not incremental:
-                if cache is not None:
-                    cache.last = None
-                if os.path.exists(links):
-                    os.remove(links)
             s = st.searcher()
             cache_for(st).view(s).tiebreak  # noqa: B018
             t0 = time.perf_counter()
             c = qc.clusters_for(st, s)
-            took = time.perf_counter() - t0
-            if fresh:
+            return time.perf_counter() - t0, c.how
+
+        def new_process() -> tuple[float, str]:
+            st = WhooshStore(folder, create=False, background_merges=False)
+            try:
+                return clusters_now(st)
+            finally:
                 st.close()
-            return took, c.how
+
+        def commit(st: Any, batch: list, delete: bool, link: bool) -> tuple[float, float]:
+            """(wall s of the commit, s of linking in it)."""
+            if not link:
+                hooks.remove(timed_hook)
+            hook_s.clear()
+            t0 = time.perf_counter()
+            try:
+                if delete:
+                    with st.writer() as w:
+                        for art, _ in batch:
+                            w.delete(art.id)
+                else:
+                    st.add(batch)
+            finally:
+                if not link:
+                    hooks.append(timed_hook)
+            return time.perf_counter() - t0, sum(hook_s)
 
         def same_as_full() -> bool:
             from newsquarry.search.docvalues import leaves_of
@@ -272,43 +309,51 @@ def bench_commit(args: argparse.Namespace) -> dict[str, Any]:
             full = qc.Clusters(cache_for(store).view(s), parts)
             return full.how == "full" and bool(np.array_equal(full.label, kept.label))
 
-        def first_search() -> float:
-            t0 = time.perf_counter()
-            searching.run_search(store, SearchRequest(q="said", mode="quotes", per_page=10))
-            return time.perf_counter() - t0
-
         out: dict[str, Any] = {"quotations_before": len(qc.clusters_for(store).qdocs)}
         equal: list[bool] = []
         for size in args.sizes:
             batch = items[:size]
             res: dict[str, list] = {}
+
+            def put(name: str, value: float, res: dict[str, list] = res) -> None:
+                res.setdefault(name, []).append(value)
+
             for r in range(args.rounds):
-                incremental = r % 2 == 0
-                tag = "incremental" if incremental else "full"
-                # a new process after another process's commit: the previous state's
-                # links come from the file (saved by the warm process)
-                qc.clusters_for(store)
-                store.add(batch)
-                took, how = clusters_now(fresh=True, incremental=incremental)
-                assert how == tag, (how, tag)
-                res.setdefault(f"new_process_add_{tag}_s", []).append(took)
-                # the warm process (the server): the previous state's links in memory
-                took, how = clusters_now(fresh=False, incremental=incremental)
-                assert how == tag, (how, tag)
-                res.setdefault(f"add_{tag}_s", []).append(took)
-                if incremental:  # the same labels as linking this state from scratch
-                    equal.append(same_as_full())
-                with store.writer() as w:
-                    for art, _ in batch:
-                        w.delete(art.id)
-                searcher = store.searcher()
-                cache_for(store).view(searcher).tiebreak  # noqa: B018
-                if not incremental:
-                    qc._CACHES[store].last = None
-                    os.remove(os.path.join(folder, qc.LINKS_FILE))
-                res.setdefault(f"first_quote_search_after_delete_{tag}_s", []).append(
-                    first_search()
-                )
+                for kept in (r % 2 == 0, r % 2 == 1):  # interleaved, which goes first alternates
+                    qc.clusters_for(store)  # the previous state linked (a server)
+                    for step in ("add", "delete"):
+                        if kept:  # linked in the commit, from the previous state's links
+                            wall, linking = commit(store, batch, step == "delete", link=True)
+                            put(f"{step}: commit wall s (links made in it)", wall)
+                            put(f"{step}: linking in the commit s", linking)
+                            took, how = clusters_now(store)
+                            assert how == "incremental", how
+                            put(f"{step}: first quote search's clusters s", took)
+                            if step == "add":
+                                equal.append(same_as_full())
+                                took, how = new_process()
+                                assert how == "saved", how
+                                put(f"{step}: new process, saved links s", took)
+                        else:  # linked from scratch at the first use
+                            wall, _ = commit(store, batch, step == "delete", link=False)
+                            put(f"{step}: commit wall s (no linking)", wall)
+                            from_scratch_next()
+                            took, how = clusters_now(store)
+                            assert how == "full", how
+                            put(f"{step}: linked from scratch s", took)
+                    # another process (a bulk load) commits and links nothing: the next
+                    # process starts from the saved links of the state before
+                    qc.clusters_for(store)
+                    commit(loader, batch, delete=False, link=True)
+                    if not kept:
+                        os.remove(links)
+                    took, how = new_process()
+                    assert how == ("incremental" if kept else "full"), how
+                    tag = "incremental" if kept else "from scratch"
+                    put(f"other process's commit: new process, {tag} s", took)
+                    took, how = clusters_now(store)  # the warm process, lazily
+                    put(f"other process's commit: warm process, lazily, {how} s", took)
+                    commit(loader, batch, delete=True, link=True)
             out[f"commit_{size}"] = {
                 k: {"median": round(statistics.median(v), 4), "all": [round(x, 4) for x in v]}
                 for k, v in sorted(res.items())
@@ -316,9 +361,78 @@ def bench_commit(args: argparse.Namespace) -> dict[str, Any]:
         out["incremental_equals_full"] = equal
         out["load"] = os.getloadavg()[0]
         store.close()
+        loader.close()
         return out
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def synthetic_state(n: int, seed: int = 1, segments: int = 10) -> tuple[list, Any]:
+    """``n`` generated quotations (a tenth of them edited copies of others, a day or two
+    apart) in ``segments`` segments, and a stand-in for an index state's doc values (the
+    columns ``Clusters`` reads): linking without Whoosh, at any size."""
+    import random
+    import types
+
+    rng = random.Random(seed)
+    vocab = [f"w{i}" for i in range(20000)]
+    texts: list[str] = []
+    for _ in range(n):
+        if texts and rng.random() < 0.1:
+            w = rng.choice(texts).split()
+            w = w[: max(6, len(w) - rng.randint(0, 4))]
+        else:
+            w = [rng.choice(vocab) for _ in range(rng.randint(8, 30))]
+        texts.append(" ".join(w))
+    per = -(-n // segments)
+    parts, off = [], 0
+    for start in range(0, n, per):
+        chunk = texts[start : start + per]
+        recs = [(j, t, "", f"q{start + j}", "direct") for j, t in enumerate(chunk)]
+        parts.append((off, qc.compute(recs)))
+        off += len(chunk)
+    gen = np.random.default_rng(seed)
+    day = np.sort(gen.integers(0, 365, n))  # copies come after their originals, mostly
+    view = types.SimpleNamespace(
+        size=n, live=np.ones(n, dtype=bool),
+        date=(19870000 + (day // 28 + 1) * 100 + day % 28 + 1).astype(np.int32),
+        tiebreak=np.arange(n, dtype=np.int64), article_of=np.arange(n, dtype=np.int64) // 3,
+    )  # fmt: skip
+    return parts, view
+
+
+def bench_scale(args: argparse.Namespace) -> dict[str, Any]:
+    """CPU seconds to link one index state after a change of one quotation (deleted, then
+    back), kept incrementally from the previous state's links, against linking the state
+    from scratch, at growing numbers of quotations (generated: ``synthetic_state``)."""
+    out: dict[str, Any] = {}
+    for n in args.sizes:
+        parts, view = synthetic_state(n)
+        c0 = time.process_time()
+        c = qc.Clusters(view, parts)
+        scratch = [time.process_time() - c0]
+        links = c.links
+        kept = []
+        victims = np.flatnonzero(c.articles[c.label[c.qdocs]] > 1)[: args.rounds]
+        for i in range(2 * args.rounds):
+            view.live[c.qdocs[victims[i // 2 % len(victims)]]] = i % 2 == 1
+            c0 = time.process_time()
+            got = qc.Clusters(view, parts, links)
+            kept.append(time.process_time() - c0)
+            assert got.how == "incremental", got.how
+            links = got.links
+        c0 = time.process_time()
+        full = qc.Clusters(view, parts)
+        scratch.append(time.process_time() - c0)
+        assert np.array_equal(full.label, got.label)  # the same clusters
+        out[str(n)] = {
+            "incremental_cpu_s_median": round(statistics.median(kept), 4),
+            "incremental_cpu_s": [round(x, 4) for x in kept],
+            "from_scratch_cpu_s": [round(x, 3) for x in scratch],
+            "multi_quote_clusters": int((np.bincount(got.label[got.qdocs]) > 1).sum()),
+            "load": os.getloadavg()[0],
+        }
+    return out
 
 
 def bench_latency(args: argparse.Namespace) -> dict[str, Any]:
@@ -389,6 +503,9 @@ def main(argv: list[str] | None = None) -> None:
     cm.add_argument("index", help="an index (copied first: never written)")
     cm.add_argument("--sizes", type=int, nargs="+", default=[1, 100])
     cm.add_argument("--rounds", type=int, default=6)
+    sc = sub.add_parser("scale")
+    sc.add_argument("--sizes", type=int, nargs="+", default=[50000, 200000, 800000])
+    sc.add_argument("--rounds", type=int, default=5)
     la = sub.add_parser("latency")
     la.add_argument("--no-postings-cache", action="store_true",
                     help="decode posting lists on every call (the figure for the target)")  # fmt: skip
@@ -396,7 +513,7 @@ def main(argv: list[str] | None = None) -> None:
     la.add_argument("--rounds", type=int, default=10)
     args = ap.parse_args(argv)
     fn = {"write": bench_write, "link": bench_link, "latency": bench_latency,
-          "commit": bench_commit}[args.cmd]  # fmt: skip
+          "commit": bench_commit, "scale": bench_scale}[args.cmd]  # fmt: skip
     print(json.dumps(fn(args), indent=2))
 
 

@@ -33,21 +33,32 @@ same hook as ``dvstore``) and saved next to the segment as ``<segment id>.qmh``
 clusters, a lost or damaged file) has its signatures computed from its stored
 fields once and the file written then.
 
-Links are kept incrementally (``relink``), on the first use of each new index
-state: the state's candidate pairs are those of an earlier state, keyed by
-stable quotation keys (``quote_keys``: id, speaker, figures, signature, date;
-merges renumber documents, keys stay), minus the pairs of quotations that are
-gone, with only the LSH buckets that a new quotation joined or a gone one left
-made again (looked up in each segment's sorted band values) and only pairs not
-seen before checked. Labels are then assigned from the checked pairs
-(``assign``: milliseconds), so a deletion splits what it joined. The result is
-exactly ``pairs_full``'s, the from-scratch linking that is both the fallback and
-the reference (tests compare them over random commits). Doing this on first use
-rather than in the commit keeps it off the write path and away from states
-nobody queries (a bulk load commits every 250 articles). The links of the last
-state are saved (``LINKS_FILE``: CRC-checked, derived): a new process starts from
-them, or uses them as they are for the same state; missing, damaged or made under
-other rules, they are linked from scratch.
+Links are kept incrementally (``relink``): a state's candidate pairs are those of
+an earlier state, keyed by stable quotation keys (``quote_keys``: id, speaker,
+figures, signature, date; merges renumber documents, keys stay), minus the pairs of
+quotations that are gone, with only the LSH buckets that a new quotation joined or
+a gone one left made again (looked up in each segment's sorted band values; the
+buckets too common to count, beyond ``MAX_RUN``, are kept with their members and
+made again only when one of them leaves) and only pairs not seen before checked.
+The grouping is kept the same way (``reassign``): each quotation's founder (the
+first-seen copy whose cluster it joined) is kept by key, and only the connected
+groups of quotations whose passing pairs changed are grouped again (``founders``),
+so a deletion splits what it joined. The result is exactly ``pairs_full`` and
+``founders``' from scratch, the fallback and the reference (tests compare them over
+random states). What remains per state over all quotations is numpy work: linear
+passes (mapping the earlier state's keys and pairs to the new positions, merging
+the segments' sorted keys), two sorts (the first-seen order of the quotations, and
+their order by cluster) and saving the links file.
+
+When: a process that linked a state links each state it commits, in the commit
+(``link_after_commit``, a ``store.after_commit`` hook registered by
+``clusters_for``): a server's first quote search after a write finds the clusters
+made. Any other state is linked on its first use (a process that did not commit
+it: another server worker, a CLI command). A bulk load that never searches
+quotations links nothing. The links of the last state are saved (``LINKS_FILE``:
+CRC-checked, derived): a new process starts from them, or uses them as they are
+for the same state; missing, damaged or made under other rules, they are linked
+from scratch.
 
 Cluster ids are ``c`` + 12 hex digits of the hash of the quotation id of the
 cluster's first-seen member. Every member's own hash resolves to its cluster
@@ -89,7 +100,7 @@ LINKS_FILE = "newsquarry_CLUSTERS.npz"  # the links of the last index state link
 # what decides the links besides the index state: a saved file made under other rules is
 # not used (bump LINK_RULES with any change to ``link``)
 LINK_RULES = (
-    f"1 {NUM_PERM} {BANDS} {MIN_WORDS} {LONG} {CONTAINMENT} {SHORT_JACCARD} "
+    f"2 {NUM_PERM} {BANDS} {MIN_WORDS} {LONG} {CONTAINMENT} {SHORT_JACCARD} "
     + f"{WINDOW_DAYS} {MAX_RUN} {VERSION}"
 )
 
@@ -182,6 +193,10 @@ class QuoteData:
     bands: tuple[np.ndarray, np.ndarray] | None = None  # ``segment_bands``, made on demand
     bk: np.ndarray | None = None  # band values, for a scan until ``bands`` is made
     relinks: int = 0  # the ``relink`` calls that looked into this segment (this process)
+    # the keys with their dates mixed in (``Clusters``), and the clusterable rows in their
+    # order: a segment's dates never change, so made once per segment and process
+    dated_keys: np.ndarray | None = None
+    key_rows: np.ndarray | None = None
 
 
 def compute(records: list[tuple]) -> QuoteData:
@@ -394,14 +409,14 @@ def _in_sorted(values: np.ndarray, table: np.ndarray) -> np.ndarray:
 
 def _stars(
     vals: np.ndarray, members: np.ndarray, rank: np.ndarray, presorted: bool = False
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, ...]:
     """The candidate pairs one band makes among ``members`` (quotation indexes; ``vals``:
     their values in the band): in each run of equal values of 2 to MAX_RUN quotations,
-    the first seen against every other one. Returns (first seen, other, the values of the
-    runs beyond MAX_RUN)."""
+    the first seen against every other one. Returns (first seen, other, and of the runs
+    beyond MAX_RUN: their values, sizes and members, run after run, first seen first)."""
     empty = np.zeros(0, np.int64)
     if len(members) < 2:
-        return empty, empty, np.zeros(0, np.uint64)
+        return empty, empty, np.zeros(0, np.uint64), np.zeros(0, np.int32), empty
     # members already in first-seen order (``pairs_full``): a stable sort of the values
     by = np.argsort(vals, kind="stable") if presorted else np.lexsort((rank[members], vals))
     order, k = members[by], vals[by]
@@ -409,23 +424,26 @@ def _stars(
     starts[0] = True
     np.not_equal(k[1:], k[:-1], out=starts[1:])
     if starts.all():
-        return empty, empty, np.zeros(0, np.uint64)
+        return empty, empty, np.zeros(0, np.uint64), np.zeros(0, np.int32), empty
     idx = np.arange(len(k))
     first_of = np.maximum.accumulate(np.where(starts, idx, 0))
     # a band value shared by very many quotations is a common phrase, not a copy: copies
     # share other bands too
     run_start = np.flatnonzero(starts)
     run_len = np.diff(np.append(run_start, len(k)))
-    big = np.repeat(run_len > MAX_RUN, run_len)
+    over = run_len > MAX_RUN
+    big = np.repeat(over, run_len)
     member = np.flatnonzero(~starts & ~big)
-    return order[first_of[member]], order[member], k[run_start[run_len > MAX_RUN]]
+    return (order[first_of[member]], order[member], k[run_start[over]],
+            run_len[over].astype(np.int32), order[big])  # fmt: skip
 
 
 @dataclass
 class Pairs:
     """The candidate pairs of a set of quotations, by quotation index: ``lo``/``hi`` (lo <
     hi), ``mask`` (bit b: band b's bucket made them candidates), ``ok`` (the pair passed
-    the checks), and the buckets beyond MAX_RUN (``over_band``, ``over_val``)."""
+    the checks), and the buckets beyond MAX_RUN (``over_band``, ``over_val``, and their
+    sizes and members: ``over_len``, ``over_members``, bucket after bucket)."""
 
     lo: np.ndarray
     hi: np.ndarray
@@ -433,6 +451,13 @@ class Pairs:
     ok: np.ndarray
     over_band: np.ndarray
     over_val: np.ndarray
+    over_len: np.ndarray
+    over_members: np.ndarray
+    # ``relink`` only: the quotations (state positions) whose checked pairs changed (a
+    # passing pair made or dropped), and where each of the base's quotations is now
+    dirty: np.ndarray | None = None
+    now: np.ndarray | None = None
+    by_key: np.ndarray | None = None  # the clusterable quotations (positions) in key order
 
 
 @dataclass
@@ -447,6 +472,11 @@ class Links:
     ok: np.ndarray
     over_band: np.ndarray
     over_val: np.ndarray
+    over_len: np.ndarray
+    over_members: np.ndarray  # as indexes into ``keys``: a bucket left untouched is kept
+    # per key, the index (into ``keys``) of the first-seen copy whose cluster it joined
+    # (itself when it joined none): the next state re-groups only what changed
+    founder: np.ndarray | None = None
 
 
 def _check(
@@ -495,13 +525,53 @@ def _finish(
     speakers: list[str],
     figs: list[list[str]],
     rank: np.ndarray,
-    over_band: np.ndarray,
-    over_val: np.ndarray,
+    over: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    prefix: int = 0,
 ) -> Pairs:
     """Candidate pairs given as possibly repeated entries (one per band, or an old pair and
     its new bands), merged: bands ORed, pairs left with no band dropped, the pairs not
-    ``known`` checked."""
+    ``known`` checked; sorted by (lo, hi).
+
+    ``prefix``: the first entries are distinct known pairs (an earlier state's, in
+    ``relink``): only those among them that share both quotations with a later entry
+    are merged with the later ones, and the result is put in order by a stable sort of
+    a sequence that is sorted but for a few entries (an earlier state's pairs keep
+    their order when its quotations keep theirs): linear rather than a sort of all."""
     a, b = np.minimum(lo, hi), np.maximum(lo, hi)
+    if prefix:
+        mark = np.zeros(n, dtype=bool)
+        mark[a[prefix:]] = True
+        mark[b[prefix:]] = True
+        stay = ~(mark[a[:prefix]] & mark[b[:prefix]])  # can repeat no later entry
+        rest = np.concatenate((np.flatnonzero(~stay), np.arange(prefix, len(a))))
+        c1, m1, k1, o1 = _merge(a[rest], b[rest], mask[rest], known[rest], ok[rest], n)
+        code = np.concatenate((a[:prefix][stay] * n + b[:prefix][stay], c1))
+        by = np.argsort(code, kind="stable")
+        code = code[by]
+        merged = np.concatenate((mask[:prefix][stay], m1))[by]
+        was_known = np.concatenate((np.ones(int(stay.sum()), bool), k1))[by]
+        was_ok = np.concatenate((ok[:prefix][stay], o1))[by]
+    else:
+        code, merged, was_known, was_ok = _merge(a, b, mask, known, ok, n)
+    keep = merged != 0
+    # passing pairs no bucket makes any more: their quotations are re-grouped
+    lost = code[~keep & was_ok]
+    code, merged, was_known, was_ok = code[keep], merged[keep], was_known[keep], was_ok[keep]
+    lo, hi = code // n, code % n
+    todo = np.flatnonzero(~was_known)
+    if len(todo):
+        first, later = _oriented(lo[todo], hi[todo], rank)
+        was_ok[todo] = _check(sig, nsh, speakers, figs, first, later)
+    made = todo[was_ok[todo]]  # new passing pairs
+    dirty = np.concatenate((lost // n, lost % n, lo[made], hi[made]))
+    return Pairs(lo, hi, merged, was_ok, *over, dirty=dirty)
+
+
+def _merge(
+    a: np.ndarray, b: np.ndarray, mask: np.ndarray, known: np.ndarray, ok: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Entries of pairs (a < b) merged by pair: sorted codes (a * n + b), ORed bands, known
+    and ok (of a known entry)."""
     code, inv = np.unique(a * n + b, return_inverse=True)
     inv = inv.reshape(-1)
     # each (pair, band) comes once, so the sum of the bits is their OR
@@ -509,14 +579,7 @@ def _finish(
     merged = merged.astype(np.uint64).astype(np.uint32)
     was_known = np.bincount(inv, weights=known, minlength=len(code)) > 0
     was_ok = np.bincount(inv, weights=known & ok, minlength=len(code)) > 0
-    keep = merged != 0
-    code, merged, was_known, was_ok = code[keep], merged[keep], was_known[keep], was_ok[keep]
-    lo, hi = code // n, code % n
-    todo = np.flatnonzero(~was_known)
-    if len(todo):
-        first, later = _oriented(lo[todo], hi[todo], rank)
-        was_ok[todo] = _check(sig, nsh, speakers, figs, first, later)
-    return Pairs(lo, hi, merged, was_ok, over_band, over_val)
+    return code, merged, was_known, was_ok
 
 
 def pairs_full(
@@ -527,18 +590,20 @@ def pairs_full(
     usable = np.flatnonzero(nsh > 0)
     usable = usable[np.argsort(rank[usable], kind="stable")]  # first seen first
     bk = band_keys(sig[usable])
-    los, his, bits, ob, ov = [], [], [], [], []
+    los, his, bits, ob, ov, ol, om = [], [], [], [], [], [], []
     for b in range(BANDS):
-        first, other, big = _stars(bk[:, b], usable, rank, presorted=True)
+        first, other, big, big_len, big_members = _stars(bk[:, b], usable, rank, presorted=True)
         los.append(first)
         his.append(other)
         bits.append(np.full(len(first), 1 << b, dtype=np.uint32))
         ob.append(np.full(len(big), b, dtype=np.uint8))
         ov.append(big)
+        ol.append(big_len)
+        om.append(big_members)
     lo = np.concatenate(los)
-    return _finish(lo, np.concatenate(his), np.concatenate(bits), np.zeros(len(lo), bool),
-                   np.zeros(len(lo), bool), n, sig, nsh, speakers, figs, rank,
-                   np.concatenate(ob), np.concatenate(ov))  # fmt: skip
+    cat = np.concatenate
+    return _finish(lo, cat(his), cat(bits), np.zeros(len(lo), bool), np.zeros(len(lo), bool),
+                   n, sig, nsh, speakers, figs, rank, (cat(ob), cat(ov), cat(ol), cat(om)))  # fmt: skip
 
 
 def relink(
@@ -550,6 +615,7 @@ def relink(
     figs: Any,
     rank: np.ndarray,
     members_of: Any = None,
+    by_key: np.ndarray | None = None,
 ) -> tuple[Pairs, int, int] | None:
     """The candidate pairs of a new state from those of an earlier one (``base``), in work
     proportional to what changed: quotations that left drop their pairs, and in each band
@@ -560,24 +626,28 @@ def relink(
 
     ``sig``, ``speakers`` and ``figs`` are only indexed (rows of the quotations looked at);
     ``members_of(band, sorted values)`` gives the clusterable quotations with one of these
-    values in that band and their values (default: a scan of every quotation's bands).
+    values in that band and their values (default: a scan of every quotation's bands);
+    ``by_key``: the clusterable quotations in key order, if known (default: sorted here).
     """
     n = len(nsh)
     usable = np.flatnonzero(nsh > 0)
-    order = np.argsort(keys[usable], kind="stable")
-    skeys = keys[usable][order]
+    if by_key is None:
+        by_key = usable[np.argsort(keys[usable], kind="stable")]
+    skeys = keys[by_key]
     if len(skeys) > 1 and bool((skeys[1:] == skeys[:-1]).any()):
         return None
-    new = ~_in_sorted(skeys, base.keys)
-    added = usable[order[new]]
-    removed = len(base.keys) - int((~new).sum())
-    if len(added) + removed > max(64, len(usable) // 4):
-        return None
-    # where each of the base's quotations is now (-1: gone)
+    # where each of the base's quotations is now (-1: gone), and which are new
     now = np.full(len(base.keys), -1, dtype=np.int64)
+    new = np.ones(len(skeys), dtype=bool)
     if len(skeys):
         pos = np.minimum(np.searchsorted(skeys, base.keys), len(skeys) - 1)
-        now = np.where(skeys[pos] == base.keys, usable[order[pos]], -1)
+        found = skeys[pos] == base.keys
+        now = np.where(found, by_key[pos], -1)
+        new[pos[found]] = False
+    added = by_key[new]
+    removed = len(base.keys) - (len(skeys) - len(added))
+    if len(added) + removed > max(64, len(usable) // 4):
+        return None
     ia, ib = now[base.pi], now[base.pj]
     alive = (ia >= 0) & (ib >= 0)
     dead = ~alive & ((ia >= 0) | (ib >= 0))
@@ -595,47 +665,75 @@ def relink(
     bk_added = band_keys(sig[added]) if len(added) else np.zeros((0, BANDS), np.uint64)
     bk_survivor = band_keys(sig[survivor]) if len(survivor) else np.zeros((0, BANDS), np.uint64)
     touched = np.zeros(n, dtype=bool)
-    los, his, bits, ob, ov = [la], [lb], [mask], [], []
+    # the buckets beyond MAX_RUN: made again only if one of their quotations left (they may
+    # be small enough now) or a new one joined (its values are looked up anyway); the
+    # others are kept as they are
+    bucket_of = np.repeat(np.arange(len(base.over_len)), base.over_len)
+    over_now = now[base.over_members]
+    lost = np.zeros(len(base.over_len), dtype=bool)
+    lost[bucket_of[over_now < 0]] = True
+    carry = np.ones(len(base.over_len), dtype=bool)
+    los, his, bits, ob, ov, ol, om = [la], [lb], [mask], [], [], [], []
     for b in range(BANDS):
         bit = np.uint32(1 << b)
+        in_band = np.flatnonzero(base.over_band == b)
         values = npsets.unique(np.concatenate((
             bk_added[:, b], bk_survivor[(dead_mask & bit) != 0, b],
-            base.over_val[base.over_band == b],
+            base.over_val[in_band[lost[in_band]]],
         )))  # fmt: skip
         if not len(values):
             continue
+        carry[in_band[_in_sorted(base.over_val[in_band], values)]] = False
         members, vals = members_of(b, values)
         # the pairs this band's touched buckets made are made again below
         touched[members] = True
         has = np.flatnonzero((mask & bit) != 0)
         mask[has[touched[la[has]]]] &= ~bit
         touched[members] = False
-        first, other, big = _stars(vals, members, rank)
+        first, other, big, big_len, big_members = _stars(vals, members, rank)
         los.append(first)
         his.append(other)
         bits.append(np.full(len(first), bit, dtype=np.uint32))
         ob.append(np.full(len(big), b, dtype=np.uint8))
         ov.append(big)
+        ol.append(big_len)
+        om.append(big_members)
+    ob.append(base.over_band[carry])
+    ov.append(base.over_val[carry])
+    ol.append(base.over_len[carry])
+    om.append(over_now[carry[bucket_of]])
     known = np.zeros(sum(len(x) for x in los), dtype=bool)
     known[: len(la)] = True
     ok = np.zeros(len(known), dtype=bool)
     ok[: len(la)] = base.ok[alive]
-    pairs = _finish(np.concatenate(los), np.concatenate(his), np.concatenate(bits), ok, known,
-                    n, sig, nsh, speakers, figs, rank,
-                    np.concatenate(ob) if ob else np.zeros(0, np.uint8),
-                    np.concatenate(ov) if ov else np.zeros(0, np.uint64))  # fmt: skip
+    cat = np.concatenate
+    pairs = _finish(cat(los), cat(his), cat(bits), ok, known, n, sig, nsh, speakers, figs,
+                    rank, (cat(ob), cat(ov), cat(ol), cat(om).astype(np.int64)),
+                    prefix=len(la))  # fmt: skip
+    # the survivors of passing pairs whose other quotation left are re-grouped too
+    pairs.dirty = np.concatenate((pairs.dirty, survivor[base.ok[dead]]))  # type: ignore[arg-type]
+    pairs.now = now
+    pairs.by_key = by_key
     return pairs, len(added), removed
 
 
-def keyed(pairs: Pairs, keys: np.ndarray, nsh: np.ndarray) -> Links:
-    """``pairs`` by stable keys (for the next state)."""
-    usable = np.flatnonzero(nsh > 0)
-    order = np.argsort(keys[usable], kind="stable")
+def keyed(
+    pairs: Pairs, keys: np.ndarray, nsh: np.ndarray, founder: np.ndarray | None = None
+) -> Links:
+    """``pairs`` (and ``founder``, from ``founders``) by stable keys (for the next state)."""
+    by_key = pairs.by_key
+    if by_key is None:
+        usable = np.flatnonzero(nsh > 0)
+        by_key = usable[np.argsort(keys[usable], kind="stable")]
     at = np.full(len(nsh), -1, dtype=np.int64)
-    at[usable[order]] = np.arange(len(usable))
-    return Links(keys[usable][order], at[pairs.lo].astype(np.int32),
+    at[by_key] = np.arange(len(by_key))
+    # a quotation that joined a cluster joined it through a checked pair: its founder is
+    # clusterable too, so has a key
+    fk = at[founder[by_key]].astype(np.int32) if founder is not None else None
+    return Links(keys[by_key], at[pairs.lo].astype(np.int32),
                  at[pairs.hi].astype(np.int32), pairs.mask, pairs.ok, pairs.over_band,
-                 pairs.over_val)  # fmt: skip
+                 pairs.over_val, pairs.over_len, at[pairs.over_members].astype(np.int32),
+                 fk)  # fmt: skip
 
 
 def assign(
@@ -645,7 +743,18 @@ def assign(
     dates: np.ndarray | None = None,
     indirect: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Cluster labels (0..k-1) from the checked candidate pairs.
+    """Cluster labels (0..k-1) from the checked candidate pairs (``founders``, numbered)."""
+    return labels_of(founders(n, pairs, rank, dates, indirect))
+
+
+def founders(
+    n: int,
+    pairs: Pairs,
+    rank: np.ndarray,
+    dates: np.ndarray | None = None,
+    indirect: np.ndarray | None = None,
+) -> np.ndarray:
+    """Per quotation, the first-seen copy whose cluster it joins (itself if none).
 
     In first-seen order (``rank``), a quotation joins the cluster of the earliest checked
     partner that founded a cluster, if it is at most ``WINDOW_DAYS`` later: every member
@@ -659,7 +768,7 @@ def assign(
     labels = np.arange(n, dtype=np.int64)
     good = np.flatnonzero(pairs.ok)
     if not len(good):
-        return _renumber(labels)
+        return labels
     partners: dict[int, list[int]] = {}
     for x, y in zip(pairs.lo[good].tolist(), pairs.hi[good].tolist(), strict=True):
         partners.setdefault(x, []).append(y)
@@ -693,7 +802,59 @@ def assign(
         labels[np.fromiter(joined, np.int64, len(joined))] = np.fromiter(
             joined.values(), np.int64, len(joined)
         )
-    return _renumber(labels)
+    return labels
+
+
+def reassign(
+    n: int,
+    base_founder: np.ndarray,
+    pairs: Pairs,
+    rank: np.ndarray,
+    dates: np.ndarray | None = None,
+    indirect: np.ndarray | None = None,
+) -> np.ndarray:
+    """``founders`` of a state made by ``relink`` (``pairs`` carries ``now`` and
+    ``dirty``), from the base state's (``base_founder``, by base key index): only the
+    quotations connected (through passing pairs) to one whose passing pairs changed are
+    grouped again; the others keep their founder. Exactly ``founders``' answer: a
+    quotation's founder depends only on the passing pairs, ranks and dates of its
+    connected component, and keys fix dates and the order of quotations that stay."""
+    now, dirty = pairs.now, pairs.dirty
+    assert now is not None and dirty is not None
+    out = np.arange(n, dtype=np.int64)
+    f_now = now[base_founder] if len(base_founder) else np.zeros(0, np.int64)
+    carry = (now >= 0) & (f_now >= 0)
+    out[now[carry]] = f_now[carry]
+    mark = np.zeros(n, dtype=bool)
+    mark[dirty] = True  # (a founder that left: its members are survivors of its pairs)
+    good = np.flatnonzero(pairs.ok)
+    lo, hi = pairs.lo[good], pairs.hi[good]
+    # the connected components of the marked quotations: grow along passing pairs
+    count = int(mark.sum())
+    while count:
+        touch = mark[lo] != mark[hi]
+        if not touch.any():
+            break
+        mark[lo[touch]] = True
+        mark[hi[touch]] = True
+    sel = mark[lo]
+    if not sel.any():
+        return out
+    sub = Pairs(lo[sel], hi[sel], pairs.mask[good[sel]], np.ones(int(sel.sum()), dtype=bool),
+                pairs.over_band, pairs.over_val, pairs.over_len, pairs.over_members)  # fmt: skip
+    again = founders(n, sub, rank, dates, indirect)
+    nodes = np.flatnonzero(mark)
+    out[nodes] = again[nodes]
+    return out
+
+
+def labels_of(founder: np.ndarray) -> np.ndarray:
+    """Cluster labels 0..k-1 from ``founders``, numbered in the founders' order (what
+    ``np.unique`` would give; a founder is its own founder, so no sort is needed)."""
+    n = len(founder)
+    root = founder == np.arange(n)
+    number = np.cumsum(root) - 1
+    return number[founder].astype(np.int64)
 
 
 def link(
@@ -714,12 +875,6 @@ def link(
     n = len(nsh)
     rank = np.arange(n, dtype=np.int64) if seen_order is None else seen_order
     return assign(n, pairs_full(sig, nsh, speakers, figs, rank), rank, dates, indirect)
-
-
-def _renumber(labels: np.ndarray) -> np.ndarray:
-    """Cluster labels numbered 0..k-1."""
-    _, out = np.unique(labels, return_inverse=True)
-    return out.astype(np.int64)
 
 
 def cluster_id(quote_id: str) -> str:
@@ -788,15 +943,49 @@ class _Rows:
 
 
 def segment_bands(data: QuoteData) -> tuple[np.ndarray, np.ndarray]:
-    """A segment's LSH buckets: per band (column), its quotations' band values sorted
+    """A segment's LSH buckets: per band (row), its quotations' band values sorted
     and the rows in that order, made once per segment and process (``relink`` looks new
     and gone quotations' values up in them)."""
     if data.bands is None:
         bk = data.bk if data.bk is not None else band_keys(data.sig)
         data.bk = None
         order = np.argsort(bk, axis=0, kind="stable")
-        data.bands = (np.take_along_axis(bk, order, axis=0), order.astype(np.int32))
+        # one row per band, contiguous: a lookup searches a row in place (a column of an
+        # (n, BANDS) array would be copied by every ``searchsorted``: the whole segment)
+        data.bands = (
+            np.ascontiguousarray(np.take_along_axis(bk, order, axis=0).T),
+            np.ascontiguousarray(order.astype(np.int32).T),
+        )
     return data.bands
+
+
+def _key_order(
+    view: Any, parts: list[tuple[int, QuoteData]], gs: list[np.ndarray], pos: list[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The state's quotation keys (state positions) and its clusterable quotations in key
+    order, merged from each segment's sorted keys (made once per segment and process)."""
+    keys, runs = [], []
+    start = 0
+    for (_, data), g, keep in zip(parts, gs, pos, strict=True):
+        if data.dated_keys is None:
+            # the date is part of a quotation's key: it decides the first-seen order,
+            # so an article indexed again under another date has new keys (its pairs
+            # are made again)
+            data.dated_keys = quote_keys(data) ^ _mix(view.date[g].astype(np.uint64))
+            rows = np.flatnonzero(data.nsh > 0)
+            data.key_rows = rows[np.argsort(data.dated_keys[rows], kind="stable")]
+        keys.append(data.dated_keys[keep])
+        # this segment's clusterable live quotations in key order (state positions)
+        at = np.full(len(g), -1, dtype=np.int64)
+        at[keep] = start + np.arange(len(keep))
+        run = at[data.key_rows]
+        runs.append(run[run >= 0])
+        start += len(keep)
+    cat = np.concatenate
+    qkeys = cat(keys) if keys else np.zeros(0, np.uint64)
+    # all in key order: a merge of the segments' sorted runs (a stable sort finds them)
+    by_key = cat(runs) if runs else np.zeros(0, np.int64)
+    return qkeys, by_key[np.argsort(qkeys[by_key], kind="stable")]
 
 
 class Clusters:
@@ -819,7 +1008,7 @@ class Clusters:
     ) -> None:
         live = view.live
         datas = [data for _, data in parts]
-        qdocs, nsh, indirect, src, pos = [], [], [], [], []
+        qdocs, nsh, indirect, src, pos, gs = [], [], [], [], [], []
         for p, (off, data) in enumerate(parts):
             g = data.docs.astype(np.int64) + off
             keep = np.flatnonzero(live[g]) if len(g) else np.zeros(0, np.int64)
@@ -828,6 +1017,7 @@ class Clusters:
             indirect.append(data.indirect[keep])
             src.append(np.full(len(keep), p, dtype=np.int64))
             pos.append(keep)
+            gs.append(g)
         cat = np.concatenate
         self.qdocs = cat(qdocs) if qdocs else np.zeros(0, np.int64)
         src_all = cat(src) if src else np.zeros(0, np.int64)
@@ -844,12 +1034,9 @@ class Clusters:
         if saved is not None and base is not None and len(saved) == len(self.qdocs):
             labels, self.links, self.how = saved, base, "saved"
         else:
-            # the quotations' keys (not needed to use saved links: a CLI command's ~60 ms).
-            # The date is part of a quotation's key: it decides the first-seen order, so an
-            # article indexed again under another date has new keys (its pairs are made again)
-            keys = [quote_keys(d)[k] for d, k in zip(datas, pos, strict=True)]
-            qkeys = cat(keys) if keys else np.zeros(0, np.uint64)
-            qkeys = qkeys ^ _mix(raw_dates.astype(np.uint64))
+            # the quotations' keys, only to link (using saved links needs none: ~60 ms of a
+            # CLI quotes command on Reuters)
+            qkeys, by_key = _key_order(view, parts, gs, pos)
             nshs = cat(nsh) if nsh else np.zeros(0, np.int32)
             speakers = _Rows([d.speakers for d in datas], src_all, pos_all)
             figs = _Rows([d.figures for d in datas], src_all, pos_all)
@@ -857,28 +1044,33 @@ class Clusters:
             if base is not None and datas:
                 sig = _Rows([d.sig for d in datas], src_all, pos_all)
                 members_of = self._members_of(datas, src_all, pos_all, nshs)
-                got = relink(base, qkeys, sig, nshs, speakers, figs, rank, members_of)
+                got = relink(base, qkeys, sig, nshs, speakers, figs, rank, members_of, by_key)
+            flags = cat(indirect) if indirect else np.zeros(0, np.uint8)
             if got is not None:
                 pairs, self.added, self.removed = got
                 self.how = "incremental"
+                if base.founder is not None:  # only what the change reached is re-grouped
+                    founder = reassign(len(nshs), base.founder, pairs, rank, raw_dates, flags)
+                else:
+                    founder = founders(len(nshs), pairs, rank, raw_dates, flags)
             else:
                 sigs = (cat([d.sig[p] for d, p in zip(datas, pos, strict=True)]) if datas
                         else np.zeros((0, NUM_PERM), np.uint32))  # fmt: skip
                 pairs = pairs_full(sigs, nshs, speakers, figs, rank)
+                pairs.by_key = by_key
                 self.how = "full"
-            labels = assign(len(nshs), pairs, rank, raw_dates,
-                            cat(indirect) if indirect else np.zeros(0, np.uint8))  # fmt: skip
-            self.links = keyed(pairs, qkeys, nshs)
+                founder = founders(len(nshs), pairs, rank, raw_dates, flags)
+            labels = labels_of(founder)
+            self.links = keyed(pairs, qkeys, nshs, founder)
         self.count = int(labels.max()) + 1 if len(labels) else 0
         self.label = np.full(view.size, -1, dtype=np.int64)
         self.label[self.qdocs] = labels
         order = np.lexsort((rank, labels))
         self._order = order  # indexes into qdocs, grouped by label, first seen first
-        self._start = np.searchsorted(labels[order], np.arange(self.count + 1))
-        art = view.article_of[self.qdocs]
-        pairs = npsets.unique(labels * (int(art.max()) + 2 if len(art) else 1) + (art + 1))
-        base = int(art.max()) + 2 if len(art) else 1
-        self.articles = np.bincount(pairs // base, minlength=self.count)
+        sizes = np.bincount(labels, minlength=self.count)
+        self._start = np.concatenate(([0], np.cumsum(sizes)))
+        self._sizes, self._labels, self._article_of = sizes, labels, view.article_of
+        self._articles: np.ndarray | None = None
         self._by_id: dict[str, int] | None = None
         self._lock = threading.Lock()
 
@@ -912,14 +1104,14 @@ class Clusters:
                     vals.append(data.bk[rows[keep], b])
                     continue
                 srt, order = segment_bands(data)
-                col = srt[:, b]
+                col = srt[b]
                 lo = np.searchsorted(col, values, "left")
                 lens = np.searchsorted(col, values, "right") - lo
                 total = int(lens.sum())
                 if not total:
                     continue
                 rows = np.arange(total) + np.repeat(lo - (np.cumsum(lens) - lens), lens)
-                state = at[p][order[rows, b]]
+                state = at[p][order[b, rows]]
                 keep = state >= 0
                 found.append(state[keep])
                 vals.append(col[rows][keep])
@@ -930,6 +1122,21 @@ class Clusters:
             return m[use], v[use]
 
         return members_of
+
+    @property
+    def articles(self) -> np.ndarray:
+        """Per cluster, how many articles carry it (made on first use: searches count the
+        articles of the clusters they show, from their members)."""
+        if self._articles is None:
+            sizes, labels = self._sizes, self._labels
+            multi = np.flatnonzero(sizes[labels] > 1)  # a single quotation is in one article
+            art = self._article_of[self.qdocs[multi]]
+            base = int(art.max()) + 2 if len(art) else 1
+            pairs = npsets.unique(labels[multi] * base + (art + 1))
+            self._articles = np.where(
+                sizes > 1, np.bincount(pairs // base, minlength=self.count), 1
+            )
+        return self._articles
 
     def members(self, c: int) -> np.ndarray:
         """Global docnums of a cluster's quotations, first seen first."""
@@ -1069,7 +1276,8 @@ class ClusterCache:
             return got
 
 
-_LINK_ARRAYS = ("labels", "keys", "pi", "pj", "mask", "ok", "over_band", "over_val")
+_LINK_ARRAYS = ("labels", "keys", "pi", "pj", "mask", "ok", "over_band", "over_val", "over_len",
+                "over_members", "founder")  # fmt: skip
 
 
 def _links_crc(state: str, arrays: dict[str, np.ndarray]) -> int:
@@ -1094,7 +1302,34 @@ def clusters_for(store: Any, searcher: Any | None = None) -> Clusters:
         cache = _CACHES.get(store)
         if cache is None:
             cache = _CACHES[store] = ClusterCache(getattr(store, "path", None))
+            # from now on each state this process commits is linked in the commit, from
+            # this one's links: the first quote search after it finds them made
+            hooks = getattr(store, "after_commit", None)
+            if hooks is not None and link_after_commit not in hooks:
+                hooks.append(link_after_commit)
     return cache.clusters(searcher, cache_for(store).view(searcher))
+
+
+def prepare(store: Any) -> None:
+    """Sort the LSH buckets of every segment of the state a process linked (a server's
+    warm-up, ``searching.warm_up``): made on a process's second ``relink`` otherwise,
+    which is a commit's in a server (seconds at a million quotations, once per process)."""
+    cache = _CACHES.get(store)
+    if cache is None:
+        return
+    with cache.lock:
+        for data in cache.segments.values():
+            segment_bands(data)
+
+
+def link_after_commit(store: Any) -> None:
+    """Link the state a commit of this process made (``WhooshStore.after_commit``), if
+    this process linked an earlier one: the work is proportional to the change
+    (``relink``, ``reassign``), and the links are saved for other processes. A process
+    that never searched quotations (a bulk load) does not pay it."""
+    cache = _CACHES.get(store)
+    if cache is not None and cache.last is not None:
+        clusters_for(store)
 
 
 # -- what hits and the cluster endpoint show -----------------------------------

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from . import quoteclusters
 from .config import load_settings
 from .docvalues import VALUE_FIELDS, Deadline, Postings, View, cache_for, match_mask
 from .errors import InvalidRequest, QueryError, SearchTimeout, UnknownFacet
@@ -707,6 +708,7 @@ def warm_up(store: Any, refresh: bool = True, writes: bool = False) -> float:
     """
     t0 = time.monotonic()
     _warm_state(store, "open")
+    quoteclusters.prepare(store)  # the buckets each later commit's linking looks values up in
     aliases = getattr(store, "aliases", None)
     if writes and aliases is not None:
         try:
@@ -738,8 +740,11 @@ def _warm_after_commit(store: Any) -> int:
 
 def _warm_refreshed(store: Any) -> int:
     """Warm a state another process committed (``refresh.Refresher``, off the request
-    path): the view's arrays and one search with hits; returns its generation."""
-    return _warm_state(store, "refresh")
+    path): the view's arrays, one search with hits and, if this process linked quotation
+    clusters before, the state's links (from the previous state's); returns its generation."""
+    generation = _warm_state(store, "refresh")
+    quoteclusters.link_after_commit(store)
+    return generation
 
 
 def _warm_view(view: View) -> None:
@@ -787,7 +792,8 @@ def _warm_state(store: Any, why: str) -> int:
         )
     # and searches with hits, as users make them: the ranking's per-view arrays (article
     # lengths, tie-breaks), hits' stored fields, display names, the quotes view (not after
-    # each commit: it links the state's quotation clusters, which the first quote search does)
+    # each commit: a process that linked quotation clusters links each state it commits,
+    # from the previous one's, in its own after-commit hook: quoteclusters.link_after_commit)
     word = _a_word(store)
     if word:
         run_search(store, SearchRequest(q=word, facets=list(FACETS), time_limit=hours))
