@@ -420,6 +420,41 @@ def test_a_process_that_linked_a_state_links_the_states_it_commits_in_the_commit
     assert qc._CACHES.get(loader) is None
 
 
+def test_a_warmed_worker_links_the_states_another_process_commits_in_the_background(
+    story, monkeypatch
+):
+    """A server worker that did not commit (another worker did) has the new state's
+    clusters linked by its refresher, from the previous state's, before its first quote
+    search asks for them."""
+    import time
+
+    from newsquarry.search.searching import warm_up
+
+    warm_up(story)  # a server worker: it searched quotations, so it links later states
+    other = WhooshStore(story.path, create=False, background_merges=False)
+    try:
+        batch = [article("d-copy", "2020-03-07", "Gazette", QUOTE)]
+        index_articles(other, [article_from_mapping(a) for a in batch], enricher=TagEnricher())
+        generation = other.generation
+    finally:
+        other.close()
+    started = time.monotonic()
+    while story.refresher.warmed_generation < generation:  # set once its warm returned
+        assert time.monotonic() - started < 20, "the new state was not linked"
+        time.sleep(0.02)
+
+    def no_linking(*args, **kwargs):
+        raise AssertionError("linked at the first quote search, not by the refresher")
+
+    with monkeypatch.context() as m:
+        for name in ("pairs_full", "relink", "founders", "reassign"):
+            m.setattr(qc, name, no_linking)
+        hits = quote_search(story, q="farmers fair price wheat", per_page=50).hits
+    assert "d-copy" in {h.article_id for h in hits}
+    assert len({h.cluster for h in hits if not h.article_id.startswith("other-")}) == 1
+    story.close()
+
+
 def test_a_servers_warm_up_sorts_the_buckets_its_commits_look_values_up_in(story):
     """``warm_up`` leaves every segment's LSH buckets sorted, so the links made in a later
     commit look values up in them (not a scan, and no sort of every segment then)."""
