@@ -868,22 +868,70 @@ class AliasStore:
     def journal_path(self) -> Path:
         return self.path / JOURNAL_FILE
 
+    @staticmethod
+    def _ident_stamp(p: Path) -> tuple:
+        try:
+            st = p.stat()
+        except OSError:
+            return (0, 0, 0)
+        return (st.st_mtime_ns, st.st_size, st.st_ino)
+
     def _evidence_stamp(self) -> tuple:
-        return (self._file_stamp(self.evidence_path), self._file_stamp(self.journal_path))
+        return (self._ident_stamp(self.evidence_path), self._ident_stamp(self.journal_path))
+
+    def _replay_tail(self, stamp: tuple) -> dict[str, list] | None:
+        """The cached evidence brought up to ``stamp`` by replaying only the journal lines
+        appended since it was read (another worker's commits), or None when that is not
+        possible (the evidence file was replaced, the journal is another file, or a line
+        is cut short): then the caller reads both files whole."""
+        if self._evidence is None:
+            return None
+        (old_ev, old_j), articles = self._evidence
+        new_ev, new_j = stamp
+        same_journal = old_j[2] == new_j[2] or old_j == (0, 0, 0)
+        if old_ev != new_ev or not same_journal or new_j[1] <= old_j[1]:
+            return None
+        try:
+            with open(self.journal_path, "rb") as fh:
+                fh.seek(old_j[1])
+                tail = fh.read(new_j[1] - old_j[1])
+            if not tail.endswith(b"\n"):
+                return None
+            changes = [json.loads(line) for line in tail.splitlines()]
+            for change in changes:  # checked whole before any is applied
+                if not isinstance(change["deleted"], list) or not isinstance(
+                    change["put"], dict
+                ):
+                    return None
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        for change in changes:
+            for aid in change["deleted"]:
+                articles.pop(aid, None)
+            articles.update(change["put"])
+        self._evidence = (stamp, articles)
+        return articles
 
     def evidence(self) -> dict[str, list] | None:
         """Article id -> its [facet, value] name pairs, as saved (the evidence file with the
         journal's commits replayed on it); None when the file is missing or either is
-        unreadable (the caller rebuilds it from the stored passages)."""
+        unreadable (the caller rebuilds it from the stored passages).
+
+        Kept between calls: when only the journal grew (another worker's commits in a
+        server), only its new lines are replayed, not the whole evidence parsed again
+        (~150 ms of CPU on Reuters, in each write of a multi-worker server)."""
         stamp = self._evidence_stamp()
         if self._evidence is not None and self._evidence[0] == stamp:
             return self._evidence[1]
+        replayed = self._replay_tail(stamp)
+        if replayed is not None:
+            return replayed
         try:
             with open(self.evidence_path, encoding="utf-8") as fh:
                 articles = json.load(fh)["articles"]
             if not isinstance(articles, dict):
                 raise ValueError("not a mapping")
-            if stamp[1] != (0, 0):
+            if stamp[1] != (0, 0, 0):
                 with open(self.journal_path, encoding="utf-8") as fh:
                     for line in fh:
                         # a line cut short by a crash is a commit whose names are not

@@ -493,6 +493,39 @@ def test_a_commit_appends_its_names_and_the_evidence_file_is_folded_when_the_jou
     assert saved == AliasStore(ix).evidence() == evidence_of_index(store)
 
 
+def test_a_worker_that_read_the_evidence_replays_only_the_lines_other_workers_appended(
+    store, tmp_path, monkeypatch
+):
+    """In a server each worker keeps the evidence it read; another worker's commits append
+    journal lines, and only those are replayed (the evidence file is not parsed again), with
+    the same result as reading both files whole. A folded journal is read whole again."""
+    from newsquarry.search import aliases
+    from newsquarry.search.aliases import AliasStore
+
+    ix = tmp_path / "ix"
+    mine = AliasStore(ix)
+    assert mine.evidence() == evidence_of_index(store)
+    other = WhooshStore(ix)  # another worker's commits: two puts and a delete
+    other.aliases.background_from = 0  # as an archive of 5,000 articles or more (a journal)
+    other.add([article_with("c1", [("Talks in Oslo.", [("place", "Oslo")], None)])])
+    other.add([teaching_ec("c2", "The European Community (EC) met in Oslo.")])
+    other.delete("a1")
+    parsed = []  # the files this worker parses whole from now on
+    real_load = aliases.json.load
+    monkeypatch.setattr(aliases.json, "load", lambda fh: parsed.append(fh.name) or real_load(fh))
+    got = mine.evidence()
+    assert not [n for n in parsed if n.endswith("aliases-evidence.json")]  # the tail only
+    assert got == AliasStore(ix).evidence() == evidence_of_index(store)
+    assert "c2" in got and "a1" not in got
+    # the journal folded into a new evidence file: read whole, and still right
+    monkeypatch.setattr(aliases, "JOURNAL_MIN", 10)
+    other.add([article_with("c3", [("Talks in Bonn.", [("place", "Bonn")], None)])])
+    other.close()
+    parsed.clear()
+    assert mine.evidence() == evidence_of_index(store)
+    assert [n for n in parsed if n.endswith("aliases-evidence.json")]
+
+
 def test_a_journal_line_cut_short_makes_the_next_commit_rebuild_the_evidence(store, tmp_path):
     from newsquarry.search.aliases import AliasStore
 
