@@ -899,9 +899,7 @@ class AliasStore:
                 return None
             changes = [json.loads(line) for line in tail.splitlines()]
             for change in changes:  # checked whole before any is applied
-                if not isinstance(change["deleted"], list) or not isinstance(
-                    change["put"], dict
-                ):
+                if not isinstance(change["deleted"], list) or not isinstance(change["put"], dict):
                     return None
         except (OSError, ValueError, KeyError, TypeError):
             return None
