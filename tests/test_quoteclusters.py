@@ -7,6 +7,7 @@ edited copies land in their original's cluster while distinct quotations stay ap
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import random
@@ -189,6 +190,22 @@ def story(tmp_path):
     return build(tmp_path / "ix", [first, second])
 
 
+LINKING = ("pairs_full", "relink", "founders", "reassign", "assign")
+
+
+@contextlib.contextmanager
+def linking_forbidden(monkeypatch, why: str):
+    """Inside: any linking of quotation clusters fails the test with ``why``."""
+
+    def no_linking(*args, **kwargs):
+        raise AssertionError(why)
+
+    with monkeypatch.context() as m:
+        for name in LINKING:
+            m.setattr(qc, name, no_linking)
+        yield
+
+
 def quote_search(store, **kw) -> object:
     return run_search(store, SearchRequest(mode="quotes", **kw))
 
@@ -362,13 +379,7 @@ def test_a_new_process_reads_the_links_of_the_state_instead_of_linking_again(
     links = copy / qc.LINKS_FILE
     assert links.exists()
 
-    def no_linking(*args, **kwargs):
-        raise AssertionError("linked again although the state's links were saved")
-
-    with monkeypatch.context() as m:
-        m.setattr(qc, "pairs_full", no_linking)
-        m.setattr(qc, "relink", no_linking)
-        m.setattr(qc, "assign", no_linking)
+    with linking_forbidden(monkeypatch, "linked again although the state's links were saved"):
         fresh = WhooshStore(copy, create=False, background_merges=False)  # a new process's cache
         got = [(h.id, h.cluster, h.cluster_articles) for h in quote_search(fresh, per_page=50).hits]
         assert qc.clusters_for(fresh).how == "saved"
@@ -395,21 +406,15 @@ def test_a_process_that_linked_a_state_links_the_states_it_commits_in_the_commit
     index_articles(story, [article_from_mapping(a) for a in batch], enricher=TagEnricher())
     saved = (story.path / qc.LINKS_FILE).read_bytes()
 
-    def no_linking(*args, **kwargs):
-        raise AssertionError("linked at the first quote search, not in the commit")
-
-    with monkeypatch.context() as m:
-        for name in ("pairs_full", "relink", "founders", "reassign"):
-            m.setattr(qc, name, no_linking)
+    why = "linked at the first quote search, not in the commit"
+    with linking_forbidden(monkeypatch, why):
         hits = quote_search(story, q="farmers fair price wheat", per_page=50).hits
     assert len({h.cluster for h in hits if not h.article_id.startswith("other-")}) == 1
     assert "c-copy" in {h.article_id for h in hits} and hits[0].cluster_articles == 5
     assert qc.clusters_for(story).how == "incremental"
     story.delete("c-copy")
     assert (story.path / qc.LINKS_FILE).read_bytes() != saved  # the deletion's state, saved
-    with monkeypatch.context() as m:
-        for name in ("pairs_full", "relink", "founders", "reassign"):
-            m.setattr(qc, name, no_linking)
+    with linking_forbidden(monkeypatch, why):
         hits = quote_search(story, q="farmers fair price wheat", per_page=50).hits
     assert "c-copy" not in {h.article_id for h in hits} and hits[0].cluster_articles == 4
     # a process that never searched quotations: nothing linked, nothing saved at commit
@@ -443,12 +448,7 @@ def test_a_warmed_worker_links_the_states_another_process_commits_in_the_backgro
         assert time.monotonic() - started < 20, "the new state was not linked"
         time.sleep(0.02)
 
-    def no_linking(*args, **kwargs):
-        raise AssertionError("linked at the first quote search, not by the refresher")
-
-    with monkeypatch.context() as m:
-        for name in ("pairs_full", "relink", "founders", "reassign"):
-            m.setattr(qc, name, no_linking)
+    with linking_forbidden(monkeypatch, "linked at the first quote search, not by the refresher"):
         hits = quote_search(story, q="farmers fair price wheat", per_page=50).hits
     assert "d-copy" in {h.article_id for h in hits}
     assert len({h.cluster for h in hits if not h.article_id.startswith("other-")}) == 1
