@@ -50,11 +50,13 @@ passes (mapping the earlier state's keys and pairs to the new positions, merging
 the segments' sorted keys), two sorts (the first-seen order of the quotations, and
 their order by cluster) and saving the links file.
 
-When: a process that linked a state links each state it commits, in the commit
-(``link_after_commit``, a ``store.after_commit`` hook registered by
-``clusters_for``): a server's first quote search after a write finds the clusters
-made. Any other state is linked on its first use (a process that did not commit
-it: another server worker, a CLI command). A bulk load that never searches
+When: a process that linked a state links each state it commits right after the
+commit, in a daemon thread (``link_after_commit``, a ``store.after_commit`` hook
+registered by ``clusters_for``; the writer does not wait for it), and a server
+worker's refresher links the states other processes commit: a server's first quote
+search after a write finds the clusters made, or links them itself if it comes
+first. Any other state is linked on its first use (a CLI command). A bulk load that
+never searches
 quotations links nothing. The links of the last state are saved (``LINKS_FILE``:
 CRC-checked, derived): a new process starts from them, or uses them as they are
 for the same state; missing, damaged or made under other rules, they are linked
@@ -83,6 +85,7 @@ from typing import Any
 import numpy as np
 
 from . import dvstore, npsets
+from .background import Coalescing
 from .textnorm import fold
 
 EXT = ".qmh"
@@ -1322,14 +1325,59 @@ def prepare(store: Any) -> None:
             segment_bands(data)
 
 
-def link_after_commit(store: Any) -> None:
-    """Link the state a commit of this process made (``WhooshStore.after_commit``), if
-    this process linked an earlier one: the work is proportional to the change
-    (``relink``, ``reassign``), and the links are saved for other processes. A process
-    that never searched quotations (a bulk load) does not pay it."""
+class _Linker(Coalescing):
+    """Links a store's newest state in a daemon thread, after its commits: the writer
+    returns without waiting for it (at Reuters size the linking doubled a one-article
+    write's CPU), and the first quote search finds the state linked, or, if it comes
+    first, links it itself (the same work, under the cache's lock: never twice)."""
+
+    thread_name = "newsquarry-clusters"
+
+    def __init__(self, store: Any) -> None:
+        super().__init__()
+        self._store = weakref.ref(store)
+
+    def run_once(self) -> None:
+        store = self._store()
+        if store is None:
+            return
+        try:
+            link_now(store)
+        except Exception:  # noqa: BLE001 - the first quote search links it (and reports)
+            pass
+
+
+_LINKERS: weakref.WeakKeyDictionary[Any, _Linker] = weakref.WeakKeyDictionary()
+
+
+def link_now(store: Any) -> None:
+    """Link the store's newest state now if this process linked an earlier one (from that
+    one's links: proportional to the change, ``relink``, ``reassign``), and save the links
+    for other processes. A process that never searched quotations does not pay it."""
     cache = _CACHES.get(store)
     if cache is not None and cache.last is not None:
         clusters_for(store)
+
+
+def link_after_commit(store: Any) -> None:
+    """After a commit of this process (``WhooshStore.after_commit``): have the new state
+    linked in the background (``link_now`` in a daemon thread), if this process linked an
+    earlier one; returns at once."""
+    cache = _CACHES.get(store)
+    if cache is None or cache.last is None:
+        return
+    with _CACHES_LOCK:
+        linker = _LINKERS.get(store)
+        if linker is None:
+            linker = _LINKERS[store] = _Linker(store)
+    linker.request()
+
+
+def wait_for_links(store: Any, timeout: float | None = None) -> bool:
+    """Wait until the linking asked for by this process's commits is done (tests,
+    benchmarks, a clean shutdown); False if ``timeout`` passed first."""
+    linker = _LINKERS.get(store)
+    return True if linker is None else linker.wait(timeout)
 
 
 # -- what hits and the cluster endpoint show -----------------------------------

@@ -743,7 +743,7 @@ def _warm_refreshed(store: Any) -> int:
     path): the view's arrays, one search with hits and, if this process linked quotation
     clusters before, the state's links (from the previous state's); returns its generation."""
     generation = _warm_state(store, "refresh")
-    quoteclusters.link_after_commit(store)
+    quoteclusters.link_now(store)  # already off the request path: in this thread
     return generation
 
 
@@ -793,7 +793,7 @@ def _warm_state(store: Any, why: str) -> int:
     # and searches with hits, as users make them: the ranking's per-view arrays (article
     # lengths, tie-breaks), hits' stored fields, display names, the quotes view (not after
     # each commit: a process that linked quotation clusters links each state it commits,
-    # from the previous one's, in its own after-commit hook: quoteclusters.link_after_commit)
+    # from the previous one's, after the commit in a thread: quoteclusters.link_after_commit)
     word = _a_word(store)
     if word:
         run_search(store, SearchRequest(q=word, facets=list(FACETS), time_limit=hours))

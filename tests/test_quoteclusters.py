@@ -395,24 +395,27 @@ def test_a_new_process_reads_the_links_of_the_state_instead_of_linking_again(
     assert links.read_bytes() != saved
 
 
-def test_a_process_that_linked_a_state_links_the_states_it_commits_in_the_commit(
+def test_a_process_that_linked_a_state_links_the_states_it_commits_after_the_commit(
     story, tmp_path, monkeypatch
 ):
-    """The first quote search after a commit (or a deletion) of a process that linked the
-    state before it finds the new state's clusters made and saved; a process that never
-    searched quotations (a bulk load) links nothing when it commits."""
+    """A process that linked a state links each state it commits (or deletes from) in a
+    background thread right after the commit: its next quote search finds the new state's
+    clusters made and saved; a process that never searched quotations (a bulk load) links
+    nothing when it commits."""
     quote_search(story)
     batch = [article("c-copy", "2020-03-06", "Wire", QUOTE)]
     index_articles(story, [article_from_mapping(a) for a in batch], enricher=TagEnricher())
+    assert qc.wait_for_links(story, timeout=30)
     saved = (story.path / qc.LINKS_FILE).read_bytes()
 
-    why = "linked at the first quote search, not in the commit"
+    why = "linked at the first quote search, not after the commit"
     with linking_forbidden(monkeypatch, why):
         hits = quote_search(story, q="farmers fair price wheat", per_page=50).hits
     assert len({h.cluster for h in hits if not h.article_id.startswith("other-")}) == 1
     assert "c-copy" in {h.article_id for h in hits} and hits[0].cluster_articles == 5
     assert qc.clusters_for(story).how == "incremental"
     story.delete("c-copy")
+    assert qc.wait_for_links(story, timeout=30)
     assert (story.path / qc.LINKS_FILE).read_bytes() != saved  # the deletion's state, saved
     with linking_forbidden(monkeypatch, why):
         hits = quote_search(story, q="farmers fair price wheat", per_page=50).hits
