@@ -22,6 +22,7 @@ import compileall
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -73,7 +74,13 @@ def main(argv: list[str] | None = None) -> None:
     envs: dict[str, dict[str, str] | None] = {name: None for name in cmds}
     if args.baseline:
         base_env = {**os.environ, "PYTHONPATH": args.baseline}
-        for name, cmd in commands(args.index, args.query).items():
+        # the other revision reads its own copy: derived files it writes (saved cluster links
+        # under other rules, say) would otherwise be rewritten by each revision in turn, and
+        # both would rebuild them in every process
+        base_index = args.index.rstrip("/") + "-baseline"
+        if not os.path.isdir(base_index):
+            shutil.copytree(args.index, base_index)
+        for name, cmd in commands(base_index, args.query).items():
             # the other revision's --help too: the floor may have moved (ratios stay
             # against this revision's --help)
             cmds[f"base {name}"] = cmd
