@@ -820,11 +820,13 @@ class AliasStore:
 
     @staticmethod
     def _file_stamp(p: Path) -> tuple:
+        """(mtime, size, inode) of a file, (0, 0, 0) if it is missing: the inode tells a
+        file replaced in place (the journal folded and begun again) from one that grew."""
         try:
             st = p.stat()
         except OSError:
-            return (0, 0)
-        return (st.st_mtime_ns, st.st_size)
+            return (0, 0, 0)
+        return (st.st_mtime_ns, st.st_size, st.st_ino)
 
     def _overrides(self) -> dict[str, str]:
         try:
@@ -868,16 +870,8 @@ class AliasStore:
     def journal_path(self) -> Path:
         return self.path / JOURNAL_FILE
 
-    @staticmethod
-    def _ident_stamp(p: Path) -> tuple:
-        try:
-            st = p.stat()
-        except OSError:
-            return (0, 0, 0)
-        return (st.st_mtime_ns, st.st_size, st.st_ino)
-
     def _evidence_stamp(self) -> tuple:
-        return (self._ident_stamp(self.evidence_path), self._ident_stamp(self.journal_path))
+        return (self._file_stamp(self.evidence_path), self._file_stamp(self.journal_path))
 
     def _replay_tail(self, stamp: tuple) -> dict[str, list] | None:
         """The cached evidence brought up to ``stamp`` by replaying only the journal lines

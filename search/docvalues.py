@@ -691,8 +691,7 @@ class View:
             nkeys = self.nkeys["article_id"]
             lengths = np.zeros(nkeys, dtype=np.float64)
             count = np.zeros(nkeys, dtype=np.int64)
-            code = DOCTYPES[doctype]
-            self.nkeys["article_id"]  # the per-segment parts
+            code = DOCTYPES[doctype]  # (``nkeys`` above made the per-segment parts)
             for i, (c, (docs, gids)) in enumerate(
                 zip(self.cols, self._parts["article_id"], strict=True)
             ):
