@@ -119,12 +119,17 @@ def live_values(store: WhooshStore, cache: DocValuesCache) -> dict[str, Counter]
     return out
 
 
-@settings(
-    max_examples=int(os.environ.get("NQ_DV_EXAMPLES", "20")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-@given(ops=st.lists(operation, min_size=1, max_size=8))
+def random_histories(test):
+    """Run ``test(ops)`` on random sequences of commits, replacements, deletes and merges
+    (``NQ_DV_EXAMPLES`` of them)."""
+    return settings(
+        max_examples=int(os.environ.get("NQ_DV_EXAMPLES", "20")),
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )(given(ops=st.lists(operation, min_size=1, max_size=8))(test))
+
+
+@random_histories
 def test_saved_doc_values_agree_with_postings(ops):
     with tempfile.TemporaryDirectory() as folder:
         store = WhooshStore(folder, merge_process=False)  # the same merge code, in a thread
@@ -432,12 +437,7 @@ def whole_index_arrays_agree(view) -> None:
                 assert got_avg == ((float(want.sum() / k) if k else 1.0) or 1.0)
 
 
-@settings(
-    max_examples=int(os.environ.get("NQ_DV_EXAMPLES", "20")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-@given(ops=st.lists(operation, min_size=1, max_size=8))
+@random_histories
 def test_per_segment_arrays_kept_across_views_equal_whole_index_arrays(ops):
     """Documents by key, mean lengths and article lengths are computed per segment and
     kept across views (a commit computes its new segment's only); through commits,
