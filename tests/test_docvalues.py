@@ -119,6 +119,31 @@ def live_values(store: WhooshStore, cache: DocValuesCache) -> dict[str, Counter]
     return out
 
 
+def apply_op(store, op, version: int, truth: dict[str, list] | None = None) -> int:
+    """Carry out one operation of a random history (a batch of articles put at a new
+    version, a delete, or an optimize); ``truth`` (article id -> passages) follows the
+    puts and deletes. Returns the version after it."""
+    if op[0] == "put":
+        version += 1
+        with store.writer() as w:
+            seen = set()
+            for n, people, orgs, places in op[1]:
+                if n in seen:
+                    continue
+                seen.add(n)
+                art, passages = make_article(n, version, people, orgs, places)
+                w.put(art, passages)
+                if truth is not None:
+                    truth[art.id] = passages
+    elif op[0] == "delete":
+        store.delete(f"a{op[1]}")
+        if truth is not None:
+            truth.pop(f"a{op[1]}", None)
+    else:
+        optimize(store)
+    return version
+
+
 def random_histories(test):
     """Run ``test(ops)`` on random sequences of commits, replacements, deletes and merges
     (``NQ_DV_EXAMPLES`` of them)."""
@@ -137,22 +162,7 @@ def test_saved_doc_values_agree_with_postings(ops):
         truth: dict[str, list] = {}  # article id -> its passages
         version = 0
         for op in ops:
-            if op[0] == "put":
-                version += 1
-                with store.writer() as w:
-                    seen = set()
-                    for n, people, orgs, places in op[1]:
-                        if n in seen:
-                            continue
-                        seen.add(n)
-                        art, passages = make_article(n, version, people, orgs, places)
-                        w.put(art, passages)
-                        truth[art.id] = passages
-            elif op[0] == "delete":
-                store.delete(f"a{op[1]}")
-                truth.pop(f"a{op[1]}", None)
-            else:
-                optimize(store)
+            version = apply_op(store, op, version, truth)
         assert store.wait_for_merges(timeout=60)
         assert store.merger.errors == []
         check_files_match_postings(store)
@@ -449,18 +459,7 @@ def test_per_segment_arrays_kept_across_views_equal_whole_index_arrays(ops):
         cache = cache_for(store)  # long-lived: reuses each segment's arrays
         version = 0
         for op in ops:
-            if op[0] == "put":
-                version += 1
-                with store.writer() as w:
-                    seen = set()
-                    for n, people, orgs, places in op[1]:
-                        if n not in seen:
-                            seen.add(n)
-                            w.put(*make_article(n, version, people, orgs, places))
-            elif op[0] == "delete":
-                store.delete(f"a{op[1]}")
-            else:
-                optimize(store)
+            version = apply_op(store, op, version)
             store.wait_for_merges(timeout=60)
             whole_index_arrays_agree(cache.view(store.searcher()))
         for req in SEARCHES:  # and the same searches as a cache that starts afresh
