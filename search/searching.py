@@ -724,7 +724,7 @@ def warm_up(store: Any, refresh: bool = True, writes: bool = False) -> float:
     if refresh and hasattr(store, "refresher") and store.refresher is None:
         from .refresh import Refresher
 
-        store.refresher = Refresher(store, _warm_refreshed)
+        store.refresher = Refresher(store, warm_refreshed)
     return time.monotonic() - t0
 
 
@@ -738,7 +738,7 @@ def _warm_after_commit(store: Any) -> int:
     return _warm_state(store, "commit")
 
 
-def _warm_refreshed(store: Any) -> int:
+def warm_refreshed(store: Any) -> int:
     """Warm a state another process committed (``refresh.Refresher``, off the request
     path): the view's arrays, one search with hits and, if this process linked quotation
     clusters before, the state's links (from the previous state's); returns its generation."""
