@@ -1451,12 +1451,21 @@ for _name in ("index", "search", "quotes", "facets", "cooccur", "show", "stats",
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point (through ``search.launch``).
+
+    Not click's standalone mode only for Ctrl-C: click turns it into "Aborted!" and exit
+    code 1, where the documented code is 130 (as a shell reports a command it
+    interrupted); usage errors and ``--help`` behave as click makes them.
+    """
     try:
-        cli(prog_name="newsquarry")
-    except KeyboardInterrupt:
+        code = cli.main(prog_name="newsquarry", standalone_mode=False)
+    except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("Interrupted.", err=True)
         sys.exit(EXIT_INTERRUPTED)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)  # an int only from click's Exit (--help)
 
 
 if __name__ == "__main__":

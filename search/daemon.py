@@ -94,10 +94,10 @@ class Resident:
 class Daemon:
     """The parent: accepts commands on the socket, forks a child for each."""
 
-    def __init__(self, path: Path, idle: float) -> None:
+    def __init__(self, path: Path, idle: float, stamp: str | None = None) -> None:
         self.path = path
         self.idle = idle
-        self.stamp = launch.code_stamp()
+        self.stamp = stamp or launch.code_stamp()
         self.residents: dict[str, Resident] = {}
         self.served = 0
         self.started = time.time()
@@ -347,7 +347,7 @@ def run_child(message: dict[str, Any], fds: list[int], close: list[Any],
         os._exit(code)
 
 
-def serve(path: Path, warm: list[str], idle: float) -> int:
+def serve(path: Path, warm: list[str], idle: float, stamp: str | None = None) -> int:
     """Run a resident searcher at ``path`` until idle or stopped; 0, or 1 when another one
     holds the lock (it serves)."""
     if not launch.private_folder(path.parent):
@@ -365,7 +365,7 @@ def serve(path: Path, warm: list[str], idle: float) -> int:
     )
     from . import cli  # noqa: F401 - imported once here, not in every child
 
-    daemon = Daemon(path, idle)
+    daemon = Daemon(path, idle, stamp)
     for folder in warm:
         if os.path.isdir(folder):
             daemon.open(os.path.abspath(folder))
@@ -403,6 +403,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--idle", type=float, default=None,
                     help=f"seconds without a command before exiting (default: "
                          f"$NEWSQUARRY_DAEMON_IDLE or {DEFAULT_IDLE:.0f})")  # fmt: skip
+    # tests: act as a resident searcher started from other code (an upgrade since)
+    ap.add_argument("--stamp", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     idle = args.idle
     if idle is None:
@@ -410,7 +412,7 @@ def main(argv: list[str] | None = None) -> None:
             idle = float(os.environ.get("NEWSQUARRY_DAEMON_IDLE", DEFAULT_IDLE))
         except ValueError:
             idle = DEFAULT_IDLE
-    sys.exit(serve(Path(args.socket), args.warm, idle))
+    sys.exit(serve(Path(args.socket), args.warm, idle, args.stamp))
 
 
 if __name__ == "__main__":

@@ -225,8 +225,15 @@ def start_resident(index: str) -> None:
         return
     try:
         subprocess.Popen(
-            [sys.executable, "-m", "newsquarry.search.daemon", "--socket", str(path),
-             "--warm", index],  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "newsquarry.search.daemon",
+                "--socket",
+                str(path),
+                "--warm",
+                index,
+            ],  # fmt: skip
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -8,6 +8,7 @@ of the engine.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -20,6 +21,9 @@ from newsquarry.search.readers import read_paths
 from newsquarry.search.store import WhooshStore
 
 ROOT = Path(__file__).resolve().parent.parent
+# commands the tests run as new processes run there, not in a resident searcher left
+# from another test or by the user (tests/test_daemon.py turns it on for itself)
+os.environ["NEWSQUARRY_DAEMON"] = "0"
 SEED = ROOT / "corpus" / "000_e23b3335c9472580.txt"
 
 # surface form -> (canonical name, type); longest forms are matched first
