@@ -7,7 +7,7 @@ set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
 server_pid=""
-trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"' EXIT
+trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; "$work/venv/bin/newsquarry" daemon stop >/dev/null 2>&1; rm -rf "$work"' EXIT
 
 python -m build --outdir "$work/dist" "$repo" >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
 tar tzf "$work"/dist/newsquarry-*.tar.gz >"$work/sdist.txt"
@@ -15,12 +15,22 @@ grep -q 'corpus/000_e23b3335c9472580.txt' "$work/sdist.txt"
 python -m venv "$work/venv"
 "$work/venv/bin/pip" install -q "$work"/dist/newsquarry-*.whl
 cd "$work"
-export XDG_DATA_HOME="$work/data" PYTHONDONTWRITEBYTECODE=1  # the default index location
-unset NEWSQUARRY_INDEX NEWSQUARRY_URL
+mkdir -m 700 "$work/run"  # the resident searcher's socket folder, this script's own
+export XDG_DATA_HOME="$work/data" XDG_RUNTIME_DIR="$work/run" PYTHONDONTWRITEBYTECODE=1
+unset NEWSQUARRY_INDEX NEWSQUARRY_URL NEWSQUARRY_DAEMON
 unset PYTHONPATH
 
 "$work/venv/bin/newsquarry" search torture -n 1 --json >"$work/search.json"
 grep -q "\"total\"" "$work/search.json"
+# the first search started the resident searcher; the next one is answered by it, alike
+for _ in $(seq 120); do
+    if "$work/venv/bin/newsquarry" daemon status | grep -q "/data/newsquarry/index"; then break; fi
+    sleep 0.5
+done
+"$work/venv/bin/newsquarry" search torture -n 1 --json >"$work/search2.json"
+"$work/venv/bin/newsquarry" daemon status | grep -q "1 command served" \
+    || { "$work/venv/bin/newsquarry" daemon status; cat "$work"/run/newsquarry/*.log; exit 1; }
+diff <(grep -v took_ms "$work/search.json") <(grep -v took_ms "$work/search2.json")
 if "$work/venv/bin/python" -c 'import search' 2>/dev/null; then echo "top-level 'search' importable"; exit 1; fi
 if "$work/venv/bin/python" -c 'import api' 2>/dev/null; then echo "top-level 'api' importable"; exit 1; fi
 

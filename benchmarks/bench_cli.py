@@ -126,9 +126,9 @@ def main(argv: list[str] | None = None) -> None:
             # against this revision's --help)
             cmds[f"base {name}"] = cmd
             envs[f"base {name}"] = base_env
-    for name, cmd in cmds.items():  # warm the page cache once, not measured
-        if name != "search":  # the first command starts the resident searcher: below
-            run_once(cmd, envs[name])
+    for name, cmd in cmds.items():  # warm the page cache once, not measured; in own
+        # processes: the first command that may use it starts the resident searcher, below
+        run_once(cmd, own_env if envs[name] is resident_env else envs[name])
     first, _ = run_once(cmds["search"], resident_env)
     t0 = time.perf_counter()
     while not (st := daemon_status(resident_env)) or not st["indexes"]:

@@ -807,11 +807,21 @@ def quotes(obj: Context, query: str, sort: str, limit: int | str, page: int, eve
 @cli.command()
 @click.argument("query", required=False, default="")
 @filter_options
-@click.option("--facet", "targets", multiple=True,
-              type=click.Choice(["person", "org", "place", "speaker", "source"]),
-              help="Facets to count (repeatable) [default: person, org, place, speaker].")
-@click.option("-n", "--limit", type=click.IntRange(1, 100), default=10, show_default=True,
-              help="Values per facet and level.")
+@click.option(
+    "--facet",
+    "targets",
+    multiple=True,
+    type=click.Choice(["person", "org", "place", "speaker", "source"]),
+    help="Facets to count (repeatable) [default: person, org, place, speaker].",
+)
+@click.option(
+    "-n",
+    "--limit",
+    type=click.IntRange(1, 100),
+    default=10,
+    show_default=True,
+    help="Values per facet and level.",
+)
 @output_options
 @click.pass_obj
 @handle_errors
@@ -1252,7 +1262,10 @@ def daemon(obj: Context, action: str, as_json: bool) -> None:
         while (reply := resident.ask("status")) is None and time.monotonic() < deadline:
             time.sleep(0.05)
         if reply is None:
-            fail("the resident searcher did not start (see daemon.log beside its socket)", 5)
+            fail(
+                f"the resident searcher did not start (see {launch.socket_path().with_suffix('.log')})",
+                5,
+            )
         click.echo(f"Resident searcher running (pid {reply['pid']}).")
         return
     reply = resident.ask(action)
@@ -1428,6 +1441,8 @@ def repair(obj: Context, paths: tuple[str, ...], processes: int | None, as_json:
         for seg in report.unknown:
             click.echo(f"Lost articles cannot be named for damaged segment {seg}.")
     sys.exit(0 if report.clean_after else EXIT_DAMAGED)
+
+
 def _late_index(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
     """``--index`` given after the command: it wins over the one before it and the env."""
     obj = ctx.find_object(Context)

@@ -358,7 +358,7 @@ def serve(path: Path, warm: list[str], idle: float, stamp: str | None = None) ->
     except OSError:
         return 1
     logging.basicConfig(
-        filename=str(path.with_name("daemon.log")),
+        filename=str(path.with_suffix(".log")),
         filemode="w",
         level=logging.INFO,
         format="%(asctime)s %(levelname)s %(message)s",

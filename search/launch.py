@@ -51,14 +51,17 @@ def enabled(env: dict[str, str] | os._Environ = os.environ) -> bool:
 
 
 def socket_path(env: dict[str, str] | os._Environ = os.environ) -> Path:
-    """Where this user's resident searcher listens: ``$XDG_RUNTIME_DIR/newsquarry/``
-    (a folder only the user can enter), else ``/tmp/newsquarry-<uid>/``."""
+    """Where this user's resident searcher of this installation listens:
+    ``$XDG_RUNTIME_DIR/newsquarry/`` (a folder only the user can enter), else
+    ``/tmp/newsquarry-<uid>/``; one per interpreter and package folder, so two virtual
+    environments do not take turns stopping each other's."""
     runtime = env.get("XDG_RUNTIME_DIR")
     if runtime and os.path.isdir(runtime):
         folder = Path(runtime) / "newsquarry"
     else:
         folder = Path("/tmp") / f"newsquarry-{os.getuid()}"
-    return folder / "daemon.sock"
+    install = hashlib.sha1(f"{sys.executable}\n{PACKAGE}".encode()).hexdigest()[:12]
+    return folder / f"daemon-{install}.sock"
 
 
 def private_folder(folder: Path) -> bool:

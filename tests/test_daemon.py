@@ -41,7 +41,8 @@ def env(tmp_path):
     env.pop("NEWSQUARRY_INDEX", None)
     yield env
     subprocess.run([*SCRIPT, "daemon", "stop"], env=env, capture_output=True, timeout=30)
-    wait_for(lambda: not (run / "newsquarry" / "daemon.sock").exists(), "the daemon to stop")
+    sock = launch.socket_path(env)
+    wait_for(lambda: not sock.exists(), "the daemon to stop")
 
 
 @pytest.fixture
