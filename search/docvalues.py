@@ -635,6 +635,10 @@ class View:
         self._tiebreak: np.ndarray | None = None
         self._displays: dict[tuple[str, int], str] = {}
         self.segment_postings: SegmentPostingsCache | None = None  # set by DocValuesCache
+        # a previous view's decoded postings, covering this view's first segments only
+        # (``inherit``): completed with the new segments' on first use
+        self._partial: dict[tuple[str, bytes], tuple[np.ndarray, np.ndarray]] = {}
+        self.partial_upto = 0
 
     # -- statistics (content only, never segment history) ---------------------
     def live_count(self, doctype: str) -> int:
@@ -916,6 +920,47 @@ class View:
                 _, old = self._postings.popitem(last=False)
                 self._postings_size -= len(old[0])
 
+    def partial_postings(self, key: tuple[str, bytes]) -> tuple[np.ndarray, np.ndarray] | None:
+        """A term's postings in this view's first ``partial_upto`` segments, from the view
+        it inherited from (taken: the caller completes them and caches the whole)."""
+        if not self._partial:
+            return None
+        with self._lock:
+            return self._partial.pop(key, None)
+
+    def inherit(self, prev: View) -> None:
+        """Carry over what a previous view decoded, when this view holds the same segments
+        at the same places followed by new ones (a commit that added segments, or deleted
+        documents only): its postings (Whoosh's raw postings: deletions are masked
+        separately, so a segment's never change) and the display names of keys the new
+        segments do not hold. Lucene keeps per-segment caches across a refresh for the
+        same reason: without this, every commit (a write per second under load) threw
+        away the decoded postings of every word searched, and every search's first
+        request after it decoded them again from every segment."""
+        k = len(prev.cols)
+        if not k or k > len(self.cols) or self.offsets[:k] != prev.offsets:
+            return
+        if [c.segid for c in self.cols[:k]] != [c.segid for c in prev.cols]:
+            return
+        with prev._lock:
+            entries = list(prev._postings.items())
+        if k == len(self.cols):
+            for key, value in entries:
+                self.cache_postings(key, value)
+        else:
+            self._partial = dict(entries)
+            self.partial_upto = k
+        if prev.resolver is not self.resolver:
+            return
+        new_gids: dict[str, set[int]] = {}
+        for fieldname, gid in list(prev._displays):
+            held = new_gids.get(fieldname)
+            if held is None:
+                parts = [c.field(fieldname).term_gid for c in self.cols[k:]]
+                held = new_gids[fieldname] = set(np.concatenate(parts).tolist()) if parts else set()
+            if gid not in held:
+                self._displays[(fieldname, gid)] = prev._displays[(fieldname, gid)]
+
     def rank(self, fieldname: str) -> np.ndarray:
         """Alphabetical rank of each key id (stable tie-breaking), computed once per view."""
         r = self._ranks.get(fieldname)
@@ -1135,6 +1180,8 @@ class DocValuesCache:
                 self._adopt_key_table(cols)
             v = View(leaves, cols, self.registries, resolver)
             v.segment_postings = self.postings
+            if self.views:  # the newest view: its decoded postings and names, where valid
+                v.inherit(next(reversed(self.views.values())))
             # keep only what the newest views need
             wanted = {segid for segid, _, _ in segkey}
             for segid in list(self.segments):
@@ -1219,8 +1266,15 @@ class Postings:
             got = self.view.cached_postings(key)
         if got is None:
             ids_parts, w_parts = [], []
+            start = 0
+            base = self.view.partial_postings(key)  # the first segments', from the last view
+            if base is not None:
+                start = self.view.partial_upto
+                ids_parts.append(base[0])
+                w_parts.append(base[1])
             shared = self.view.segment_postings
-            for (reader, off), cols in zip(self.leaves, self.view.cols, strict=True):
+            leaves = zip(self.leaves[start:], self.view.cols[start:], strict=True)
+            for (reader, off), cols in leaves:
                 pf = cols.postings
                 if pf is not None and pf.covers(fieldname):
                     ids, weights = pf.get(fieldname, btext)  # slices of the mapped file

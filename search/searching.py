@@ -779,6 +779,22 @@ def _warm_state(store: Any, why: str) -> int:
         index_words(view.registries[fname])  # name keys by word: the query's names
     if why == "commit":
         return _generation(searcher)
+    # the written forms of every segment's values, which the facet values and hits shown
+    # are displayed with (decoded per segment on first use: ~2/3 of a fresh process's first
+    # search after the rest of the warm-up; segments' columns are kept across views, so a
+    # refresh decodes its new segments' only). Not at commit: after a merge, the merged
+    # segment's forms would be decoded in the writer
+    for col in view.cols:
+        for fname in VALUE_FIELDS:
+            col.field(fname).terms  # noqa: B018 - decoded on first access
+    # and each segment's stored-fields column (its offsets are read on first use): the hits
+    # of a first search come from segments the warm-up searches did not touch
+    for reader, _offset in searcher.ixreader.leaf_readers():
+        if reader.doc_count_all():
+            try:
+                reader.stored_fields(0)
+            except Exception:  # noqa: BLE001 - an optimisation; a search reports damage
+                pass
     # no user waits for these: the search deadline (which protects users) is not theirs. A
     # quotes search may link the state's quotation clusters (~1 s of CPU on Reuters), which
     # passed the 5 s deadline on a loaded machine and left the rest of the warm-up undone

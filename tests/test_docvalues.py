@@ -471,3 +471,64 @@ def test_per_segment_arrays_kept_across_views_equal_whole_index_arrays(ops):
             assert [(h.id, h.score) for h in a.hits] == [(h.id, h.score) for h in b.hits]
             assert a.total == b.total and a.facets == b.facets
         store.close()
+
+
+def answers(store: WhooshStore) -> list[dict]:
+    out = []
+    for req in SEARCHES:
+        d = run_search(store, req).to_dict()
+        d.pop("took_ms")
+        out.append(d)
+    return out
+
+
+@random_histories
+def test_what_a_view_inherits_answers_as_a_fresh_cache_does(ops):
+    """A view of a state that only added segments (or deleted documents) takes over the
+    previous view's decoded postings and display names; through commits, replacements,
+    deletes and merges, every answer equals that of a process that never saw an earlier
+    state."""
+    with tempfile.TemporaryDirectory() as folder:
+        store = WhooshStore(folder, merge_process=False)
+        store.merge_policy = merge_tiered(factor=2, floor_docs=2)
+        version = 0
+        for op in ops:
+            version = apply_op(store, op, version)
+            store.wait_for_merges(timeout=60)
+            fresh = WhooshStore(folder, create=False, background_merges=False)
+            try:
+                assert answers(store) == answers(fresh)
+            finally:
+                fresh.close()
+        store.close()
+
+
+def test_a_commit_keeps_decoded_postings_and_names_that_did_not_change(tmp_path):
+    store = WhooshStore(tmp_path / "ix", background_merges=False)
+    with store.writer() as w:
+        w.put(*make_article(1, 1, ["Juan Guaidó"], [], []))
+        w.put(*make_article(2, 1, ["Juan Guaidó", "Ana Pérez"], [], []))
+        w.put(*make_article(3, 1, ["Juan Guaido"], [], []))
+    req = SearchRequest(q="story", facets=["person"], per_page=50)
+    first = run_search(store, req)
+    assert ("Juan Guaidó", 3) in [(v.value, v.count) for v in first.facets["person"].values]
+    cache = cache_for(store)
+    old = cache.view(store.searcher())
+    key = next(iter(old._postings))
+    with store.writer() as w:  # a new segment: two more plain spellings
+        w.put(*make_article(4, 1, ["Juan Guaido"], [], []))
+        w.put(*make_article(5, 1, ["Juan Guaido", "Li Wei"], [], []))
+    new = cache.view(store.searcher())
+    assert new is not old and new.partial_upto == len(old.cols) == len(new.cols) - 1
+    assert key in new._partial  # the old segments' lists, not decoded again
+    got = run_search(store, req)
+    assert key not in new._partial and new.cached_postings(key) is not None  # completed
+    assert (first.total, got.total) == (3, 5)  # one hit per story
+    people = {v.value: v.count for v in got.facets["person"].values}
+    # the new segment held the key: its name was worked out again (3 plain vs 2 accented)
+    assert people["Juan Guaido"] == 5 and "Juan Guaidó" not in people
+    assert people["Ana Pérez"] == 1  # kept from the last view
+    fresh = WhooshStore(tmp_path / "ix", create=False, background_merges=False)
+    assert answers(store) == answers(fresh)
+    fresh.close()
+    store.close()
