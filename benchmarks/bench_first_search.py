@@ -30,6 +30,7 @@ the new state at once (as requests arriving after a commit), then ``--warm`` sea
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import time
@@ -110,7 +111,6 @@ def _worker(conn: Any, path: str, refresh: bool) -> None:
 def multi_worker(args: argparse.Namespace) -> None:
     """First search of each worker after a commit made by another process (``--workers``)."""
     import multiprocessing as mp
-    import os
 
     ctx = mp.get_context("fork")
     kinds = [("refresher", True), ("no refresher (before)", False)]
@@ -181,7 +181,9 @@ def main(argv: list[str] | None = None) -> None:
         help="skip warm_up() (which a server worker runs when it opens the index)",
     )  # fmt: skip
     ap.add_argument("--workers", type=int, default=0, help="worker processes of each kind")
-    ap.add_argument("--rounds", type=int, default=5, help="commits (with --workers)")
+    ap.add_argument(
+        "--rounds", type=int, default=5, help="commits, each followed by a first search"
+    )
     ap.add_argument("--delay", type=float, default=0.5, help="seconds from commit to search")
     ap.add_argument("--plain-only", action="store_true", help="only workers without refresher")
     args = ap.parse_args(argv)
@@ -198,19 +200,21 @@ def main(argv: list[str] | None = None) -> None:
     first_cpu = CPU["last"]
     p50 = warm(store, args.warm)
     p50_cpu = CPU["warm"]
-    art = Article(id="bench-first", title="Oil talks", source="Bench", date="1987-04-01",
-                  text="U.S. oil officials met OPEC in Vienna.\n\nTalks on oil output went on.")  # fmt: skip
-    passages = split_passages(art)
-    p = passages[0]
-    p.entities.append(Entity("OPEC", "OPEC", "org", p.text.index("OPEC"), p.text.index("OPEC") + 4))
-    t0 = time.perf_counter()
-    with store.writer() as w:
-        w.put(art, passages)
-    commit_ms = (time.perf_counter() - t0) * 1000
-    after = timed(store, "oil")
-    after_cpu = CPU["last"]
-    p50_after = warm(store, args.warm)
-    p50_after_cpu = CPU["warm"]
+    commits, afters, after_cpus, ratios, cpu_ratios, p50s, p50_cpus = [], [], [], [], [], [], []
+    for r in range(args.rounds):  # one commit each: medians, not one sample
+        t0 = time.perf_counter()
+        with store.writer() as w:
+            w.put(*_new_article(r))
+        commits.append((time.perf_counter() - t0) * 1000)
+        afters.append(timed(store, WORDS[r % len(WORDS)]))
+        after_cpus.append(CPU["last"])
+        p50s.append(warm(store, args.warm))
+        p50_cpus.append(CPU["warm"])
+        ratios.append(afters[-1] / p50s[-1])
+        cpu_ratios.append(after_cpus[-1] / p50_cpus[-1])
+    med = statistics.median
+    commit_ms, after, after_cpu = med(commits), med(afters), med(after_cpus)
+    p50_after, p50_after_cpu = med(p50s), med(p50_cpus)
     print("| step | wall ms | CPU ms |")
     print("|---|---:|---:|")
     print(f"| open the store | {open_ms:.0f} | |")
@@ -218,10 +222,13 @@ def main(argv: list[str] | None = None) -> None:
     print(f"| first faceted search | {first:.0f} ({first / p50:.1f}x warm p50) |"
           f" {first_cpu:.0f} ({first_cpu / p50_cpu:.1f}x) |")  # fmt: skip
     print(f"| warm p50 | {p50:.1f} | {p50_cpu:.1f} |")
-    print(f"| commit of one article (new segment + doc values) | {commit_ms:.0f} | |")
-    print(f"| first search after the commit | {after:.0f} ({after / p50_after:.1f}x warm p50) |"
-          f" {after_cpu:.0f} ({after_cpu / p50_after_cpu:.1f}x) |")  # fmt: skip
-    print(f"| warm p50 after the commit | {p50_after:.1f} | {p50_after_cpu:.1f} |")
+    print(f"| commit of one article (new segment + doc values), median of {args.rounds} |"
+          f" {commit_ms:.0f} | |")  # fmt: skip
+    print(f"| first search after the commit, median | {after:.0f} ({med(ratios):.1f}x warm p50) |"
+          f" {after_cpu:.0f} ({med(cpu_ratios):.1f}x) |")  # fmt: skip
+    print(f"| warm p50 after the commit, median | {p50_after:.1f} | {p50_after_cpu:.1f} |")
+    print(f"(ratios after a commit: median of each round's ratio; load average "
+          f"{os.getloadavg()[0]:.1f})")  # fmt: skip
     store.close()
     shutil.rmtree(args.copy_to, ignore_errors=True)
 

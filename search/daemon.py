@@ -81,8 +81,8 @@ class Resident:
         """Warm the newest committed state if another process committed since."""
         from .searching import warm_refreshed
 
-        if self.store.generation != self.generation:
-            self.generation = warm_refreshed(self.store)
+        if self.store.generation != self.generation:  # links here: no thread may run
+            self.generation = warm_refreshed(self.store, background_links=False)
 
     def close(self) -> None:
         try:

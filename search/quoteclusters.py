@@ -85,7 +85,7 @@ from typing import Any
 import numpy as np
 
 from . import dvstore, npsets
-from .background import Coalescing
+from .background import FOREGROUND, Coalescing
 from .textnorm import fold
 
 EXT = ".qmh"
@@ -1338,6 +1338,7 @@ class _Linker(Coalescing):
         self._store = weakref.ref(store)
 
     def run_once(self) -> None:
+        FOREGROUND.wait_quiet()  # not beside a search: a quote search links what it needs
         store = self._store()
         if store is None:
             return
@@ -1360,9 +1361,10 @@ def link_now(store: Any) -> None:
 
 
 def link_after_commit(store: Any) -> None:
-    """After a commit of this process (``WhooshStore.after_commit``): have the new state
-    linked in the background (``link_now`` in a daemon thread), if this process linked an
-    earlier one; returns at once."""
+    """After a commit of this process (``WhooshStore.after_commit``), or a state another
+    process committed (the refresher): have the new state linked in the background
+    (``link_now`` in a daemon thread, once no search has run for a moment), if this
+    process linked an earlier one; returns at once."""
     cache = _CACHES.get(store)
     if cache is None or cache.last is None:
         return

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from . import quoteclusters
+from .background import FOREGROUND
 from .config import load_settings
 from .docvalues import VALUE_FIELDS, Deadline, Postings, View, cache_for, match_mask
 from .errors import InvalidRequest, QueryError, SearchTimeout, UnknownFacet
@@ -263,6 +264,16 @@ def run_search(
     ``within`` (a scoped read key's filters and dates) bounds what the hits say about
     their quotation clusters (articles carrying them, first seen), as it bounds the hits.
     """
+    with FOREGROUND:  # background work done ahead of need waits while searches run
+        return _run_search(store, request, settings, within)
+
+
+def _run_search(
+    store: Any,
+    request: SearchRequest,
+    settings: dict[str, Any] | None,
+    within: SearchRequest | None,
+) -> SearchResult:
     settings = _settings(settings)
     request = validate(request, settings)
     prep = _Prepared(store, request, settings)
@@ -738,12 +749,17 @@ def _warm_after_commit(store: Any) -> int:
     return _warm_state(store, "commit")
 
 
-def warm_refreshed(store: Any) -> int:
+def warm_refreshed(store: Any, background_links: bool = True) -> int:
     """Warm a state another process committed (``refresh.Refresher``, off the request
     path): the view's arrays, one search with hits and, if this process linked quotation
-    clusters before, the state's links (from the previous state's); returns its generation."""
+    clusters before, the state's links (from the previous state's): in the linking thread
+    at a quiet moment (``background_links``, so the refresher goes on to the next state),
+    else here. Returns the generation warmed."""
     generation = _warm_state(store, "refresh")
-    quoteclusters.link_now(store)  # already off the request path: in this thread
+    if background_links:
+        quoteclusters.link_after_commit(store)
+    else:
+        quoteclusters.link_now(store)
     return generation
 
 

@@ -432,7 +432,8 @@ def test_a_warmed_worker_links_the_states_another_process_commits_in_the_backgro
     story, monkeypatch
 ):
     """A server worker that did not commit (another worker did) has the new state's
-    clusters linked by its refresher, from the previous state's, before its first quote
+    clusters linked after its refresher warmed that state (in the linking thread, once no
+    search has run for a moment), from the previous state's, before its first quote
     search asks for them."""
     import time
 
@@ -448,8 +449,9 @@ def test_a_warmed_worker_links_the_states_another_process_commits_in_the_backgro
         other.close()
     started = time.monotonic()
     while story.refresher.warmed_generation < generation:  # set once its warm returned
-        assert time.monotonic() - started < 20, "the new state was not linked"
+        assert time.monotonic() - started < 20, "the new state was not warmed"
         time.sleep(0.02)
+    assert qc.wait_for_links(story, timeout=20), "the new state was not linked"
 
     with linking_forbidden(monkeypatch, "linked at the first quote search, not by the refresher"):
         hits = quote_search(story, q="farmers fair price wheat", per_page=50).hits
