@@ -38,8 +38,13 @@ class Coalescing:
                 if not self._wanted:
                     self._thread = None
                     return
+            self.before_run()  # requests made while it waits are served by this run
+            with self._lock:
                 self._wanted = False
             self.run_once()
+
+    def before_run(self) -> None:
+        """Called before each run, once one is wanted (a throttle may wait here)."""
 
     def run_once(self) -> None:
         """One run of the job (errors are the subclass's to record)."""
