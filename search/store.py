@@ -498,6 +498,9 @@ class WhooshStore:
         # called with the store after each commit this process makes (``writer``), in the
         # writer's thread: a server warms the new state there (``searching.warm_up``)
         self.after_commit: list[Callable[[WhooshStore], Any]] = []
+        # the thread writing and warming a commit of this process, if one is: the others
+        # keep the state they search until it is warm (``searcher``)
+        self._publisher: int | None = None
         # warms the states other processes commit (``search.refresh``, started by
         # ``searching.warm_up``); stopped by ``close``
         self.refresher: Any = None
@@ -639,6 +642,7 @@ class WhooshStore:
                 return
             # the alias table (evidence and learnt table) is written beside the commit,
             # under the same lock, and put in place once the commit succeeded
+            self._publisher = threading.get_ident()  # other threads: the state before
             try:
                 install = self.aliases.prepare(
                     session.learnt, session.forgotten, lambda: stored_names(session._searcher)
@@ -646,19 +650,23 @@ class WhooshStore:
                 # merges run in the background (``merging.Merger``), off the write path
                 w.commit(mergetype=NO_MERGE if self.merger else self.merge_policy)
             except BaseException:
+                self._publisher = None
                 self.aliases.discard()
                 raise
             install()
-        if self.aliases.stale:  # a large archive: its table is learnt in the background
-            self.aliases.stale = False
-            self.alias_learner.request()
-        if self.merger:
-            self.merger.request()
-        for hook in list(self.after_commit):
-            try:
-                hook(self)
-            except Exception:  # noqa: BLE001 - an optimisation: the commit stands, searches report
-                log.debug("after-commit hook failed", exc_info=True)
+        try:
+            if self.aliases.stale:  # a large archive: its table is learnt in the background
+                self.aliases.stale = False
+                self.alias_learner.request()
+            if self.merger:
+                self.merger.request()
+            for hook in list(self.after_commit):
+                try:
+                    hook(self)
+                except Exception:  # noqa: BLE001 - an optimisation: the commit stands, searches report
+                    log.debug("after-commit hook failed", exc_info=True)
+        finally:
+            self._publisher = None
 
     def optimize(self, timeout: float | None = None) -> dict[str, Any]:
         """Merge all segments into one; refuses (NotEnoughSpace) without room for the merge."""
@@ -772,6 +780,15 @@ class WhooshStore:
         file this process has not verified yet (``search.integrity``).
         """
         s = getattr(self._local, "searcher", None)
+        publisher = self._publisher
+        if s is not None and publisher is not None and publisher != threading.get_ident():
+            # a commit of this process is being written and warmed in another thread:
+            # until its writer returns, this thread searches the state before it (as if
+            # the write had not been made yet), instead of building the new state's
+            # arrays beside the writer's warm, or waiting for it (Lucene and
+            # Elasticsearch expose a new searcher once warmed). The writer's client is
+            # answered only after that, so what it wrote is visible to its next read.
+            return s
         if s is None or not s.up_to_date():
             old = s
             self._local.searcher = None

@@ -225,3 +225,48 @@ def test_an_automatic_merge_waits_for_space_while_the_commit_lands(small_disk):
     assert store.wait_for_merges(timeout=60)
     assert len(store.ix._segments()) < 10 and store.stats()["articles"] == 11
     store.close()
+
+
+def test_other_threads_search_the_state_before_a_commit_until_it_is_warm(tmp_path):
+    """While a commit of this process is written and warmed (its writer has not returned),
+    a thread that was searching goes on searching the state before it, at once; once the
+    writer returned, the write is visible to every thread."""
+    import queue
+    import threading
+
+    from newsquarry.search.models import Article
+    from newsquarry.search.passages import split_passages
+    from newsquarry.search.requests import SearchRequest
+
+    def put(w, aid: str, text: str) -> None:
+        art = Article(id=aid, title=aid, text=text, source="Wire", date="2020-01-01")
+        w.put(art, split_passages(art))
+
+    store = WhooshStore(tmp_path / "ix", background_merges=False)
+    with store.writer() as w:
+        put(w, "first", "Zebras crossed the road.")
+    asks: queue.Queue = queue.Queue()
+    answers: queue.Queue = queue.Queue()
+
+    def reader() -> None:  # one long-lived thread, as a server's request thread
+        while asks.get() is not None:
+            answers.put(store.search(SearchRequest(q="zebras")).total)
+
+    t = threading.Thread(target=reader)
+    t.start()
+
+    def ask() -> int:
+        asks.put(True)
+        return answers.get(timeout=30)  # the reader never waits for the writer
+
+    assert ask() == 1
+    during: list[int] = []
+    store.after_commit.append(lambda _s: during.append(ask()))  # in the writer, before it returns
+    with store.writer() as w:
+        put(w, "second", "More zebras crossed the road.")
+    assert during == [1]  # the state before the commit
+    assert ask() == 2  # the writer returned: visible
+    asks.put(None)
+    t.join()
+    assert store.search(SearchRequest(q="zebras")).total == 2
+    store.close()
