@@ -438,6 +438,14 @@ def reading(path: Path) -> Iterator[None]:
         ) from None
 
 
+def _generation_of(searcher: Any) -> int | None:
+    """The generation a searcher reads (None if it cannot say)."""
+    try:
+        return int(searcher.ixreader.generation())
+    except Exception:  # noqa: BLE001 - a reader of another kind: never treated as current
+        return None
+
+
 def _mb(n: int) -> str:
     return f"{n / 1e6:,.1f} MB"
 
@@ -498,9 +506,10 @@ class WhooshStore:
         # called with the store after each commit this process makes (``writer``), in the
         # writer's thread: a server warms the new state there (``searching.warm_up``)
         self.after_commit: list[Callable[[WhooshStore], Any]] = []
-        # the thread writing and warming a commit of this process, if one is: the others
-        # keep the state they search until it is warm (``searcher``)
-        self._publisher: int | None = None
+        # (thread, generation it started from) of the commit this process is writing and
+        # warming, if one is: threads searching that generation keep it until the commit
+        # is warm (``searcher``)
+        self._publisher: tuple[int, int] | None = None
         # warms the states other processes commit (``search.refresh``, started by
         # ``searching.warm_up``); stopped by ``close``
         self.refresher: Any = None
@@ -526,18 +535,21 @@ class WhooshStore:
             )
         self._quick_check()
 
-    def _quick_check(self, tries: int = 5) -> None:
-        """``integrity.quick_check`` of the newest generation. A file missing because a
-        commit or a background merge replaced that generation meanwhile is no damage:
-        check the newer generation instead (damage stays damage in every generation)."""
+    def _quick_check(self, tries: int = 5) -> Any:
+        """``integrity.quick_check`` of the newest generation (returns its manifest). A file
+        missing because a commit or a background merge replaced that generation meanwhile
+        is no damage: check the newer generation instead (damage stays damage in every
+        generation). Every open of a searcher goes through here: under writes with
+        background merges, a search that read the generation just before a merge removed
+        its segments' files answered "the index is damaged" on a healthy index."""
         for attempt in range(tries):
             generation = self.generation
             try:
-                integrity.quick_check(self.path, generation)
-                return
+                return integrity.quick_check(self.path, generation)
             except IndexDamaged:
                 if attempt == tries - 1 or self.ix.latest_generation() == generation:
                     raise
+        return None
 
     def _open(self, storage: DurableFileStorage) -> Any:
         """Open the newest generation; a TOC that cannot be parsed is damage, said so."""
@@ -642,7 +654,8 @@ class WhooshStore:
                 return
             # the alias table (evidence and learnt table) is written beside the commit,
             # under the same lock, and put in place once the commit succeeded
-            self._publisher = threading.get_ident()  # other threads: the state before
+            # other threads on the state this commit starts from: that state meanwhile
+            self._publisher = (threading.get_ident(), int(getattr(w, "generation", 0)) - 1)
             try:
                 install = self.aliases.prepare(
                     session.learnt, session.forgotten, lambda: stored_names(session._searcher)
@@ -781,19 +794,27 @@ class WhooshStore:
         """
         s = getattr(self._local, "searcher", None)
         publisher = self._publisher
-        if s is not None and publisher is not None and publisher != threading.get_ident():
+        if (
+            s is not None
+            and publisher is not None
+            and publisher[0] != threading.get_ident()
+            and _generation_of(s) == publisher[1]
+        ):
             # a commit of this process is being written and warmed in another thread:
-            # until its writer returns, this thread searches the state before it (as if
-            # the write had not been made yet), instead of building the new state's
-            # arrays beside the writer's warm, or waiting for it (Lucene and
-            # Elasticsearch expose a new searcher once warmed). The writer's client is
-            # answered only after that, so what it wrote is visible to its next read.
+            # until its writer returns, a thread searching the state that commit starts
+            # from goes on searching it (as if the write had not been made yet), instead
+            # of building the new state's arrays beside the writer's warm, or waiting for
+            # it (Lucene and Elasticsearch expose a new searcher once warmed). The writer's
+            # client is answered only after that, so what it wrote is visible to its next
+            # read. A thread on an older state moves on: that state's segments may have
+            # been merged away and their files removed (its first search would rebuild
+            # their derived files: 2-3 s of CPU after each merge under a write a second)
             return s
         if s is None or not s.up_to_date():
             old = s
             self._local.searcher = None
             with reading(self.path):
-                integrity.quick_check(self.path, self.generation)
+                self._quick_check()
                 s = self._reopen(old) if old is not None else None
                 if s is None:
                     if old is not None:
@@ -851,7 +872,7 @@ class WhooshStore:
         unchanged since it was verified. For health checks.
         """
         with reading(self.path):
-            manifest = integrity.quick_check(self.path, self.generation)
+            manifest = self._quick_check()
             self.searcher()
             for name in manifest.files if manifest else ():
                 # derived files (doc values, quotation signatures, decoded postings) are rebuilt

@@ -227,46 +227,114 @@ def test_an_automatic_merge_waits_for_space_while_the_commit_lands(small_disk):
     store.close()
 
 
+def _put(w, aid: str, text: str) -> None:
+    from newsquarry.search.models import Article
+    from newsquarry.search.passages import split_passages
+
+    art = Article(id=aid, title=aid, text=text, source="Wire", date="2020-01-01")
+    w.put(art, split_passages(art))
+
+
+class _Reader:
+    """One long-lived thread searching "zebras" when asked, as a server's request thread."""
+
+    def __init__(self, store) -> None:
+        import queue
+        import threading
+
+        self.store, self.asks, self.answers = store, queue.Queue(), queue.Queue()
+        self.thread = threading.Thread(target=self._run)
+        self.thread.start()
+
+    def _run(self) -> None:
+        from newsquarry.search.requests import SearchRequest
+
+        while self.asks.get() is not None:
+            self.answers.put(self.store.search(SearchRequest(q="zebras")).total)
+
+    def ask(self) -> int:
+        self.asks.put(True)
+        return self.answers.get(timeout=30)  # the reader never waits for the writer
+
+    def stop(self) -> None:
+        self.asks.put(None)
+        self.thread.join()
+
+
 def test_other_threads_search_the_state_before_a_commit_until_it_is_warm(tmp_path):
     """While a commit of this process is written and warmed (its writer has not returned),
     a thread that was searching goes on searching the state before it, at once; once the
     writer returned, the write is visible to every thread."""
-    import queue
-    import threading
-
-    from newsquarry.search.models import Article
-    from newsquarry.search.passages import split_passages
     from newsquarry.search.requests import SearchRequest
-
-    def put(w, aid: str, text: str) -> None:
-        art = Article(id=aid, title=aid, text=text, source="Wire", date="2020-01-01")
-        w.put(art, split_passages(art))
 
     store = WhooshStore(tmp_path / "ix", background_merges=False)
     with store.writer() as w:
-        put(w, "first", "Zebras crossed the road.")
-    asks: queue.Queue = queue.Queue()
-    answers: queue.Queue = queue.Queue()
-
-    def reader() -> None:  # one long-lived thread, as a server's request thread
-        while asks.get() is not None:
-            answers.put(store.search(SearchRequest(q="zebras")).total)
-
-    t = threading.Thread(target=reader)
-    t.start()
-
-    def ask() -> int:
-        asks.put(True)
-        return answers.get(timeout=30)  # the reader never waits for the writer
-
-    assert ask() == 1
+        _put(w, "first", "Zebras crossed the road.")
+    reader = _Reader(store)
+    assert reader.ask() == 1
     during: list[int] = []
-    store.after_commit.append(lambda _s: during.append(ask()))  # in the writer, before it returns
+    store.after_commit.append(lambda _s: during.append(reader.ask()))  # in the writer
     with store.writer() as w:
-        put(w, "second", "More zebras crossed the road.")
+        _put(w, "second", "More zebras crossed the road.")
     assert during == [1]  # the state before the commit
-    assert ask() == 2  # the writer returned: visible
-    asks.put(None)
-    t.join()
+    assert reader.ask() == 2  # the writer returned: visible
+    reader.stop()
     assert store.search(SearchRequest(q="zebras")).total == 2
+    store.close()
+
+
+def test_a_thread_on_an_older_state_moves_on_during_a_commit(tmp_path):
+    """Only the state a commit starts from is kept while it is warmed: a thread that last
+    searched before a merge (its segments' files are gone) moves to the newest state, and
+    no derived file is written for a merged-away segment."""
+    import os
+
+    store = WhooshStore(tmp_path / "ix", background_merges=False)
+    for aid in ("a", "b"):
+        with store.writer() as w:
+            _put(w, aid, f"Zebras crossed the road {aid}.")
+    reader = _Reader(store)
+    assert reader.ask() == 2
+    old_segments = {s.segment_id() for s in store.ix._segments()}
+    with store.writer() as w:  # a commit the reader does not search
+        _put(w, "c", "Zebras again.")
+    store.optimize()  # merges every segment away: their files are removed
+    during: list[int] = []
+    store.after_commit.append(lambda _s: during.append(reader.ask()))
+    with store.writer() as w:
+        _put(w, "d", "Zebras at last.")
+    assert during == [4]  # not the merged-away state it last searched
+    names = os.listdir(tmp_path / "ix")
+    assert not [n for n in names if n.split(".")[0] in old_segments]
+    reader.stop()
+    store.close()
+
+
+def test_a_search_racing_a_merge_that_removes_files_is_no_damage(tmp_path, monkeypatch):
+    """A search reads the newest generation; a background merge (another process) then
+    commits and removes that generation's merged-away segment files before the search
+    checks them. That is a newer state, not damage: the search answers from it."""
+    from newsquarry.search import integrity
+    from newsquarry.search.requests import SearchRequest
+
+    path = tmp_path / "ix"
+    store = WhooshStore(path, background_merges=False)
+    for aid in ("a", "b", "c"):
+        with store.writer() as w:
+            _put(w, aid, f"Zebras crossed the road {aid}.")
+    merger = WhooshStore(path, background_merges=False)  # as the merge process
+    real = integrity.read_manifest
+    raced: list[int] = []
+
+    def merged_after_reading(folder, generation):
+        manifest = real(folder, generation)
+        if not raced:
+            raced.append(generation)
+            merger.optimize()  # lands between reading the manifest and checking its files
+        return manifest
+
+    monkeypatch.setattr(integrity, "read_manifest", merged_after_reading)
+    assert store.search(SearchRequest(q="zebras")).total == 3
+    assert raced and store.generation > raced[0]
+    merger.close()
     store.close()
