@@ -238,11 +238,7 @@ def _contribution(values: Iterable[Any]) -> _Contribution:
                 continue
             lkey = by_norm[lnorm]
             if len(_words(lnorm)) < 2:
-                if (
-                    letters
-                    and keys[skey] == keys[lkey] == "org"
-                    and _letters_in(letters, lnorm)
-                ):
+                if letters and keys[skey] == keys[lkey] == "org" and _letters_in(letters, lnorm):
                     votes.append((snorm, lnorm, 1))  # "VW" / "Volkswagen AG"
                 continue
             if letters and _acronym_of(letters, lkey):

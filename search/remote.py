@@ -234,9 +234,7 @@ class RemoteClient:
         body.pop("prefix", None)
         return _drop_api_fields(body)
 
-    def cooccurrence(
-        self, request: SearchRequest, targets: list[str], size: int
-    ) -> dict[str, Any]:
+    def cooccurrence(self, request: SearchRequest, targets: list[str], size: int) -> dict[str, Any]:
         params = request_params(request, facets=False)
         params = [(k, v) for k, v in params if k not in ("page", "per_page", "sort", "highlight")]
         params += [("facet", t) for t in targets] + [("size", str(size))]

@@ -732,11 +732,27 @@ def warm_up(store: Any, refresh: bool = True, writes: bool = False) -> float:
     hooks = getattr(store, "after_commit", None)
     if hooks is not None and _warm_after_commit not in hooks:
         hooks.append(_warm_after_commit)
+    # ... built before the commit is published: a search that moves to the new state the
+    # moment it is committed finds its view made (it built it beside the writer before:
+    # read p99 under a write a second 2.0-2.3x, docs/benchmarks.md)
+    early = getattr(store, "before_publish", None)
+    if early is not None and _warm_unpublished not in early:
+        early.append(_warm_unpublished)
     if refresh and hasattr(store, "refresher") and store.refresher is None:
         from .refresh import Refresher
 
         store.refresher = Refresher(store, warm_refreshed)
     return time.monotonic() - t0
+
+
+def _warm_unpublished(store: Any, searcher: Any) -> None:
+    """Build the view of a state a commit of this process is about to publish
+    (``WhooshStore.before_publish``): its arrays and the name-word index, from a searcher
+    over the commit's segments, before any other thread can search that state."""
+    view = cache_for(store).view(searcher)
+    _warm_view(view)
+    for fname in INTERPRETED:
+        index_words(view.registries[fname])
 
 
 def _warm_after_commit(store: Any) -> int:

@@ -438,14 +438,6 @@ def reading(path: Path) -> Iterator[None]:
         ) from None
 
 
-def _generation_of(searcher: Any) -> int | None:
-    """The generation a searcher reads (None if it cannot say)."""
-    try:
-        return int(searcher.ixreader.generation())
-    except Exception:  # noqa: BLE001 - a reader of another kind: never treated as current
-        return None
-
-
 def _mb(n: int) -> str:
     return f"{n / 1e6:,.1f} MB"
 
@@ -506,10 +498,12 @@ class WhooshStore:
         # called with the store after each commit this process makes (``writer``), in the
         # writer's thread: a server warms the new state there (``searching.warm_up``)
         self.after_commit: list[Callable[[WhooshStore], Any]] = []
-        # (thread, generation it started from) of the commit this process is writing and
-        # warming, if one is: threads searching that generation keep it until the commit
-        # is warm (``searcher``)
-        self._publisher: tuple[int, int] | None = None
+        # called in the writer, before a commit's table of contents is written, with a
+        # searcher over the segments it is about to publish (``searching.warm_up``
+        # registers a warm): threads that move to the new state as soon as it is
+        # committed find it built, instead of building it beside the writer (what Lucene's
+        # merged-segment warmer does before a merge is visible to near-real-time readers)
+        self.before_publish: list[Callable[[WhooshStore, Any], Any]] = []
         # warms the states other processes commit (``search.refresh``, started by
         # ``searching.warm_up``); stopped by ``close``
         self.refresher: Any = None
@@ -622,6 +616,7 @@ class WhooshStore:
             integrity.require_manifest(self.path, self.generation)
             with reading(self.path):
                 w = self.ix.writer(_lk=False, limitmb=WRITER_MEMORY_MB)
+            self._warm_before_publishing(w)  # innermost: runs once the files below exist
             persist_on_commit(w)  # new and merged segments get their doc-values file
             quoteclusters.persist_on_commit(w)  # ... and their quotation signatures
             try:
@@ -634,6 +629,45 @@ class WhooshStore:
                 raise
             integrity.remove_other_manifests(self.path, self.generation)
             self._remove_other_key_tables()
+
+    def _warm_before_publishing(self, w: Any) -> None:
+        """Run the ``before_publish`` hooks when a Whoosh writer is about to write its table
+        of contents: its segments' files (and their doc values, decoded postings and key
+        table, written by the wrappers ``persist_on_commit`` adds around this one) are
+        complete, and no other thread or process can see the new state yet."""
+        original = w._commit_toc
+
+        def commit_toc(segments: list[Any]) -> None:
+            if self.before_publish:
+                self._warm_unpublished(w, segments)
+            original(segments)
+
+        w._commit_toc = commit_toc
+
+    def _warm_unpublished(self, w: Any, segments: list[Any]) -> None:
+        """Call the ``before_publish`` hooks with a searcher over ``segments`` (not yet
+        committed); a hook that fails costs its optimisation, never the commit."""
+        from whoosh.reading import MultiReader, SegmentReader
+        from whoosh.searching import Searcher
+
+        readers: list[Any] = []
+        try:
+            for seg in segments:
+                readers.append(SegmentReader(w.storage, w.schema, seg, generation=w.generation))
+            if not readers:
+                return
+            reader = readers[0] if len(readers) == 1 else MultiReader(readers, w.generation)
+            searcher = Searcher(reader, fromindex=self.ix)
+            for hook in list(self.before_publish):
+                hook(self, searcher)
+        except Exception:  # noqa: BLE001 - an optimisation: the first searches build it
+            log.debug("before-publish hook failed", exc_info=True)
+        finally:
+            for r in readers:
+                try:
+                    r.close()
+                except Exception:  # noqa: BLE001 - closing a reader of files just written
+                    pass
 
     @contextmanager
     def writer(self, timeout: float | None = None) -> Iterator[WriteSession]:
@@ -654,8 +688,6 @@ class WhooshStore:
                 return
             # the alias table (evidence and learnt table) is written beside the commit,
             # under the same lock, and put in place once the commit succeeded
-            # other threads on the state this commit starts from: that state meanwhile
-            self._publisher = (threading.get_ident(), int(getattr(w, "generation", 0)) - 1)
             try:
                 install = self.aliases.prepare(
                     session.learnt, session.forgotten, lambda: stored_names(session._searcher)
@@ -663,23 +695,19 @@ class WhooshStore:
                 # merges run in the background (``merging.Merger``), off the write path
                 w.commit(mergetype=NO_MERGE if self.merger else self.merge_policy)
             except BaseException:
-                self._publisher = None
                 self.aliases.discard()
                 raise
             install()
-        try:
-            if self.aliases.stale:  # a large archive: its table is learnt in the background
-                self.aliases.stale = False
-                self.alias_learner.request()
-            if self.merger:
-                self.merger.request()
-            for hook in list(self.after_commit):
-                try:
-                    hook(self)
-                except Exception:  # noqa: BLE001 - an optimisation: the commit stands, searches report
-                    log.debug("after-commit hook failed", exc_info=True)
-        finally:
-            self._publisher = None
+        if self.aliases.stale:  # a large archive: its table is learnt in the background
+            self.aliases.stale = False
+            self.alias_learner.request()
+        if self.merger:
+            self.merger.request()
+        for hook in list(self.after_commit):
+            try:
+                hook(self)
+            except Exception:  # noqa: BLE001 - an optimisation: the commit stands, searches report
+                log.debug("after-commit hook failed", exc_info=True)
 
     def optimize(self, timeout: float | None = None) -> dict[str, Any]:
         """Merge all segments into one; refuses (NotEnoughSpace) without room for the merge."""
@@ -793,23 +821,6 @@ class WhooshStore:
         file this process has not verified yet (``search.integrity``).
         """
         s = getattr(self._local, "searcher", None)
-        publisher = self._publisher
-        if (
-            s is not None
-            and publisher is not None
-            and publisher[0] != threading.get_ident()
-            and _generation_of(s) == publisher[1]
-        ):
-            # a commit of this process is being written and warmed in another thread:
-            # until its writer returns, a thread searching the state that commit starts
-            # from goes on searching it (as if the write had not been made yet), instead
-            # of building the new state's arrays beside the writer's warm, or waiting for
-            # it (Lucene and Elasticsearch expose a new searcher once warmed). The writer's
-            # client is answered only after that, so what it wrote is visible to its next
-            # read. A thread on an older state moves on: that state's segments may have
-            # been merged away and their files removed (its first search would rebuild
-            # their derived files: 2-3 s of CPU after each merge under a write a second)
-            return s
         if s is None or not s.up_to_date():
             old = s
             self._local.searcher = None

@@ -123,6 +123,47 @@ def test_a_warmed_store_warms_each_state_it_commits_before_the_writer_returns(fr
     assert [h.id for h in warm.hits] == [h.id for h in cold.hits]
 
 
+def test_a_warmed_store_builds_a_states_view_before_the_commit_is_published(fresh_store):
+    """A thread that searches the new state the moment it is committed (before the writer
+    returns) finds its view built, with every segment's columns, and gets the answer a
+    store that was never warmed gives: the view is made while the commit's files are
+    complete but its table of contents is not written yet (``before_publish``)."""
+    import threading
+
+    from newsquarry.search.docvalues import VALUE_FIELDS, cache_for
+    from newsquarry.search.searching import warm_up
+
+    store = fresh_store
+    with store.writer() as w:
+        w.put(*article(0))
+    warm_up(store, refresh=False)
+    cache = cache_for(store)
+    request = SearchRequest(q="report", facets=["article"])
+    seen: list = []
+
+    def search_at_once(s) -> None:  # another thread, as a server's request thread
+        loads, views = cache.loads, list(cache.views.values())
+
+        def search() -> None:
+            view = cache.view(s.searcher())
+            built = all(("key_docs", f) in view._stats for f in VALUE_FIELDS)
+            seen.append((view in views, built, cache.loads == loads, run_search(s, request).total))
+
+        t = threading.Thread(target=search)
+        t.start()
+        t.join()
+
+    store.after_commit.insert(0, search_at_once)  # before the writer's own warm
+    with store.writer() as w:
+        w.put(*article(1))
+    assert seen == [(True, True, True, 4)]
+    cold_store = WhooshStore(store.path, background_merges=False)
+    try:
+        assert run_search(cold_store, request).total == 4
+    finally:
+        cold_store.close()
+
+
 def test_a_warmed_store_warms_the_states_other_processes_commit_in_the_background(tmp_path):
     """A server worker that did not commit (another worker did, or a background merge) has
     the new state's view built by its refresher before any of its searches asks for it,
