@@ -12,6 +12,13 @@ one article per second through ``WhooshStore.add`` (a commit per write, as
 ``PUT /v1/articles/<id>``; merges then run in the background). Reported: read
 p50/p99 per phase, write p50/p99/max, merges done, and a check that every
 written article is found afterwards at its newest version.
+
+``--http``: the same two phases against ``newsquarry serve``'s server (gunicorn, the
+default 2 workers x 4 threads, writes enabled) on the copy: ``--readers`` client
+threads send ``GET /v1/search`` with the same filters and facets over kept-alive
+connections, and one more sends ``PUT /v1/articles/<id>`` once a second (enriched by
+spaCy in the worker that takes it, committed, answered). The clients run on the same
+two cores as the server.
 """
 
 from __future__ import annotations
@@ -85,15 +92,130 @@ def phase(store: WhooshStore, seconds: float, readers: int, writes: bool) -> dic
     return {"reads": reads, "writes": wlat, "written": written, "write_cpu": wcpu}
 
 
+def http_phase(url: str, token: str, seconds: float, readers: int, writes: bool) -> dict:
+    """``phase`` through the HTTP API: the same searches and writes as requests."""
+    import requests
+
+    stop = time.monotonic() + seconds
+    reads: list[float] = []
+    wlat: list[float] = []
+    written: list[str] = []
+    errors: list[str] = []
+
+    def reader(k: int) -> None:
+        i = k
+        with requests.Session() as http:
+            while time.monotonic() < stop:
+                params = [("q", WORDS[i % len(WORDS)]), ("place", "U.S."), ("date_from", "1987-03")]
+                params += [("facet", f) for f in ("person", "org", "place", "date")]
+                t0 = time.perf_counter()
+                r = http.get(url + "/v1/search", params=params, timeout=60)
+                reads.append(time.perf_counter() - t0)
+                if r.status_code != 200:
+                    errors.append(f"GET {r.status_code}")
+                i += 1
+
+    def writer() -> None:
+        n = 0
+        with requests.Session() as http:
+            while time.monotonic() < stop:
+                t_next = time.monotonic() + 1.0
+                art, _ = article(n)
+                body = {"title": art.title, "text": art.text, "source": art.source,
+                        "date": art.date}  # fmt: skip
+                t0 = time.perf_counter()
+                r = http.put(f"{url}/v1/articles/{art.id}", json=body, timeout=60,
+                             headers={"Authorization": f"Bearer {token}"})  # fmt: skip
+                wlat.append(time.perf_counter() - t0)
+                if r.status_code != 200:
+                    errors.append(f"PUT {r.status_code} {r.text[:200]}")
+                written.append(art.title)
+                n += 1
+                time.sleep(max(0.0, t_next - time.monotonic()))
+
+    threads = [threading.Thread(target=reader, args=(k,)) for k in range(readers)]
+    if writes:
+        threads.append(threading.Thread(target=writer))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return {"reads": reads, "writes": wlat, "written": written, "write_cpu": [], "errors": errors}
+
+
+def print_phases(quiet: dict, mixed: dict) -> None:
+    ms = 1000
+    print(
+        "| phase | reads | read p50 ms | read p99 ms | writes | write p50 ms | write p99 ms | write max ms |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name, r in (("reads only", quiet), ("reads + 1 write/s", mixed)):
+        w = r["writes"]
+        wcols = (f"{statistics.median(w) * ms:.0f} | {pct(w, 99) * ms:.0f} | {max(w) * ms:.0f}"
+                 if w else "- | - | -")  # fmt: skip
+        print(f"| {name} | {len(r['reads'])} | {statistics.median(r['reads']) * ms:.0f} | "
+              f"{pct(r['reads'], 99) * ms:.0f} | {len(w)} | {wcols} |")  # fmt: skip
+
+
+def main_http(args: argparse.Namespace) -> None:
+    """The two phases against a real server on the copy (``--http``)."""
+    import os
+    import secrets
+
+    import requests
+
+    from benchmarks.bench_api import Server
+
+    token = secrets.token_urlsafe(16)
+    server = Server(args.copy_to, workers=2, threads=4, cache_size=0,
+                    env={"NEWSQUARRY_WRITE_TOKEN": token})  # fmt: skip
+    try:
+        # every worker has opened and warmed the index and loaded spaCy for writes (new
+        # connections spread over the workers): the phases measure a server in service
+        for n in range(8):
+            art, _ = article(1000 + n)
+            requests.put(f"{server.url}/v1/articles/warm-{n}", timeout=120,
+                         json={"title": art.title, "text": art.text, "date": art.date},
+                         headers={"Authorization": f"Bearer {token}"}).raise_for_status()  # fmt: skip
+        time.sleep(2)
+        http_phase(server.url, token, 3, args.readers, writes=False)  # connections, caches
+        load0 = os.getloadavg()[0]
+        quiet = http_phase(server.url, token, args.seconds, args.readers, writes=False)
+        mixed = http_phase(server.url, token, args.seconds, args.readers, writes=True)
+        load1 = os.getloadavg()[0]
+        print_phases(quiet, mixed)
+        ratio = pct(mixed["reads"], 99) / pct(quiet["reads"], 99)
+        print(
+            f"\nread p99 with writes / without: {ratio:.2f}x; load average {load0:.1f} -> {load1:.1f}"
+        )
+        errors = quiet["errors"] + mixed["errors"]
+        print(f"errors: {len(errors)} {errors[:3]}")
+        newest = {f"mixed-{n % 20}": t for n, t in enumerate(mixed["written"])}
+        found = 0
+        for aid, title in newest.items():
+            r = requests.get(f"{server.url}/v1/articles/{aid}", timeout=30)
+            found += r.status_code == 200 and r.json().get("title") == title
+        print(
+            f"writes visible afterwards: {found} of {len(newest)} articles at their newest version"
+        )
+    finally:
+        server.stop()
+        shutil.rmtree(args.copy_to, ignore_errors=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--index", required=True)
     ap.add_argument("--copy-to", required=True)
     ap.add_argument("--seconds", type=float, default=30)
     ap.add_argument("--readers", type=int, default=4)
+    ap.add_argument("--http", action="store_true", help="through a real server (gunicorn)")
     args = ap.parse_args(argv)
     shutil.rmtree(args.copy_to, ignore_errors=True)
     shutil.copytree(args.index, args.copy_to)
+    if args.http:
+        main_http(args)
+        return
     store = WhooshStore(args.copy_to)
     try:
         warm_up(store, writes=True)  # as an API worker with writes enabled
@@ -112,16 +234,7 @@ def main(argv: list[str] | None = None) -> None:
     load1 = os.getloadavg()[0]
     store.wait_for_merges(600)
     ms = 1000
-    print(
-        "| phase | reads | read p50 ms | read p99 ms | writes | write p50 ms | write p99 ms | write max ms |"
-    )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for name, r in (("reads only", quiet), ("reads + 1 write/s", mixed)):
-        w = r["writes"]
-        wcols = (f"{statistics.median(w) * ms:.0f} | {pct(w, 99) * ms:.0f} | {max(w) * ms:.0f}"
-                 if w else "- | - | -")  # fmt: skip
-        print(f"| {name} | {len(r['reads'])} | {statistics.median(r['reads']) * ms:.0f} | "
-              f"{pct(r['reads'], 99) * ms:.0f} | {len(w)} | {wcols} |")  # fmt: skip
+    print_phases(quiet, mixed)
     if mixed["write_cpu"]:
         c = mixed["write_cpu"]
         print(f"\nwriter thread CPU per write: p50 {statistics.median(c) * ms:.0f} ms, "
