@@ -73,6 +73,10 @@ class Refresher:
     def alive(self) -> bool:
         return self._thread.is_alive()
 
+    def is_current_thread(self) -> bool:
+        """Whether the caller is this refresher's thread (it warms the newest state)."""
+        return self._thread is threading.current_thread()
+
     def _run(self) -> None:
         while not self._stop.is_set():
             self._wake.wait(self.interval)

@@ -164,6 +164,66 @@ def test_a_warmed_store_builds_a_states_view_before_the_commit_is_published(fres
         cold_store.close()
 
 
+def test_searches_stay_on_the_state_before_a_merge_until_it_is_warm_never_before_a_write(
+    tmp_path,
+):
+    """A background merge (another process) changes no answer: while this worker's
+    refresher warms the merged state, its search threads go on searching the state before
+    it. A write by another process is searched at once, refresher or not."""
+    import queue
+    import threading
+    import time
+
+    from newsquarry.search.searching import warm_up
+
+    path = tmp_path / "ix"
+    store = WhooshStore(path, background_merges=False)
+    for n in range(3):
+        with store.writer() as w:
+            w.put(*article(n))
+    warm_up(store)  # starts the refresher
+    gate = threading.Event()
+    warm = store.refresher._warm
+    store.refresher._warm = lambda s: (gate.wait(30), warm(s))[1]  # a warm still going on
+    request = SearchRequest(q="report")
+
+    asks: queue.Queue = queue.Queue()
+    answers: queue.Queue = queue.Queue()
+
+    def request_thread() -> None:  # one long-lived thread, as a server's
+        while asks.get():
+            total = run_search(store, request).total
+            answers.put((store.searcher().ixreader.generation(), total))
+
+    thread = threading.Thread(target=request_thread)
+    thread.start()
+
+    def search() -> tuple[int, int]:  # (generation searched, total)
+        asks.put(True)
+        return answers.get(timeout=30)
+
+    before = search()
+    other = WhooshStore(path, background_merges=False)  # as the merge process
+    other.optimize()
+    merged = other.generation
+    assert search() == before  # the merged state is not warm yet: the state before it
+    gate.set()
+    deadline = time.monotonic() + 30
+    while store.refresher.warmed_generation < merged and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert search() == (merged, before[1])  # warm: searched
+    gate.clear()
+    with other.writer() as w:  # a write: new documents, searched at once
+        w.put(*article(7))
+    assert search() == (other.generation, before[1] + 2)
+    assert other.delete("art-0")  # a deletion only: searched at once too
+    assert search() == (other.generation, before[1])
+    gate.set()
+    asks.put(False)
+    thread.join()
+    other.close()
+
+
 def test_a_warmed_store_warms_the_states_other_processes_commit_in_the_background(tmp_path):
     """A server worker that did not commit (another worker did, or a background merge) has
     the new state's view built by its refresher before any of its searches asks for it,
