@@ -157,6 +157,26 @@ def print_phases(quiet: dict, mixed: dict) -> None:
               f"{pct(r['reads'], 99) * ms:.0f} | {len(w)} | {wcols} |")  # fmt: skip
 
 
+def background_done(root: int, timeout: float = 300) -> None:
+    """Wait until no background process (a merge, the alias learner) runs under ``root``."""
+    from pathlib import Path
+
+    from benchmarks.memwatch import tree_pids
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        busy = False
+        for pid in tree_pids(root):
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:
+                continue
+            busy |= b"search.merging" in cmd or b"search.aliases" in cmd
+        if not busy:
+            return
+        time.sleep(0.2)
+
+
 def main_http(args: argparse.Namespace) -> None:
     """The two phases against a real server on the copy (``--http``)."""
     import os
@@ -167,6 +187,7 @@ def main_http(args: argparse.Namespace) -> None:
     from benchmarks.bench_api import Server
 
     token = secrets.token_urlsafe(16)
+    before_segments = len([n for n in os.listdir(args.copy_to) if n.endswith(".seg")])
     server = Server(args.copy_to, workers=2, threads=4, cache_size=0,
                     env={"NEWSQUARRY_WRITE_TOKEN": token})  # fmt: skip
     try:
@@ -177,7 +198,7 @@ def main_http(args: argparse.Namespace) -> None:
             requests.put(f"{server.url}/v1/articles/warm-{n}", timeout=120,
                          json={"title": art.title, "text": art.text, "date": art.date},
                          headers={"Authorization": f"Bearer {token}"}).raise_for_status()  # fmt: skip
-        time.sleep(2)
+        background_done(server.proc.pid)  # the merges those writes started: not in a phase
         http_phase(server.url, token, 3, args.readers, writes=False)  # connections, caches
         load0 = os.getloadavg()[0]
         quiet = http_phase(server.url, token, args.seconds, args.readers, writes=False)
@@ -198,6 +219,9 @@ def main_http(args: argparse.Namespace) -> None:
         print(
             f"writes visible afterwards: {found} of {len(newest)} articles at their newest version"
         )
+        background_done(server.proc.pid)
+        segments = requests.get(f"{server.url}/v1/stats", timeout=30).json().get("segments")
+        print(f"segments: {before_segments} in the copy, {segments} at the end (merges keep up)")
     finally:
         server.stop()
         shutil.rmtree(args.copy_to, ignore_errors=True)

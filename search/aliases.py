@@ -109,7 +109,6 @@ JOURNAL_MIN = 1 << 20  # ... and this many bytes
 # by a background process (``AliasLearner``), off the writer's thread and its GIL
 BACKGROUND_FROM = 1000
 LEARN_LOCK = "aliases.lock"
-LEARNER_NICE = 10  # the learner process's niceness above the store's process
 # the learner's share of a core, at most 1/LEARNER_DUTY over time: after a run of t
 # seconds, the next waits (LEARNER_DUTY - 1) * t (Reuters: a 1.4 s run, then ~13 s in
 # which commits' names wait in the journal), unless someone waits for it (close, tests)
@@ -1241,8 +1240,10 @@ def main(argv: list[str] | None = None) -> int:
         from .merging import _exit_with_parent
 
         _exit_with_parent(args.parent)
+        from .background import background_priority
+
         # background work: the serving process's searches and writes come first
-        os.nice(LEARNER_NICE)
+        background_priority()
     try:
         learn_table(args.folder)
     except Exception as exc:  # noqa: BLE001 - one line for the parent's log

@@ -11,6 +11,20 @@ from __future__ import annotations
 import threading
 import time
 
+BACKGROUND_NICE = 10  # the niceness of background processes (merges, alias learning)
+
+
+def background_priority() -> None:
+    """Lower this process's CPU priority: a background process (a segment merge, the alias
+    learner) then takes the cores only when searches and writes leave them free. On an idle
+    machine it runs as fast as before; on a busy one the server's workers come first."""
+    import os
+
+    try:
+        os.nice(BACKGROUND_NICE)
+    except OSError:  # not permitted here: run at the inherited priority
+        pass
+
 
 class Coalescing:
     """A job run in a daemon thread when requested; subclasses define ``run_once``."""

@@ -382,8 +382,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lock-timeout", type=float, default=30.0)
     ap.add_argument("--parent", type=int, default=0, help="exit when this process is gone")
     args = ap.parse_args(argv)
-    if args.parent:
+    if args.parent:  # a background merge, started by a store after a commit
         _exit_with_parent(args.parent)
+        from .background import background_priority
+
+        background_priority()  # behind the serving processes' searches and writes
     from .store import WhooshStore
 
     merges = 0
