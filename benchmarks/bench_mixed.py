@@ -53,7 +53,71 @@ def article(n: int) -> tuple[Article, list]:
     return art, passages
 
 
-def phase(store: WhooshStore, seconds: float, readers: int, writes: bool) -> dict:
+class Timeline:
+    """What ran when during a phase (``--timeline``): every read and write, and the
+    background jobs of the process (merge processes, cluster linking, the refresher's
+    warms, alias learning) and the garbage collector's passes over 5 ms, recorded by
+    wrapping those jobs' entry points for the run."""
+
+    def __init__(self) -> None:
+        import gc
+
+        from newsquarry.search import aliases, merging, quoteclusters, refresh
+
+        self.t0 = time.perf_counter()
+        self.events: list[tuple[float, str]] = []
+        self.reads: list[tuple[float, float, float, int, int, bool]] = []
+        for cls, name, label in ((merging.Merger, "_in_process", "merge process"),
+                                 (quoteclusters._Linker, "run_once", "cluster linking"),
+                                 (refresh.Refresher, "check", "refresher"),
+                                 (aliases.AliasLearner, "run_once", "alias learning")):  # fmt: skip
+            self._wrap(cls, name, label)
+        self._gc: dict[int, float] = {}
+        gc.callbacks.append(self._on_gc)
+
+    def _wrap(self, cls: type, name: str, label: str) -> None:
+        original = getattr(cls, name)
+
+        def timed(obj: object, *args: object, **kw: object) -> object:
+            t, c = time.perf_counter(), time.thread_time()
+            try:
+                return original(obj, *args, **kw)
+            finally:
+                self.event(label, t, time.thread_time() - c)
+
+        setattr(cls, name, timed)
+
+    def _on_gc(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._gc[threading.get_ident()] = time.perf_counter()
+        elif (t := self._gc.pop(threading.get_ident(), None)) is not None:
+            if time.perf_counter() - t > 0.005:
+                self.event(f"gc generation {info['generation']}", t, 0.0)
+
+    def event(self, label: str, start: float, cpu: float, extra: str = "") -> None:
+        dur = time.perf_counter() - start
+        if label == "refresher" and dur < 0.005:  # a look that found nothing new to warm
+            return
+        self.events.append((start - self.t0, f"{label:<16} {(start - self.t0):7.2f} s "
+                            f"{dur * 1000:6.0f} ms, CPU {cpu * 1000:4.0f} ms {extra}"))  # fmt: skip
+
+    def write(self, path: str) -> None:
+        lat = sorted(r[1] for r in self.reads)
+        p99 = pct(lat, 99)
+        lines = list(self.events)
+        for start, dur, cpu, k, gen, first in self.reads:
+            if dur >= p99:
+                lines.append((start, f"{'read':<16} {start:7.2f} s {dur * 1000:6.0f} ms, CPU "
+                              f"{cpu * 1000:4.0f} ms thread {k}, generation {gen}"
+                              f"{' (its first search on it)' if first else ''}"))  # fmt: skip
+        with open(path, "w") as fh:
+            fh.write(f"# {len(lat)} reads, p99 {p99 * 1000:.0f} ms; reads at or over it, and "
+                     "every write and background job, by start time\n")  # fmt: skip
+            fh.writelines(text + "\n" for _, text in sorted(lines))
+
+
+def phase(store: WhooshStore, seconds: float, readers: int, writes: bool,
+          timeline: Timeline | None = None) -> dict:  # fmt: skip
     stop = time.monotonic() + seconds
     reads: list[float] = []
     wlat: list[float] = []
@@ -61,13 +125,18 @@ def phase(store: WhooshStore, seconds: float, readers: int, writes: bool) -> dic
     written: list[str] = []
 
     def reader(k: int) -> None:
-        i = k
+        i, last = k, None
         while time.monotonic() < stop:
             req = SearchRequest(q=WORDS[i % len(WORDS)], filters={"place": ["U.S."]},
                                 date_from="1987-03", facets=["person", "org", "place", "date"])  # fmt: skip
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             run_search(store, req)
             reads.append(time.perf_counter() - t0)
+            if timeline is not None:
+                gen = store.searcher().ixreader.generation()
+                timeline.reads.append((t0 - timeline.t0, reads[-1], time.thread_time() - c0,
+                                       k, gen, gen != last))  # fmt: skip
+                last = gen
             i += 1
 
     def writer() -> None:
@@ -78,6 +147,8 @@ def phase(store: WhooshStore, seconds: float, readers: int, writes: bool) -> dic
             store.add([article(n)])
             wlat.append(time.perf_counter() - t0)
             wcpu.append(time.thread_time() - c0)  # the writer thread's own CPU
+            if timeline is not None:
+                timeline.event("write", t0, wcpu[-1], f"-> generation {store.generation}")
             written.append(f"Oil report {n}")
             n += 1
             time.sleep(max(0.0, t_next - time.monotonic()))
@@ -234,6 +305,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seconds", type=float, default=30)
     ap.add_argument("--readers", type=int, default=4)
     ap.add_argument("--http", action="store_true", help="through a real server (gunicorn)")
+    ap.add_argument("--timeline", metavar="FILE",
+                    help="write what ran when in the mixed phase (library only)")  # fmt: skip
     args = ap.parse_args(argv)
     shutil.rmtree(args.copy_to, ignore_errors=True)
     shutil.copytree(args.index, args.copy_to)
@@ -253,10 +326,13 @@ def main(argv: list[str] | None = None) -> None:
 
     own0, kids0 = time.process_time(), resource.getrusage(resource.RUSAGE_CHILDREN)
     load0 = os.getloadavg()[0]
-    mixed = phase(store, args.seconds, args.readers, writes=True)
+    timeline = Timeline() if args.timeline else None
+    mixed = phase(store, args.seconds, args.readers, writes=True, timeline=timeline)
     own1, kids1 = time.process_time(), resource.getrusage(resource.RUSAGE_CHILDREN)
     load1 = os.getloadavg()[0]
     store.wait_for_merges(600)
+    if timeline is not None:
+        timeline.write(args.timeline)
     ms = 1000
     print_phases(quiet, mixed)
     if mixed["write_cpu"]:
