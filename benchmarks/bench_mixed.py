@@ -28,6 +28,7 @@ import shutil
 import statistics
 import threading
 import time
+from collections.abc import Callable
 
 from newsquarry.search.models import Article, Entity
 from newsquarry.search.passages import split_passages
@@ -139,20 +140,32 @@ def phase(store: WhooshStore, seconds: float, readers: int, writes: bool,
                 last = gen
             i += 1
 
-    def writer() -> None:
-        n = 0
-        while time.monotonic() < stop:
-            t_next = time.monotonic() + 1.0
-            t0, c0 = time.perf_counter(), time.thread_time()
-            store.add([article(n)])
-            wlat.append(time.perf_counter() - t0)
-            wcpu.append(time.thread_time() - c0)  # the writer thread's own CPU
-            if timeline is not None:
-                timeline.event("write", t0, wcpu[-1], f"-> generation {store.generation}")
-            written.append(f"Oil report {n}")
-            n += 1
-            time.sleep(max(0.0, t_next - time.monotonic()))
+    def write(n: int) -> None:
+        t0, c0 = time.perf_counter(), time.thread_time()
+        store.add([article(n)])
+        wlat.append(time.perf_counter() - t0)
+        wcpu.append(time.thread_time() - c0)  # the writer thread's own CPU
+        if timeline is not None:
+            timeline.event("write", t0, wcpu[-1], f"-> generation {store.generation}")
+        written.append(f"Oil report {n}")
 
+    run_threads(reader, lambda: once_a_second(stop, write), readers, writes)
+    return {"reads": reads, "writes": wlat, "written": written, "write_cpu": wcpu}
+
+
+def once_a_second(stop: float, write: Callable[[int], None]) -> None:
+    """Call ``write(0)``, ``write(1)``, ... once a second until ``stop`` (monotonic)."""
+    n = 0
+    while time.monotonic() < stop:
+        t_next = time.monotonic() + 1.0
+        write(n)
+        n += 1
+        time.sleep(max(0.0, t_next - time.monotonic()))
+
+
+def run_threads(reader: Callable[[int], None], writer: Callable[[], None], readers: int,
+                writes: bool) -> None:  # fmt: skip
+    """``readers`` threads of ``reader`` (numbered) and, with ``writes``, one of ``writer``."""
     threads = [threading.Thread(target=reader, args=(k,)) for k in range(readers)]
     if writes:
         threads.append(threading.Thread(target=writer))
@@ -160,7 +173,6 @@ def phase(store: WhooshStore, seconds: float, readers: int, writes: bool,
         t.start()
     for t in threads:
         t.join()
-    return {"reads": reads, "writes": wlat, "written": written, "write_cpu": wcpu}
 
 
 def http_phase(url: str, token: str, seconds: float, readers: int, writes: bool) -> dict:
@@ -186,31 +198,23 @@ def http_phase(url: str, token: str, seconds: float, readers: int, writes: bool)
                     errors.append(f"GET {r.status_code}")
                 i += 1
 
-    def writer() -> None:
-        n = 0
-        with requests.Session() as http:
-            while time.monotonic() < stop:
-                t_next = time.monotonic() + 1.0
-                art, _ = article(n)
-                body = {"title": art.title, "text": art.text, "source": art.source,
-                        "date": art.date}  # fmt: skip
-                t0 = time.perf_counter()
-                r = http.put(f"{url}/v1/articles/{art.id}", json=body, timeout=60,
-                             headers={"Authorization": f"Bearer {token}"})  # fmt: skip
-                wlat.append(time.perf_counter() - t0)
-                if r.status_code != 200:
-                    errors.append(f"PUT {r.status_code} {r.text[:200]}")
-                written.append(art.title)
-                n += 1
-                time.sleep(max(0.0, t_next - time.monotonic()))
+    http_writes = requests.Session()
 
-    threads = [threading.Thread(target=reader, args=(k,)) for k in range(readers)]
-    if writes:
-        threads.append(threading.Thread(target=writer))
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    def write(n: int) -> None:
+        art, _ = article(n)
+        body = {"title": art.title, "text": art.text, "source": art.source, "date": art.date}
+        t0 = time.perf_counter()
+        r = http_writes.put(f"{url}/v1/articles/{art.id}", json=body, timeout=60,
+                            headers={"Authorization": f"Bearer {token}"})  # fmt: skip
+        wlat.append(time.perf_counter() - t0)
+        if r.status_code != 200:
+            errors.append(f"PUT {r.status_code} {r.text[:200]}")
+        written.append(art.title)
+
+    try:
+        run_threads(reader, lambda: once_a_second(stop, write), readers, writes)
+    finally:
+        http_writes.close()
     return {"reads": reads, "writes": wlat, "written": written, "write_cpu": [], "errors": errors}
 
 
