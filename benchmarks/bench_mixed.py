@@ -19,6 +19,10 @@ threads send ``GET /v1/search`` with the same filters and facets over kept-alive
 connections, and one more sends ``PUT /v1/articles/<id>`` once a second (enriched by
 spaCy in the worker that takes it, committed, answered). The clients run on the same
 two cores as the server.
+
+``--timeline FILE`` (library only): what ran when in the mixed phase, each read at or over
+the p99 beside the writes, merge processes, cluster linking, refresher warms, alias
+learning and garbage-collector passes around it.
 """
 
 from __future__ import annotations
