@@ -72,6 +72,7 @@ from .scoring import (
     per_document,
     top_k,
 )
+from .store import generation_of as _generation
 from .store import stored_document
 from .suggest import corrected_text
 
@@ -369,13 +370,6 @@ def _count_keys(keys: np.ndarray) -> int:
     seen = np.zeros(int(keys.max()) + 2, dtype=bool)
     seen[keys + 1] = True  # -1 (no article / cluster) lands on slot 0, not counted
     return int(np.count_nonzero(seen[1:]))
-
-
-def _generation(searcher: Any) -> int:
-    try:
-        return int(searcher.ixreader.generation())
-    except (AttributeError, TypeError, ValueError):  # empty or composite readers
-        return 0
 
 
 def _scores(prep: _Prepared) -> np.ndarray:
@@ -745,14 +739,16 @@ def warm_up(store: Any, refresh: bool = True, writes: bool = False) -> float:
     return time.monotonic() - t0
 
 
-def _warm_unpublished(store: Any, searcher: Any) -> None:
-    """Build the view of a state a commit of this process is about to publish
-    (``WhooshStore.before_publish``): its arrays and the name-word index, from a searcher
-    over the commit's segments, before any other thread can search that state."""
+def _warm_unpublished(store: Any, searcher: Any) -> View:
+    """Build the view of the state ``searcher`` reads: its arrays and the name-word index.
+    Registered as ``WhooshStore.before_publish`` (a searcher over the segments a commit of
+    this process is about to publish, before any other thread can search that state), and
+    the first step of every warm (``_warm_state``)."""
     view = cache_for(store).view(searcher)
     _warm_view(view)
     for fname in INTERPRETED:
-        index_words(view.registries[fname])
+        index_words(view.registries[fname])  # name keys by word: the query's names
+    return view
 
 
 def _warm_after_commit(store: Any) -> int:
@@ -805,10 +801,7 @@ def _warm_state(store: Any, why: str) -> int:
     fields and display names; on opening ("open") the quotes view too. Returns the
     generation it warmed."""
     searcher = store.searcher()
-    view = cache_for(store).view(searcher)
-    _warm_view(view)
-    for fname in INTERPRETED:
-        index_words(view.registries[fname])  # name keys by word: the query's names
+    view = _warm_unpublished(store, searcher)
     if why == "commit":
         return _generation(searcher)
     # the written forms of every segment's values, which the facet values and hits shown

@@ -441,12 +441,12 @@ def reading(path: Path) -> Iterator[None]:
 MERGE_KEEP_SECONDS = 2.0  # at most this long on the state before a merge (``searcher``)
 
 
-def _generation_of(searcher: Any) -> int:
-    """The generation a searcher reads (-1 if it cannot say)."""
+def generation_of(searcher: Any) -> int:
+    """The generation a searcher reads (0 if it cannot say: empty or composite readers)."""
     try:
         return int(searcher.ixreader.generation())
-    except Exception:  # noqa: BLE001 - a reader of another kind
-        return -1
+    except (AttributeError, TypeError, ValueError):
+        return 0
 
 
 def _only_merges(searcher: Any, segments: list[Any]) -> bool:
@@ -884,16 +884,18 @@ class WhooshStore:
         refresher = self.refresher
         if refresher is None or not refresher.alive or refresher.is_current_thread():
             return False
-        try:
-            toc = self.ix._read_toc()
-        except Exception:  # noqa: BLE001 - replaced just then: move on as usual
+        newest = self.ix.latest_generation()
+        if refresher.warmed_generation >= newest:
             return False
-        if refresher.warmed_generation >= toc.generation:
-            return False
-        key = (_generation_of(s), toc.generation)
+        key = (generation_of(s), newest)
         verdict = self._merge_verdicts.get(key)
-        if verdict is None:
-            verdict = (_only_merges(s, toc.segments), time.monotonic())
+        if verdict is None:  # the newest TOC is read once per pair of states, not per search
+            try:
+                toc = self.ix._read_toc()
+            except Exception:  # noqa: BLE001 - replaced just then: move on as usual
+                return False
+            same = toc.generation == newest and _only_merges(s, toc.segments)
+            verdict = (same, time.monotonic())
             if len(self._merge_verdicts) > 16:
                 self._merge_verdicts.clear()
             self._merge_verdicts[key] = verdict
