@@ -21,8 +21,8 @@ from flask import Flask, Response, g, request
 from flask_cors import CORS
 from flask_smorest import Api
 
-from newsquarry.search.config import load_settings
-from newsquarry.search.keys import check_secret
+from newsquarry.search.core.config import load_settings
+from newsquarry.search.query.keys import check_secret
 
 from . import errors, scoping
 from .backend import Backend

@@ -15,9 +15,9 @@ from typing import Any
 
 from flask import current_app
 
-from newsquarry.search.errors import IndexUnavailable
-from newsquarry.search.searching import warm_up
-from newsquarry.search.store import WhooshStore
+from newsquarry.search.core.errors import IndexUnavailable
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.query.searching import warm_up
 
 from .caching import ResponseCache
 
@@ -91,7 +91,7 @@ class Backend:
     def enricher(self) -> Any:
         """The enricher writes use (the spaCy one unless one was injected), loaded once."""
         if self._enricher is None:
-            from newsquarry.search.indexer import default_enricher
+            from newsquarry.search.ingest.indexer import default_enricher
 
             with self._lock:
                 if self._enricher is None:

@@ -26,7 +26,7 @@ def request_key(req: Request, fmt: str, store: Any = None) -> str:
     """The parts of a request that decide its response body.
 
     With ``store``, also the version of its alias table: the override file can
-    change names without a commit (``newsquarry.search.aliases``).
+    change names without a commit (``newsquarry.search.archive.aliases``).
     """
     query = "&".join(sorted(req.query_string.decode("latin-1").split("&")))
     key = req.headers.get("X-Newsquarry-Key", "")

@@ -22,7 +22,7 @@ from urllib.parse import quote
 from flask import Flask, Response, g, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
-from newsquarry.search.errors import (
+from newsquarry.search.core.errors import (
     READ_DAMAGE,
     IndexBusy,
     IndexDamaged,
@@ -30,7 +30,7 @@ from newsquarry.search.errors import (
     NewsquarryError,
     QueryError,
 )
-from newsquarry.search.ids import shorten
+from newsquarry.search.core.ids import shorten
 
 PROBLEM_MIMETYPE = "application/problem+json"
 MAX_ECHO = 200  # characters of a request path echoed in an error (a 100,000-character id is not)

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 from xml.sax.saxutils import escape, quoteattr
 
-from newsquarry.search.requests import SearchRequest
+from newsquarry.search.core.requests import SearchRequest
 
 from .formats import dumps
 

@@ -13,14 +13,14 @@ from typing import Any
 
 from flask import Request
 
-from newsquarry.search.export import (  # noqa: F401 (the API's formats, from the library)
+from newsquarry.search.core.requests import SearchRequest, SearchResult
+from newsquarry.search.query.export import (  # noqa: F401 (the API's formats, from the library)
     PASSAGE_COLUMNS,
     QUOTE_COLUMNS,
     csv_lines,
     dumps,
     jsonl_lines,
 )
-from newsquarry.search.requests import SearchRequest, SearchResult
 
 MIMETYPES = {
     "json": "application/json",

@@ -13,7 +13,7 @@ from urllib.parse import quote, quote_plus, urlencode
 
 from flask import Request
 
-from newsquarry.search.textnorm import fold
+from newsquarry.search.core.textnorm import fold
 
 
 def public_url(path: str) -> str:

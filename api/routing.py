@@ -14,8 +14,8 @@ from typing import Any
 
 from werkzeug.routing import BaseConverter
 
-from newsquarry.search.ids import MAX_ID_LENGTH, url_segment
-from newsquarry.search.schema import FACETS
+from newsquarry.search.core.ids import MAX_ID_LENGTH, url_segment
+from newsquarry.search.engine.schema import FACETS
 
 
 class IdConverter(BaseConverter):

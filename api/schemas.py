@@ -15,11 +15,11 @@ from typing import Any
 
 from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validate, validates_schema
 
-from newsquarry.search.ids import MAX_ID_LENGTH
-from newsquarry.search.models import ENTITY_TYPES, QUOTE_KINDS
-from newsquarry.search.readers import MAX_ARTICLE_CHARS
-from newsquarry.search.requests import DATE_INTERVALS, GROUPS, MATCHES, SORTS
-from newsquarry.search.schema import FACETS
+from newsquarry.search.core.ids import MAX_ID_LENGTH
+from newsquarry.search.core.models import ENTITY_TYPES, QUOTE_KINDS
+from newsquarry.search.core.requests import DATE_INTERVALS, GROUPS, MATCHES, SORTS
+from newsquarry.search.engine.schema import FACETS
+from newsquarry.search.ingest.readers import MAX_ARTICLE_CHARS
 
 from .routing import ID_PATTERN
 
@@ -94,7 +94,7 @@ class IdValue(validate.Validator):
     """An article id in a body: empty (derived) or valid by ``search.ids`` (with its reason)."""
 
     def __call__(self, value: str) -> str:
-        from newsquarry.search.ids import id_problem
+        from newsquarry.search.core.ids import id_problem
 
         problem = id_problem(value) if value else None
         if problem:
@@ -114,8 +114,8 @@ class DateValue(validate.Validator):
         self.name = name
 
     def __call__(self, value: str) -> str:
-        from newsquarry.search.errors import InvalidRequest
-        from newsquarry.search.facets import date_bounds
+        from newsquarry.search.core.errors import InvalidRequest
+        from newsquarry.search.query.facets import date_bounds
 
         try:
             date_bounds(value, what=self.name)
@@ -292,7 +292,7 @@ def facet_values_args_schema(settings: dict[str, Any]) -> type[Schema]:
 
 def cooccurrence_args_schema(settings: dict[str, Any]) -> type[Schema]:
     """Query parameters of co-occurrence: a search's query and filters, targets, size."""
-    from newsquarry.search.cooccurrence import DEFAULT_TARGETS, TARGETS
+    from newsquarry.search.query.cooccurrence import DEFAULT_TARGETS, TARGETS
 
     base = search_args_schema(settings, "passages")
     max_fsize = int(settings["max_facet_size"])

@@ -33,8 +33,8 @@ from typing import Any
 
 from flask import Flask, Response, g, request
 
-from newsquarry.search.keys import KeyRefused, Scope, _bound, verify_key
-from newsquarry.search.textnorm import fold
+from newsquarry.search.core.textnorm import fold
+from newsquarry.search.query.keys import KeyRefused, Scope, _bound, verify_key
 
 HEADER = "X-Newsquarry-Key"
 SCOPED_ENDPOINTS = {

@@ -52,10 +52,10 @@ from urllib.parse import urlencode
 import requests
 
 from benchmarks.memwatch import tree_anon, tree_cpu, tree_pids
-from newsquarry.search.config import load_settings
-from newsquarry.search.requests import SearchRequest
-from newsquarry.search.searching import run_search
-from newsquarry.search.store import WhooshStore
+from newsquarry.search.core.config import load_settings
+from newsquarry.search.core.requests import SearchRequest
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.query.searching import run_search
 
 ROOT = Path(__file__).resolve().parent.parent
 try:  # the search benchmark's queries, so the two benchmarks measure the same thing

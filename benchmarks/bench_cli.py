@@ -46,7 +46,7 @@ FILTERS = ["--place", "U.S.", "--since", "1987-03"]  # two filters
 
 
 def commands(
-    index: str, query: str, module: str = "newsquarry.search.launch"
+    index: str, query: str, module: str = "newsquarry.search.cli.launch"
 ) -> dict[str, list[str]]:
     cli = [sys.executable, "-m", module]
     facets = [a for f in ("person", "org", "place", "date") for a in ("--facet", f)]
@@ -85,7 +85,7 @@ def run_once(cmd: list[str], env: dict[str, str] | None = None,
 
 
 def daemon_status(env: dict[str, str]) -> dict | None:
-    done = subprocess.run([sys.executable, "-m", "newsquarry.search.launch", "daemon", "status",
+    done = subprocess.run([sys.executable, "-m", "newsquarry.search.cli.launch", "daemon", "status",
                            "--json"], cwd=ROOT, env=env, capture_output=True, text=True)  # fmt: skip
     return json.loads(done.stdout) if done.returncode == 0 else None
 
@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> None:
                 cpus[name].append(cpu)
         served = daemon_status(resident_env)
     finally:
-        subprocess.run([sys.executable, "-m", "newsquarry.search.launch", "daemon", "stop"],
+        subprocess.run([sys.executable, "-m", "newsquarry.search.cli.launch", "daemon", "stop"],
                        cwd=ROOT, env=resident_env, capture_output=True)  # fmt: skip
     print(f"resident searcher: {served['served'] if served else '?'} commands served")
     floor = statistics.median(walls["--help"])

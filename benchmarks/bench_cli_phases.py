@@ -42,8 +42,8 @@ def one(index: str, query: str) -> list[tuple[str, float]]:
 
     import click  # noqa: F401
 
-    import newsquarry.search.config  # noqa: F401
-    import newsquarry.search.output  # noqa: F401
+    import newsquarry.search.cli.output  # noqa: F401
+    import newsquarry.search.core.config  # noqa: F401
 
     mark("click, output, config: what --help imports")
     import newsquarry.search.cli  # noqa: F401
@@ -52,20 +52,20 @@ def one(index: str, query: str) -> list[tuple[str, float]]:
     import numpy  # noqa: F401
 
     mark("numpy")
-    from newsquarry.search._light import install
+    from newsquarry.search.engine.light import install
 
     install()
     mark("Whoosh's core modules")
-    from newsquarry.search.store import WhooshStore
+    from newsquarry.search.engine.store import WhooshStore
 
     mark("the store module and its imports")
-    import newsquarry.search.searching  # noqa: F401
+    import newsquarry.search.query.searching  # noqa: F401
 
     mark("searching, facets, scoring, highlight, interpret")
     store = WhooshStore(index, create=False)
     searcher = store.searcher()
     mark("open the store and its searcher (segments, checksum record)")
-    from newsquarry.search.docvalues import cache_for
+    from newsquarry.search.engine.docvalues import cache_for
 
     view = cache_for(store).view(searcher)
     mark("the view (map .dv files and the key table; live, doctype)")
@@ -75,8 +75,8 @@ def one(index: str, query: str) -> list[tuple[str, float]]:
     for f in ("speaker", "source", "article_id"):
         view.nkeys[f]  # noqa: B018
     mark("speaker/source/article_id keys (hits' names, articles)")
-    from newsquarry.search.requests import SearchRequest
-    from newsquarry.search.searching import run_search
+    from newsquarry.search.core.requests import SearchRequest
+    from newsquarry.search.query.searching import run_search
 
     result = run_search(
         store,

@@ -26,10 +26,10 @@ import time
 from collections.abc import Callable
 from itertools import islice
 
-from newsquarry.search.enrich import Enricher, load_nlp
-from newsquarry.search.enrich.pipeline import analyse_doc
-from newsquarry.search.models import Article, Passage
-from newsquarry.search.passages import split_passages
+from newsquarry.search.core.models import Article, Passage
+from newsquarry.search.ingest.enrich import Enricher, load_nlp
+from newsquarry.search.ingest.enrich.pipeline import analyse_doc
+from newsquarry.search.ingest.passages import split_passages
 
 
 def read_articles(path: str, limit: int | None) -> list[Article]:

@@ -36,11 +36,11 @@ import statistics
 import time
 from typing import Any
 
-from newsquarry.search.models import Article, Entity
-from newsquarry.search.passages import split_passages
-from newsquarry.search.requests import SearchRequest
-from newsquarry.search.searching import run_search, warm_up
-from newsquarry.search.store import WhooshStore
+from newsquarry.search.core.models import Article, Entity
+from newsquarry.search.core.requests import SearchRequest
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.ingest.passages import split_passages
+from newsquarry.search.query.searching import run_search, warm_up
 
 WORDS = ["oil", "bank", "trade", "dollar", "wheat", "profit", "shares", "tax", "gold", "coffee"]
 

@@ -54,9 +54,9 @@ QUOTED = re.compile(r'"([^"\n]{20,400})"')
 def build(index: Path, corpus_path: str, min_passages: int) -> None:
     """Create or extend ``index`` to at least ``min_passages`` passages of repeated Reuters."""
     from benchmarks.bench_search import TagEnricher, copies_needed, read_corpus
-    from newsquarry.search.indexer import index_articles
-    from newsquarry.search.models import Article, Quote
-    from newsquarry.search.store import WhooshStore
+    from newsquarry.search.core.models import Article, Quote
+    from newsquarry.search.engine.store import WhooshStore
+    from newsquarry.search.ingest.indexer import index_articles
 
     corpus = read_corpus(corpus_path)
     copies = copies_needed(corpus, min_passages)
@@ -91,7 +91,7 @@ def build(index: Path, corpus_path: str, min_passages: int) -> None:
 
 
 def request(case: str, word: str) -> Any:
-    from newsquarry.search.requests import SearchRequest
+    from newsquarry.search.core.requests import SearchRequest
 
     # measured, not cut: the default 5 s limit (a server's policy) can stop a cold search
     # of a large index on a loaded machine
@@ -113,8 +113,8 @@ def rss_mb() -> float:
 
 def child(index: str, case: str, word: str) -> None:
     """One cold process: open, one search; prints its timings and memory as JSON."""
-    import newsquarry.search.searching as searching
-    from newsquarry.search.store import WhooshStore
+    import newsquarry.search.query.searching as searching
+    from newsquarry.search.engine.store import WhooshStore
 
     base = rss_mb()
     t0 = time.perf_counter()
@@ -140,8 +140,8 @@ def folder_size(index: Path) -> dict[str, float]:
 
 
 def measure(index: Path, cold: int, warm: int) -> dict[str, Any]:
-    from newsquarry.search.searching import run_search
-    from newsquarry.search.store import WhooshStore
+    from newsquarry.search.engine.store import WhooshStore
+    from newsquarry.search.query.searching import run_search
 
     out: dict[str, Any] = {"index": str(index), "size_mb": folder_size(index)}
     colds: dict[str, list[dict]] = {c: [] for c in CASES}

@@ -62,7 +62,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.memwatch import TreeMemory, tree_anon, tree_cpu, tree_memory
-from newsquarry.search.config import SETTINGS_BY_NAME
+from newsquarry.search.core.config import SETTINGS_BY_NAME
 
 DEFAULT_COMMIT_EVERY = SETTINGS_BY_NAME["commit_every"].default
 DEFAULT_PREFETCH = 32  # ``Enricher``'s default (not imported here: that loads spaCy)
@@ -75,7 +75,7 @@ def query_ms(index_dir: str, rounds: int = 5) -> float:
     """Median milliseconds of a top-10 Whoosh query on the passage text (fixed query set)."""
     from whoosh.qparser import QueryParser
 
-    from newsquarry.search.store import WhooshStore
+    from newsquarry.search.engine.store import WhooshStore
 
     store = WhooshStore(index_dir, create=False)
     s = store.ix.searcher()
@@ -116,7 +116,7 @@ class _NoEnricher:
 
 
 def _articles(corpus: str, limit: int | None) -> Iterator[Any]:
-    from newsquarry.search.readers import read_paths
+    from newsquarry.search.ingest.readers import read_paths
 
     if not Path(corpus).exists():  # a wrong path would otherwise "index" 0 articles quietly
         raise SystemExit(f"bench_index: no such corpus: {corpus}")
@@ -133,8 +133,8 @@ def _cpu() -> float:
 
 def search_ms(index_dir: str, rounds: int = 3) -> dict[str, float]:
     """Median ms of ``store.search`` over the fixed queries, plain and with 3 facets."""
-    from newsquarry.search.requests import SearchRequest
-    from newsquarry.search.store import WhooshStore
+    from newsquarry.search.core.requests import SearchRequest
+    from newsquarry.search.engine.store import WhooshStore
 
     store = WhooshStore(index_dir, create=False)
     out: dict[str, float] = {"segments": store.stats()["segments"]}
@@ -220,7 +220,7 @@ def _timed_store(index_dir: str) -> Any:
     """A ``WhooshStore`` that adds up the wall and CPU time spent in ``writer()`` (write + commit)."""
     from contextlib import contextmanager
 
-    from newsquarry.search.store import WhooshStore
+    from newsquarry.search.engine.store import WhooshStore
 
     class TimedStore(WhooshStore):
         write_wall = 0.0
@@ -241,7 +241,7 @@ def _timed_store(index_dir: str) -> Any:
 
 def run_one(args: argparse.Namespace) -> dict[str, Any]:
     """One measurement in this process (called in a subprocess by ``main``)."""
-    from newsquarry.search.enrich.nlp import load_nlp
+    from newsquarry.search.ingest.enrich.nlp import load_nlp
 
     spec = args.worker[7:] if args.worker.startswith("cluster") else ""
     workers, quiet = int(spec.rstrip("q") or 0), spec.endswith("q")
@@ -249,7 +249,7 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
     nlp = None if workers else load_nlp()
     executor = cluster = None
     if workers:
-        from newsquarry.search.enrich.cluster import DaskExecutor, enrichment_fingerprint
+        from newsquarry.search.ingest.enrich.cluster import DaskExecutor, enrichment_fingerprint
 
         cluster = LocalDaskCluster(workers, tempfile.mkdtemp(prefix="bench-dask-"),
                                    env=QUIET_DASK if quiet else None)  # fmt: skip
@@ -290,8 +290,8 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
             for _ in nlp.pipe(texts, n_process=args.processes, batch_size=args.batch_size):
                 pass
         elif args.worker == "enrich":
-            from newsquarry.search.enrich import Enricher
-            from newsquarry.search.passages import split_passages
+            from newsquarry.search.ingest.enrich import Enricher
+            from newsquarry.search.ingest.passages import split_passages
 
             enricher = Enricher(
                 n_process=args.processes,
@@ -306,16 +306,16 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
             # query latency over a kept index, and again after optimize if asked
             result["before"] = search_ms(args.index_dir)
             if args.optimize:
-                from newsquarry.search.indexer import optimize
-                from newsquarry.search.store import WhooshStore
+                from newsquarry.search.engine.store import WhooshStore
+                from newsquarry.search.ingest.indexer import optimize
 
                 result["optimize"] = optimize(WhooshStore(args.index_dir, create=False))
                 result["after"] = search_ms(args.index_dir)
         elif args.worker == "reindex":
             # the same corpus again over the index kept by an ``index`` run: all
             # unchanged, so this is the cost of resuming past committed articles
-            from newsquarry.search.indexer import index_articles
-            from newsquarry.search.store import WhooshStore
+            from newsquarry.search.engine.store import WhooshStore
+            from newsquarry.search.ingest.indexer import index_articles
 
             store = WhooshStore(args.index_dir, create=False)
             result["segments"] = store.stats()["segments"]
@@ -327,8 +327,8 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
                 store.content_hash(article_id)
             result["hash_lookup_ms"] = round((time.perf_counter() - t1) * 1000 / len(ids), 3)
         else:
-            from newsquarry.search.enrich import Enricher
-            from newsquarry.search.indexer import index_articles
+            from newsquarry.search.ingest.enrich import Enricher
+            from newsquarry.search.ingest.indexer import index_articles
 
             index_dir = args.index_dir or tempfile.mkdtemp(prefix="bench-index-")
             store = _timed_store(index_dir)
@@ -397,14 +397,14 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
         maxrss_child_mb=round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024),
     )
     if index_dir and (args.worker == "index" or workers):
-        from newsquarry.search.store import WhooshStore
+        from newsquarry.search.engine.store import WhooshStore
 
         stats = WhooshStore(index_dir, create=False).stats()
         result.update(index_mb=round(stats["size_bytes"] / 2**20, 1),
                       segments=stats["segments"])  # fmt: skip
         result["query_ms"] = query_ms(index_dir)
         if args.optimize:
-            from newsquarry.search.indexer import optimize
+            from newsquarry.search.ingest.indexer import optimize
 
             t0 = time.perf_counter()
             optimize(WhooshStore(index_dir, create=False))

@@ -37,9 +37,9 @@ class _NoNLP:
 
 
 def _build(path: Path, src: Path, n: int, commit_every: int, checksums: bool) -> float:
-    from newsquarry.search.indexer import index_articles
-    from newsquarry.search.readers import read_paths
-    from newsquarry.search.store import DurableFileStorage, WhooshStore
+    from newsquarry.search.engine.store import DurableFileStorage, WhooshStore
+    from newsquarry.search.ingest.indexer import index_articles
+    from newsquarry.search.ingest.readers import read_paths
 
     original = DurableFileStorage._write_manifest
     if not checksums:

@@ -34,11 +34,11 @@ import threading
 import time
 from collections.abc import Callable
 
-from newsquarry.search.models import Article, Entity
-from newsquarry.search.passages import split_passages
-from newsquarry.search.requests import SearchRequest
-from newsquarry.search.searching import run_search, warm_up
-from newsquarry.search.store import WhooshStore
+from newsquarry.search.core.models import Article, Entity
+from newsquarry.search.core.requests import SearchRequest
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.ingest.passages import split_passages
+from newsquarry.search.query.searching import run_search, warm_up
 
 WORDS = ["oil", "bank", "trade", "dollar", "wheat", "profit", "shares", "tax", "gold", "coffee"]
 
@@ -67,7 +67,8 @@ class Timeline:
     def __init__(self) -> None:
         import gc
 
-        from newsquarry.search import aliases, merging, quoteclusters, refresh
+        from newsquarry.search.archive import aliases, quoteclusters
+        from newsquarry.search.engine import merging, refresh
 
         self.t0 = time.perf_counter()
         self.events: list[tuple[float, str]] = []

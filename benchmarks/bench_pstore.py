@@ -18,9 +18,9 @@ import sys
 import tempfile
 import time
 
-from newsquarry.search import pstore
-from newsquarry.search.docvalues import leaves_of
-from newsquarry.search.store import WhooshStore
+from newsquarry.search.engine import pstore
+from newsquarry.search.engine.docvalues import leaves_of
+from newsquarry.search.engine.store import WhooshStore
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -75,15 +75,15 @@ from typing import Any
 from whoosh import query as wq
 from whoosh import sorting
 
-from newsquarry.search.docvalues import cache_for
-from newsquarry.search.indexer import index_articles
-from newsquarry.search.models import Article, Entity
-from newsquarry.search.passages import split_passages
-from newsquarry.search.readers import article_from_mapping
-from newsquarry.search.requests import SearchRequest
-from newsquarry.search.searching import facet_values, run_search
-from newsquarry.search.store import WhooshStore
-from newsquarry.search.textnorm import fold
+from newsquarry.search.core.models import Article, Entity
+from newsquarry.search.core.requests import SearchRequest
+from newsquarry.search.core.textnorm import fold
+from newsquarry.search.engine.docvalues import cache_for
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.ingest.indexer import index_articles
+from newsquarry.search.ingest.passages import split_passages
+from newsquarry.search.ingest.readers import article_from_mapping
+from newsquarry.search.query.searching import facet_values, run_search
 
 CORPUS = "/work/shared/corpora/reuters21578.jsonl"
 QUERIES = [

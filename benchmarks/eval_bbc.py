@@ -43,7 +43,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from benchmarks.eval_quotes import Gold, Item, matches, overlap, predict, speaker_ok
-from newsquarry.search.enrich.quotes import ArticleQuote
+from newsquarry.search.ingest.enrich.quotes import ArticleQuote
 
 REVIEW_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bbc_review")
 CATEGORIES = ("business", "entertainment", "politics", "sport", "tech")

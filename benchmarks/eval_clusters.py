@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from newsquarry.search import quoteclusters as qc
-from newsquarry.search.store import WhooshStore, stored_document
+from newsquarry.search.archive import quoteclusters as qc
+from newsquarry.search.engine.store import WhooshStore, stored_document
 
 DIGIT = re.compile(r"\d")
 MARKS = [("“", "”"), ('"', '"'), ("«", "»"), ("'", "'"), ("‘", "’")]

@@ -46,11 +46,11 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from newsquarry.search.enrich.entities import TITLES
-from newsquarry.search.enrich.nlp import load_nlp
-from newsquarry.search.enrich.pipeline import analyse_doc
-from newsquarry.search.enrich.quotes import ArticleQuote
-from newsquarry.search.textnorm import fold
+from newsquarry.search.core.textnorm import fold
+from newsquarry.search.ingest.enrich.entities import TITLES
+from newsquarry.search.ingest.enrich.nlp import load_nlp
+from newsquarry.search.ingest.enrich.pipeline import analyse_doc
+from newsquarry.search.ingest.enrich.quotes import ArticleQuote
 
 
 @dataclass

@@ -49,11 +49,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from newsquarry.search.indexer import index_articles
-from newsquarry.search.models import Article
-from newsquarry.search.requests import SearchRequest
-from newsquarry.search.searching import run_search
-from newsquarry.search.store import WhooshStore
+from newsquarry.search.core.models import Article
+from newsquarry.search.core.requests import SearchRequest
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.ingest.indexer import index_articles
+from newsquarry.search.query.searching import run_search
 
 # Reuters topic -> a query a reader might type about it (written once, not tuned)
 TOPIC_QUERIES = {
@@ -116,7 +116,7 @@ def read_ir_collection(folder: Path) -> tuple[list[Article], dict[str, str], dic
 
 
 def read_reuters(path: Path, limit: int) -> tuple[list[Article], dict[str, str], dict[str, dict]]:
-    from newsquarry.search.readers import article_from_mapping
+    from newsquarry.search.ingest.readers import article_from_mapping
 
     docs, topics = [], {}
     with open(path, encoding="utf-8") as fh:
@@ -145,7 +145,7 @@ def build_newsquarry(docs: list[Article], index_dir: Path, enrich: bool) -> Whoo
         shutil.rmtree(index_dir)
     store = WhooshStore(index_dir)
     t0 = time.perf_counter()
-    from newsquarry.search.indexer import default_enricher, default_processes
+    from newsquarry.search.ingest.indexer import default_enricher, default_processes
 
     enricher = default_enricher(n_process=default_processes()) if enrich else _NoEnrich()
     index_articles(store, iter(docs), enricher=enricher, commit_every=1000)
@@ -164,8 +164,8 @@ def newsquarry_engine(store: WhooshStore, match: str | None) -> Callable[[str], 
 
     def run(q: str) -> list[str]:
         nonlocal settings
-        from newsquarry.search.config import load_settings
-        from newsquarry.search.errors import QueryError
+        from newsquarry.search.core.config import load_settings
+        from newsquarry.search.core.errors import QueryError
 
         settings = settings or {**load_settings(), "max_query_length": 10000}
         kw = {"match": match} if match else {}

@@ -22,10 +22,10 @@ from pathlib import Path
 from flask import Flask, Response, request
 
 from newsquarry.api.concurrency import gate_reads
-from newsquarry.search.config import load_settings
-from newsquarry.search.requests import SearchRequest
-from newsquarry.search.searching import run_search
-from newsquarry.search.store import WhooshStore
+from newsquarry.search.core.config import load_settings
+from newsquarry.search.core.requests import SearchRequest
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.query.searching import run_search
 
 _BODY_FILE = os.environ.get("NQ_FLOOR_BODY")
 BODY = Path(_BODY_FILE).read_bytes() if _BODY_FILE else b"{}"

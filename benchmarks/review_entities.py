@@ -27,12 +27,12 @@ from collections import Counter
 from collections.abc import Iterator
 
 from benchmarks.bench_enrich import read_articles
-from newsquarry.search.enrich.assign import assign
-from newsquarry.search.enrich.nlp import load_nlp
-from newsquarry.search.enrich.pipeline import analyse_doc
-from newsquarry.search.models import Article
-from newsquarry.search.passages import split_passages
-from newsquarry.search.textnorm import fold
+from newsquarry.search.core.models import Article
+from newsquarry.search.core.textnorm import fold
+from newsquarry.search.ingest.enrich.assign import assign
+from newsquarry.search.ingest.enrich.nlp import load_nlp
+from newsquarry.search.ingest.enrich.pipeline import analyse_doc
+from newsquarry.search.ingest.passages import split_passages
 
 CHUNK = 500
 FACETS = ("person", "org", "place", "speaker")
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         n = sum(1 for _ in parsed_docs(articles, args.cache, args.reverse))
         print(f"parsed {n} articles in {time.perf_counter() - t0:.0f} s")
         return 0
-    from newsquarry.search.aliases import AliasTable
+    from newsquarry.search.archive.aliases import AliasTable
 
     only = None
     if args.cached_only and args.cache:

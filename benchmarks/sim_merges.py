@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from newsquarry.search.merging import plan_merges
+from newsquarry.search.engine.merging import plan_merges
 
 
 def fib(n: int) -> int:

@@ -33,9 +33,7 @@ import click
 # newsquarry never does. One thread, unless the user chose otherwise.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from .config import SETTINGS_BY_NAME, default_index_dir, load_settings
-from .errors import READ_DAMAGE, NewsquarryError, NoIndex, NotFound
-from .output import (
+from newsquarry.search.cli.output import (
     jsonl_lines,
     make_console,
     plural,
@@ -45,6 +43,8 @@ from .output import (
     to_csv,
     to_json,
 )
+from newsquarry.search.core.config import SETTINGS_BY_NAME, default_index_dir, load_settings
+from newsquarry.search.core.errors import READ_DAMAGE, NewsquarryError, NoIndex, NotFound
 
 EXIT_NO_RESULTS = 1
 EXIT_DAMAGED = 5
@@ -84,10 +84,10 @@ class Context:
             if resident is not None:  # in the resident searcher: open and warm already
                 self._store = resident
                 return resident
-            from ._light import install
+            from newsquarry.search.engine.light import install
 
             install()  # Whoosh without the modules it would import for nothing
-            from .store import WhooshStore
+            from newsquarry.search.engine.store import WhooshStore
 
             self._store = WhooshStore(
                 self.index_dir, create=create, lock_timeout=self.settings["lock_timeout"]
@@ -252,7 +252,7 @@ def build_request(
     limit: int = 10, page: int = 1, sort: str = "relevance", highlight: bool = True,
     facet_size: int = 10, match: str = "most", group: str = "none",
 ) -> Any:  # fmt: skip
-    from .requests import SearchRequest
+    from newsquarry.search.core.requests import SearchRequest
 
     filters = {name: list(kw[name]) for name in FILTER_NAMES if kw.get(name)}
     return SearchRequest(
@@ -314,7 +314,7 @@ def run_request(obj: Context, request: Any, url: str | None) -> dict[str, Any]:
     """Run a search locally or against a running API; the same dict either way."""
     url = url or obj.url
     if url:
-        from .remote import RemoteClient
+        from newsquarry.search.cli.remote import RemoteClient
 
         return RemoteClient(url).search(request)
     ensure_index(obj)
@@ -338,12 +338,12 @@ def ensure_index(obj: Context, serving: bool = False) -> None:
         obj.store().searcher()  # opens (and checks) every segment: damage is reported here
         return
     store = obj.store()  # first: it imports Whoosh without the modules it never uses
-    from .store import WhooshStore
+    from newsquarry.search.engine.store import WhooshStore
 
     # a live document count from the segments' metadata: ``stats()`` would walk them all
     if isinstance(store, WhooshStore) and store.searcher().doc_count() == 0:
-        from .corpus import bundled_corpus_path
-        from .indexer import index_paths
+        from newsquarry.search.ingest.corpus import bundled_corpus_path
+        from newsquarry.search.ingest.indexer import index_paths
 
         click.echo(f"No index yet at {obj.index_dir}: indexing the bundled corpus…", err=True)
         report = index_paths(store, [str(bundled_corpus_path())])
@@ -375,14 +375,14 @@ def stream_all(obj: Context, request: Any, url: str | None, fmt: str | None) -> 
         raise click.UsageError("--all writes records only: leave out --facet")
     out = binary_stdout()
     if url:
-        from .remote import RemoteClient
+        from newsquarry.search.cli.remote import RemoteClient
 
         total, chunks = RemoteClient(url).export(request, fmt)
         for chunk in chunks:
             out.write(chunk)
         out.flush()
         return 0 if total else EXIT_NO_RESULTS
-    from .export import Export, records
+    from newsquarry.search.query.export import Export, records
 
     ensure_index(obj)
     settings = dict(obj.settings, max_page_depth=sys.maxsize)
@@ -424,7 +424,7 @@ def emit(result: dict[str, Any], fmt: str | None, show_facets: bool) -> int:
     if fmt == "json":
         click.echo(to_json(result))
     elif fmt in ("jsonl", "csv"):
-        from .export import records
+        from newsquarry.search.query.export import records
 
         out = binary_stdout()
         for chunk in records(result["hits"], fmt, result["request"]["mode"]):
@@ -557,8 +557,13 @@ def index(obj: Context, paths: tuple[str, ...], force: bool, commit_every: int |
       newsquarry index archive.jsonl --processes 2 --optimize
       newsquarry index archive.jsonl --cluster tcp://scheduler-host:8786
     """
-    from .errors import ClusterError
-    from .indexer import default_enricher, default_processes, index_paths, optimize
+    from newsquarry.search.core.errors import ClusterError
+    from newsquarry.search.ingest.indexer import (
+        default_enricher,
+        default_processes,
+        index_paths,
+        optimize,
+    )
 
     if cluster and processes:
         raise click.UsageError("--processes is for local workers; --cluster uses the cluster's")
@@ -567,13 +572,13 @@ def index(obj: Context, paths: tuple[str, ...], force: bool, commit_every: int |
     executor = None
     if cluster:
         try:
-            from .enrich.cluster import DaskExecutor, enrichment_fingerprint
+            from newsquarry.search.ingest.enrich.cluster import DaskExecutor, enrichment_fingerprint
         except ImportError as exc:
             reporter.close()
             fail(str(exc), 2)
         import logging
 
-        from .enrich.nlp import load_nlp
+        from newsquarry.search.ingest.enrich.nlp import load_nlp
 
         # "Couldn't gather keys, rescheduling" and the like: the executor reports
         # workers leaving in its own words (reporter.note)
@@ -837,17 +842,17 @@ def cooccur(obj: Context, query: str, targets: tuple[str, ...], limit: int, fmt:
       newsquarry cooccur --speaker "Harry Solano" --facet speaker --json
       newsquarry cooccur aid --place Venezuela --facet org --csv
     """
-    from .cooccurrence import DEFAULT_TARGETS
+    from newsquarry.search.query.cooccurrence import DEFAULT_TARGETS
 
     request = build_request(query, kw)
     chosen = list(targets) or list(DEFAULT_TARGETS)
     url = kw.get("url") or obj.url
     if url:
-        from .remote import RemoteClient
+        from newsquarry.search.cli.remote import RemoteClient
 
         result = RemoteClient(url).cooccurrence(request, chosen, limit)
     else:
-        from .cooccurrence import cooccurrence
+        from newsquarry.search.query.cooccurrence import cooccurrence
 
         ensure_index(obj)
         result = cooccurrence(obj.store(), request, chosen, limit, obj.settings).to_dict()
@@ -894,13 +899,13 @@ def facets(obj: Context, facet: str, prefix: str, query: str, limit: int, fmt: s
     request = build_request(query, kw, facet_size=limit)
     url = kw.get("url")
     if url:
-        from .remote import RemoteClient
+        from newsquarry.search.cli.remote import RemoteClient
 
         result = RemoteClient(url).facet_values(facet, prefix, request, limit)
     else:
         from dataclasses import asdict
 
-        from .searching import facet_values
+        from newsquarry.search.query.searching import facet_values
 
         ensure_index(obj)
         result = asdict(facet_values(obj.store(), facet, prefix, request, limit))
@@ -942,7 +947,7 @@ def show(obj: Context, item_id: str, as_json: bool, force_article: bool, url: st
       newsquarry show 000_e23b3335c9472580 --json
     """
     if url:
-        from .remote import RemoteClient
+        from newsquarry.search.cli.remote import RemoteClient
 
         source: Any = RemoteClient(url)
         get_passage, get_article = source.passage, source.article
@@ -1002,7 +1007,7 @@ def stats(obj: Context, as_json: bool, url: str | None) -> None:
       newsquarry stats --json
     """
     if url:
-        from .remote import RemoteClient
+        from newsquarry.search.cli.remote import RemoteClient
 
         data = RemoteClient(url).stats()
     else:
@@ -1069,8 +1074,8 @@ def aliases(
       newsquarry aliases --search fed --facet org
       newsquarry aliases --rebuild
     """
-    from .aliases import OVERRIDE_HELP
-    from .textnorm import fold
+    from newsquarry.search.archive.aliases import OVERRIDE_HELP
+    from newsquarry.search.core.textnorm import fold
 
     store = obj.store(create=False)
     if rebuild:
@@ -1155,7 +1160,7 @@ def serve(obj: Context, host: str, port: int, workers: int, threads: int) -> Non
       curl 'http://127.0.0.1:8080/v1/search?q=torture'
     """
     if obj.settings.get("secret"):
-        from .keys import check_secret
+        from newsquarry.search.query.keys import check_secret
 
         check_secret(str(obj.settings["secret"]))  # gunicorn would refuse it too, less clearly
     port_free_or_fail(host, port)
@@ -1210,7 +1215,7 @@ def key(obj: Context, since: str | None, until: str | None, expires_in: str,
       NEWSQUARRY_SECRET=... newsquarry key --source "News from the world" --expires-in 7d
       newsquarry key --speaker "Harry Solano" --expires-in never
     """
-    from .keys import Scope, check_secret, make_key
+    from newsquarry.search.query.keys import Scope, check_secret, make_key
 
     if not secret:
         fail("no server secret: set NEWSQUARRY_SECRET to the server's secret, or pass --secret")
@@ -1249,8 +1254,8 @@ def daemon(obj: Context, action: str, as_json: bool) -> None:
       newsquarry daemon start            # start it now, warming the index
       newsquarry daemon stop
     """
-    from . import daemon as resident
-    from . import launch
+    from newsquarry.search.cli import daemon as resident
+    from newsquarry.search.cli import launch
 
     if action == "start":
         if not launch.enabled():
@@ -1317,7 +1322,7 @@ def optimize_command(obj: Context) -> None:
     Example:
       newsquarry optimize
     """
-    from .indexer import optimize
+    from newsquarry.search.ingest.indexer import optimize
 
     result = optimize(obj.store(create=False))
     click.echo(
@@ -1341,7 +1346,7 @@ def check(obj: Context, as_json: bool) -> None:
       newsquarry check
       newsquarry check --json
     """
-    from .integrity import check_index, toc_generations
+    from newsquarry.search.engine.integrity import check_index, toc_generations
 
     path = obj.index_dir
     if not os.path.isdir(path):
@@ -1414,8 +1419,8 @@ def repair(obj: Context, paths: tuple[str, ...], processes: int | None, as_json:
       newsquarry repair
       newsquarry repair ~/news/archive.jsonl
     """
-    from .indexer import default_enricher, default_processes
-    from .repair import repair as run_repair
+    from newsquarry.search.engine.repair import repair as run_repair
+    from newsquarry.search.ingest.indexer import default_enricher, default_processes
 
     # spaCy loads only when there are files to enrich again
     enricher = default_enricher(n_process=processes or default_processes()) if paths else None

@@ -231,7 +231,7 @@ def start_resident(index: str) -> None:
             [
                 sys.executable,
                 "-m",
-                "newsquarry.search.daemon",
+                "newsquarry.search.cli.daemon",
                 "--socket",
                 str(path),
                 "--warm",
@@ -264,7 +264,7 @@ def main() -> None:
         code, absent = try_resident(argv, folder)
         if code is not None:
             sys.exit(code)
-    from .cli import main as cli_main
+    from newsquarry.search.cli import main as cli_main
 
     try:
         cli_main()

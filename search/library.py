@@ -22,11 +22,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import fields
 from typing import Any
 
-from .config import default_index_dir, load_settings
-from .errors import InvalidRequest
-from .models import Article
-from .requests import FacetResult, SearchRequest, SearchResult
-from .store import WhooshStore, WriteReport
+from newsquarry.search.core.config import default_index_dir, load_settings
+from newsquarry.search.core.errors import InvalidRequest
+from newsquarry.search.core.models import Article
+from newsquarry.search.core.requests import FacetResult, SearchRequest, SearchResult
+from newsquarry.search.engine.store import WhooshStore, WriteReport
 
 _REQUEST_FIELDS = {f.name for f in fields(SearchRequest)}
 
@@ -77,7 +77,7 @@ class Index:
         reported in ``report.failed``, never raised. ``options`` go to
         ``indexer.index_articles`` (``commit_every``, ``on_progress``).
         """
-        from .indexer import index_paths
+        from newsquarry.search.ingest.indexer import index_paths
 
         return index_paths(self.store, [str(p) for p in paths], force=force, **options)
 
@@ -89,8 +89,8 @@ class Index:
         ``id``, ``title``, ``source``, ``date``, ``url``, ``author`` (the JSON Lines
         and API shape), or ``Article`` objects. A record that is not valid raises
         ``InvalidRequest`` before anything is written."""
-        from .indexer import index_articles
-        from .readers import article_from_mapping
+        from newsquarry.search.ingest.indexer import index_articles
+        from newsquarry.search.ingest.readers import article_from_mapping
 
         items: list[Article] = []
         for n, record in enumerate(articles):
@@ -109,7 +109,7 @@ class Index:
 
     def optimize(self) -> dict[str, Any]:
         """Merge all segments into one (after a large import)."""
-        from .indexer import optimize
+        from newsquarry.search.ingest.indexer import optimize
 
         return optimize(self.store)
 
@@ -119,7 +119,7 @@ class Index:
         """Passages matching ``q``; ``options`` are ``SearchRequest`` fields
         (``filters={"person": ["Juan Guaidó"]}``, ``facets=["speaker"]``, ``page``,
         ``per_page``, ``sort``, ``date_from``, ...)."""
-        from .searching import run_search
+        from newsquarry.search.query.searching import run_search
 
         return run_search(self.store, _request(q, "passages", options), self.settings)
 
@@ -129,7 +129,7 @@ class Index:
         Each hit names its quotation cluster (``cluster``, ``cluster_articles``,
         ``first_seen``); ``group="cluster"`` lists the best copy of each quotation,
         with ``more_ids`` of its other matching copies and ``total_clusters``."""
-        from .searching import run_search
+        from newsquarry.search.query.searching import run_search
 
         return run_search(self.store, _request(q, "quotes", options), self.settings)
 
@@ -137,7 +137,7 @@ class Index:
         """One quotation cluster (a quote hit's ``cluster``): its canonical text,
         speakers, first-seen copy, articles and sources, every copy first seen first
         (raises ``NotFound``)."""
-        from .quoteclusters import quote_cluster
+        from newsquarry.search.archive.quoteclusters import quote_cluster
 
         return quote_cluster(self.store, cluster)
 
@@ -146,7 +146,7 @@ class Index:
     ) -> FacetResult:
         """Values of one facet starting with ``prefix`` (folded), with their counts
         under the query and filters given in ``options`` (``q``, ``filters``, ...)."""
-        from .searching import facet_values
+        from newsquarry.search.query.searching import facet_values
 
         q = options.pop("q", "")
         request = _request(q, options.pop("mode", "passages"), options)

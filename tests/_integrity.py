@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from newsquarry.search.passages import split_passages
-from newsquarry.search.readers import article_from_mapping
-from newsquarry.search.store import WhooshStore
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.ingest.passages import split_passages
+from newsquarry.search.ingest.readers import article_from_mapping
 
 
 def expected_passage_ids(raw_articles: list[dict]) -> dict[str, list[str]]:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import requests
 
-from newsquarry.search.models import Article, Entity, Passage, Quote
+from newsquarry.search.core.models import Article, Entity, Passage, Quote
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "s3cret-token-for-tests"
@@ -124,9 +124,9 @@ for i in range(30):  # filler articles for paging
 
 def build_index(path: Path) -> None:
     """Index ``ARTICLES`` into ``path`` with the tag enricher."""
-    from newsquarry.search.indexer import index_articles
-    from newsquarry.search.readers import article_from_mapping
-    from newsquarry.search.store import WhooshStore
+    from newsquarry.search.engine.store import WhooshStore
+    from newsquarry.search.ingest.indexer import index_articles
+    from newsquarry.search.ingest.readers import article_from_mapping
 
     store = WhooshStore(path)
     index_articles(store, [article_from_mapping(a) for a in ARTICLES], enricher=TagEnricher())
@@ -220,9 +220,9 @@ def cluster_articles() -> list[dict]:
 
 def build_cluster_index(path: Path) -> None:
     """Index ``cluster_articles()`` into ``path``, in two commits."""
-    from newsquarry.search.indexer import index_articles
-    from newsquarry.search.readers import article_from_mapping
-    from newsquarry.search.store import WhooshStore
+    from newsquarry.search.engine.store import WhooshStore
+    from newsquarry.search.ingest.indexer import index_articles
+    from newsquarry.search.ingest.readers import article_from_mapping
 
     store = WhooshStore(path)
     arts = [article_from_mapping(a) for a in cluster_articles()]

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from newsquarry.search.indexer import index_articles
-from newsquarry.search.models import Article, Entity, Passage, Quote
-from newsquarry.search.passages import split_passages
-from newsquarry.search.readers import read_paths
-from newsquarry.search.store import WhooshStore
+from newsquarry.search.core.models import Article, Entity, Passage, Quote
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.ingest.indexer import index_articles
+from newsquarry.search.ingest.passages import split_passages
+from newsquarry.search.ingest.readers import read_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 # commands the tests run as new processes run there, not in a resident searcher left
@@ -255,7 +255,7 @@ SEED_ID = "000_e23b3335c9472580"
 
 @pytest.fixture(scope="session")
 def seed_file() -> Path:
-    from newsquarry.search.corpus import bundled_corpus_path
+    from newsquarry.search.ingest.corpus import bundled_corpus_path
 
     return bundled_corpus_path() / f"{SEED_ID}.txt"
 
@@ -270,7 +270,7 @@ def seed_doc(seed_file) -> Article:
 @pytest.fixture(scope="session")
 def enricher():
     """The real spaCy enricher, loaded once per test session."""
-    from newsquarry.search.indexer import default_enricher
+    from newsquarry.search.ingest.indexer import default_enricher
 
     return default_enricher()
 
@@ -289,7 +289,7 @@ def corpus_dir(tmp_path, seed_file) -> Path:
 @pytest.fixture(scope="session")
 def seed_index(tmp_path_factory, seed_file, enricher) -> WhooshStore:
     """A real index of the seed article with real enrichment, built once (read-only)."""
-    from newsquarry.search.indexer import index_paths
+    from newsquarry.search.ingest.indexer import index_paths
 
     store = WhooshStore(tmp_path_factory.mktemp("seed-index"))
     index_paths(store, [str(seed_file)], enricher=enricher)

@@ -13,13 +13,13 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from newsquarry.search.aliases import AliasTable, normal_form, parse_overrides
+from newsquarry.search.archive.aliases import AliasTable, normal_form, parse_overrides
 from newsquarry.search.cli import cli
-from newsquarry.search.errors import InvalidRequest
-from newsquarry.search.models import Article, Entity, Passage, Quote
-from newsquarry.search.requests import SearchRequest
-from newsquarry.search.searching import facet_values, run_search
-from newsquarry.search.store import WhooshStore
+from newsquarry.search.core.errors import InvalidRequest
+from newsquarry.search.core.models import Article, Entity, Passage, Quote
+from newsquarry.search.core.requests import SearchRequest
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.query.searching import facet_values, run_search
 
 
 def table_of(*articles: list[tuple[str, str]]) -> AliasTable:
@@ -457,7 +457,7 @@ def test_a_damaged_evidence_file_is_rebuilt_from_the_stored_passages(store, tmp_
 
 def evidence_of_index(store) -> dict:
     """The names of every article read back from the stored passages (the rebuild path)."""
-    from newsquarry.search.store import stored_names
+    from newsquarry.search.engine.store import stored_names
 
     return {aid: [list(p) for p in sorted(v)] for aid, v in stored_names(store.searcher()).items()}
 
@@ -465,8 +465,8 @@ def evidence_of_index(store) -> dict:
 def test_a_commit_appends_its_names_and_the_evidence_file_is_folded_when_the_journal_grows(
     store, tmp_path, monkeypatch
 ):
-    from newsquarry.search import aliases
-    from newsquarry.search.aliases import AliasStore
+    from newsquarry.search.archive import aliases
+    from newsquarry.search.archive.aliases import AliasStore
 
     ix = tmp_path / "ix"
     base = ix / "aliases-evidence.json"
@@ -499,8 +499,8 @@ def test_a_worker_that_read_the_evidence_replays_only_the_lines_other_workers_ap
     """In a server each worker keeps the evidence it read; another worker's commits append
     journal lines, and only those are replayed (the evidence file is not parsed again), with
     the same result as reading both files whole. A folded journal is read whole again."""
-    from newsquarry.search import aliases
-    from newsquarry.search.aliases import AliasStore
+    from newsquarry.search.archive import aliases
+    from newsquarry.search.archive.aliases import AliasStore
 
     ix = tmp_path / "ix"
     mine = AliasStore(ix)
@@ -527,7 +527,7 @@ def test_a_worker_that_read_the_evidence_replays_only_the_lines_other_workers_ap
 
 
 def test_a_journal_line_cut_short_makes_the_next_commit_rebuild_the_evidence(store, tmp_path):
-    from newsquarry.search.aliases import AliasStore
+    from newsquarry.search.archive.aliases import AliasStore
 
     ix = tmp_path / "ix"
     teach = teaching_ec("a3", "The European Community (EC) met.")
@@ -561,7 +561,7 @@ def test_an_article_replaced_with_the_same_names_leaves_the_table_file_alone(sto
 
 
 def test_a_large_archive_learns_its_table_in_a_background_process(store, tmp_path):
-    from newsquarry.search.aliases import AliasStore, learn_table
+    from newsquarry.search.archive.aliases import AliasStore, learn_table
 
     ix = tmp_path / "ix"
     table = ix / "aliases.json"
@@ -590,7 +590,7 @@ def test_a_large_archive_learns_its_table_in_a_background_process(store, tmp_pat
 
 
 def test_a_learner_that_finds_a_line_cut_short_keeps_the_table(store, tmp_path):
-    from newsquarry.search.aliases import learn_table
+    from newsquarry.search.archive.aliases import learn_table
 
     ix = tmp_path / "ix"
     store.aliases.background_from = 0
@@ -604,8 +604,8 @@ def test_a_learner_that_finds_a_line_cut_short_keeps_the_table(store, tmp_path):
 
 
 def test_a_view_after_a_commit_maps_only_the_new_segment_and_equals_a_fresh_view(store, tmp_path):
-    from newsquarry.search.aliases import AliasStore
-    from newsquarry.search.docvalues import ALIAS_FIELDS, DocValuesCache, cache_for
+    from newsquarry.search.archive.aliases import AliasStore
+    from newsquarry.search.engine.docvalues import ALIAS_FIELDS, DocValuesCache, cache_for
 
     teach = teaching_ec("a3", "The European Community (EC) met.")
     store.add([teach])
@@ -649,7 +649,7 @@ def test_a_commit_that_teaches_nothing_new_keeps_the_resolver_and_the_counts_rig
     """After a commit that adds a segment and leaves the alias table as it was, the same
     resolver goes on (the segments it mapped stay mapped), and counts, filters and
     (doc, name) pairs are those of a process opening the index afresh."""
-    from newsquarry.search.docvalues import cache_for
+    from newsquarry.search.engine.docvalues import cache_for
 
     store.add([teaching_ec("a3", "The European Community (EC) agreed on Tuesday.")])
     assert counts(store, "org")[0] == {"European Community": 4}

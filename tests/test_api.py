@@ -11,7 +11,7 @@ import pytest
 from api_support import ARTICLES, TOKEN, TagEnricher, build_index
 
 from newsquarry.api import create_app
-from newsquarry.search.store import WhooshStore
+from newsquarry.search.engine.store import WhooshStore
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 PROBLEM = "application/problem+json"

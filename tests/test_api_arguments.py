@@ -9,7 +9,7 @@ from webargs.flaskparser import FlaskParser
 from newsquarry.api import create_app
 from newsquarry.api.arguments import QueryParser, multi_keys
 from newsquarry.api.schemas import search_args_schema
-from newsquarry.search.config import load_settings
+from newsquarry.search.core.config import load_settings
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import pytest
 from api_support import TOKEN, TagEnricher, build_index
 
 from newsquarry.api.app import create_app
-from newsquarry.search.keys import Scope, make_key
+from newsquarry.search.query.keys import Scope, make_key
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 SECRET = "a-secret-of-thirty-two-characters-or-more"

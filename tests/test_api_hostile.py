@@ -199,7 +199,7 @@ def test_a_configured_base_url_makes_absolute_links(tmp_path):
 
 
 def test_a_busy_index_503_names_no_path_pid_or_command(client):
-    from newsquarry.search.store import WhooshStore
+    from newsquarry.search.engine.store import WhooshStore
 
     holder = WhooshStore(client.root / "ix")
     with holder.writer():  # another writer holds the lock past the app's 1 s timeout

@@ -112,10 +112,10 @@ def test_request_id_in_access_log(tmp_path_factory):
 
 def test_cli_remote_client_matches_the_library(live):
     """``newsquarry --url`` (search.remote) gets what the library gives locally."""
-    from newsquarry.search.remote import RemoteClient
-    from newsquarry.search.requests import SearchRequest
-    from newsquarry.search.searching import facet_values, run_search
-    from newsquarry.search.store import WhooshStore
+    from newsquarry.search.cli.remote import RemoteClient
+    from newsquarry.search.core.requests import SearchRequest
+    from newsquarry.search.engine.store import WhooshStore
+    from newsquarry.search.query.searching import facet_values, run_search
 
     store = WhooshStore(live.index, create=False)
     req = SearchRequest(q="Caracas", facets=["person", "source"], per_page=5)
@@ -274,9 +274,9 @@ def slow_index(path) -> None:
 
     from api_support import TagEnricher
 
-    from newsquarry.search.indexer import index_articles
-    from newsquarry.search.readers import article_from_mapping
-    from newsquarry.search.store import WhooshStore
+    from newsquarry.search.engine.store import WhooshStore
+    from newsquarry.search.ingest.indexer import index_articles
+    from newsquarry.search.ingest.readers import article_from_mapping
 
     rng = random.Random(7)
     letters = "abcdefghijklmnopqrstuvwxyz"

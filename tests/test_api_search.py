@@ -266,7 +266,7 @@ def test_time_limit_is_passed_to_the_library(index_dir):
 
 
 def test_scoped_read_key(client, app):
-    from newsquarry.search.keys import Scope, make_key
+    from newsquarry.search.query.keys import Scope, make_key
 
     key = make_key(app.extensions["newsquarry"].settings["secret"],
                    Scope(filters={"source": ["Reuters"]}))
@@ -291,8 +291,8 @@ def test_non_ascii_query_gives_ascii_link_headers(client):
 
 def test_fast_result_dict_matches_to_dict(app):
     from newsquarry.api.formats import result_dict
-    from newsquarry.search.requests import SearchRequest
-    from newsquarry.search.searching import run_search
+    from newsquarry.search.core.requests import SearchRequest
+    from newsquarry.search.query.searching import run_search
 
     store = app.extensions["newsquarry"].store()
     for mode, filters in (("passages", {}), ("quotes", {}), ("passages", {"place": ["Caracas"]})):
@@ -408,7 +408,7 @@ def test_get_quote_cluster(cluster_client):
 
 
 def test_quote_cluster_with_a_scoped_key(cluster_client):
-    from newsquarry.search.keys import Scope, make_key
+    from newsquarry.search.query.keys import Scope, make_key
 
     hit = cluster_client.get("/v1/quotes?q=farmers+wheat&per_page=1").get_json()["hits"][0]
     wire = make_key("k" * 32, Scope(filters={"source": ["Wire"]}))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from newsquarry.search.background import Foreground
+from newsquarry.search.core.background import Foreground
 
 
 def test_work_ahead_waits_until_searches_end_and_a_quiet_moment_passes():

@@ -21,11 +21,11 @@ from click.testing import CliRunner
 
 from newsquarry.api import create_app
 from newsquarry.search.cli import ProgressReporter, cli
-from newsquarry.search.export import PASSAGE_COLUMNS, QUOTE_COLUMNS
-from newsquarry.search.indexer import Progress, index_articles
-from newsquarry.search.output import make_console, plural, print_facet
-from newsquarry.search.readers import article_from_mapping
-from newsquarry.search.store import WhooshStore
+from newsquarry.search.cli.output import make_console, plural, print_facet
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.ingest.indexer import Progress, index_articles
+from newsquarry.search.ingest.readers import article_from_mapping
+from newsquarry.search.query.export import PASSAGE_COLUMNS, QUOTE_COLUMNS
 
 N_STATEMENTS = 120  # more than one export page (max_per_page = 100)
 STATEMENTS = [
@@ -260,7 +260,7 @@ def test_url_that_is_not_newsquarry(other_server, args):
 
 
 def test_key_reads_the_server_secret_like_the_server():
-    from newsquarry.search.keys import verify_key
+    from newsquarry.search.query.keys import verify_key
 
     secret = "a-server-secret-of-32-characters"
     r = cli_run("key", "--speaker", "Harry Solano", "--expires-in", "30d",
@@ -277,7 +277,7 @@ SHORT = "the server secret (NEWSQUARRY_SECRET) must be at least 16 characters lo
 
 
 def test_a_short_secret_is_refused_by_key_and_at_server_start(tmp_path):
-    from newsquarry.search.keys import KeyRefused
+    from newsquarry.search.query.keys import KeyRefused
 
     r = cli_run("key", "--speaker", "x", env={"NEWSQUARRY_SECRET": "123456789"})
     assert r.exit_code == 2 and r.stderr == f"Error: {SHORT}\n"

@@ -20,13 +20,13 @@ import pytest
 from _integrity import assert_exact, expected_passage_ids, index_contents
 from _synthetic import articles
 
-from newsquarry.search.errors import IndexBusy
-from newsquarry.search.indexer import index_articles
-from newsquarry.search.passages import split_passages
-from newsquarry.search.readers import article_from_mapping
-from newsquarry.search.requests import SearchRequest
-from newsquarry.search.searching import run_search
-from newsquarry.search.store import WhooshStore
+from newsquarry.search.core.errors import IndexBusy
+from newsquarry.search.core.requests import SearchRequest
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.ingest.indexer import index_articles
+from newsquarry.search.ingest.passages import split_passages
+from newsquarry.search.ingest.readers import article_from_mapping
+from newsquarry.search.query.searching import run_search
 
 ROOT = Path(__file__).resolve().parents[1]
 

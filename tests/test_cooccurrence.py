@@ -14,13 +14,13 @@ from click.testing import CliRunner
 
 from newsquarry.api.app import create_app
 from newsquarry.search.cli import cli
-from newsquarry.search.cooccurrence import cooccurrence
-from newsquarry.search.errors import InvalidRequest, UnknownFacet
-from newsquarry.search.indexer import index_articles
-from newsquarry.search.readers import article_from_mapping
-from newsquarry.search.requests import SearchRequest
-from newsquarry.search.store import WhooshStore
-from newsquarry.search.textnorm import fold
+from newsquarry.search.core.errors import InvalidRequest, UnknownFacet
+from newsquarry.search.core.requests import SearchRequest
+from newsquarry.search.core.textnorm import fold
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.ingest.indexer import index_articles
+from newsquarry.search.ingest.readers import article_from_mapping
+from newsquarry.search.query.cooccurrence import cooccurrence
 
 SECRET = "a-secret-of-thirty-two-characters-or-more"
 WORDS = "aid border oil bridge trucks army talks harbour election court".split()
@@ -141,7 +141,7 @@ def test_api_answers_like_the_library_and_a_key_limits_it(store):
     spec = c.get("/openapi.json").get_json()
     assert "/v1/cooccurrence" in spec["paths"]
 
-    from newsquarry.search.keys import Scope, make_key
+    from newsquarry.search.query.keys import Scope, make_key
 
     key = make_key(SECRET, Scope(filters={"source": ["Wire A"]}))
     keyed = c.get(f"/v1/cooccurrence?person=Juan%20Guaid%C3%B3&facet=source&key={key}")

@@ -42,7 +42,7 @@ from pathlib import Path
 from _integrity import assert_exact, expected_passage_ids, index_contents
 from _synthetic import articles, write_jsonl
 
-from newsquarry.search.store import WhooshStore
+from newsquarry.search.engine.store import WhooshStore
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = int(os.environ.get("NEWSQUARRY_CRASH_SEED", "20260"))
@@ -58,7 +58,7 @@ def _instrument(log_path: str, phase: str | None, at_commit: int) -> None:
     import whoosh.writing
     from whoosh.filedb.filestore import FileStorage
 
-    from newsquarry.search.store import WhooshStore
+    from newsquarry.search.engine.store import WhooshStore
 
     logfd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     state = {"n": 0}
@@ -149,7 +149,7 @@ def _read_log(log_path: Path, offset: int) -> tuple[list[list], int]:
 
 
 def test_kill_indexer_at_20_random_points_then_rerun(tmp_path):
-    from newsquarry.search.enrich import load_nlp
+    from newsquarry.search.ingest.enrich import load_nlp
 
     load_nlp()  # loaded once here; every forked indexer inherits it
     rng = random.Random(SEED)
@@ -232,8 +232,8 @@ def test_kill_indexer_at_20_random_points_then_rerun(tmp_path):
 def test_a_commit_reaches_the_disk_before_it_counts(tmp_path, monkeypatch):
     """Power loss, as far as a test can tell: every file a commit refers to is fsynced
     before the TOC rename (the commit point), and the rename is fsynced after it."""
-    from newsquarry.search.indexer import index_articles
-    from newsquarry.search.readers import article_from_mapping
+    from newsquarry.search.ingest.indexer import index_articles
+    from newsquarry.search.ingest.readers import article_from_mapping
 
     events: list[str] = []
     real_fsync, real_rename = os.fsync, os.rename

@@ -11,8 +11,11 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from newsquarry.search import dvstore, integrity, keytable, pstore
-from newsquarry.search.docvalues import (
+from newsquarry.search.core.models import Article, Entity
+from newsquarry.search.core.requests import SearchRequest
+from newsquarry.search.core.textnorm import fold
+from newsquarry.search.engine import dvstore, integrity, keytable, pstore
+from newsquarry.search.engine.docvalues import (
     VALUE_FIELDS,
     DocValuesCache,
     _Computed,
@@ -21,14 +24,11 @@ from newsquarry.search.docvalues import (
     leaves_of,
     segment_postings,
 )
-from newsquarry.search.indexer import optimize
-from newsquarry.search.merging import merge_tiered
-from newsquarry.search.models import Article, Entity
-from newsquarry.search.passages import split_passages
-from newsquarry.search.requests import SearchRequest
-from newsquarry.search.searching import run_search
-from newsquarry.search.store import WhooshStore
-from newsquarry.search.textnorm import fold
+from newsquarry.search.engine.merging import merge_tiered
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.ingest.indexer import optimize
+from newsquarry.search.ingest.passages import split_passages
+from newsquarry.search.query.searching import run_search
 
 # written forms: accented and plain spellings fold to one key
 PEOPLE = ["Juan Guaidó", "Juan Guaido", "Nicolás Maduro", "Ana Pérez", "Li Wei"]
@@ -342,7 +342,7 @@ def test_key_mask_selects_the_documents_holding_the_keys(tmp_path):
 def test_key_ranks_kept_across_views_equal_a_full_sort(batches, data):
     """KeyRegistry.rank extends its order as commits add keys; each view's ranks must be
     those of sorting its keys afresh, also for a view that knows fewer keys."""
-    from newsquarry.search.docvalues import KeyRegistry
+    from newsquarry.search.engine.docvalues import KeyRegistry
 
     reg = KeyRegistry()
     for batch in batches:

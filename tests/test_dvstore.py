@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from newsquarry.search import dvstore
+from newsquarry.search.engine import dvstore
 
 ARRAYS = {
     "a": np.arange(10, dtype=np.int32),

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from newsquarry.search.enrich import Enricher, enrich_article, load_nlp
-from newsquarry.search.models import Article, Passage, Quote
-from newsquarry.search.passages import split_passages
+from newsquarry.search.core.models import Article, Passage, Quote
+from newsquarry.search.ingest.enrich import Enricher, enrich_article, load_nlp
+from newsquarry.search.ingest.passages import split_passages
 
 SIX_PEOPLE = {
     "Harry Solano",
@@ -293,7 +293,7 @@ def test_enricher_streams_in_order():
 
 def test_enricher_forgets_new_words_after_warm_up(nlp, monkeypatch):
     """A long import must not grow spaCy's StringStore without end (#9)."""
-    from newsquarry.search.enrich import pipeline
+    from newsquarry.search.ingest.enrich import pipeline
 
     monkeypatch.setattr(pipeline, "WARM_ARTICLES", 2)
     monkeypatch.setattr(pipeline, "_parsed_here", 0)
@@ -322,7 +322,7 @@ def test_enrichers_in_threads_share_the_memory_zone_safely(nlp, monkeypatch):
     """API writes enrich in threads of one process; zones must not free each other's words."""
     import threading
 
-    from newsquarry.search.enrich import pipeline
+    from newsquarry.search.ingest.enrich import pipeline
 
     monkeypatch.setattr(pipeline, "WARM_ARTICLES", 0)
     errors: list[BaseException] = []
@@ -423,7 +423,7 @@ def test_groups_described_by_a_plural_are_no_speaker():
 @settings(max_examples=200, deadline=None)
 @given(text=st.text(alphabet="ab \n", max_size=400), size=st.integers(1, 50))
 def test_windows_join_to_the_text_and_respect_the_size(text, size):
-    from newsquarry.search.enrich.pipeline import windows
+    from newsquarry.search.ingest.enrich.pipeline import windows
 
     parts = windows(text, size)
     assert "".join(parts) == text
@@ -436,7 +436,7 @@ def test_a_long_article_parsed_by_windows_is_enriched_as_a_whole(nlp, seed_doc, 
     and quotes (speakers named paragraphs earlier included) are those of one parse."""
     import copy
 
-    from newsquarry.search.enrich import pipeline
+    from newsquarry.search.ingest.enrich import pipeline
 
     passages = split_passages(seed_doc)
 

@@ -23,7 +23,7 @@ from _synthetic import articles, write_jsonl
 from click.testing import CliRunner
 
 from newsquarry.search.cli import cli
-from newsquarry.search.store import WhooshStore
+from newsquarry.search.engine.store import WhooshStore
 
 ROOT = Path(__file__).resolve().parent.parent
 N_ARTICLES = 100
@@ -177,7 +177,7 @@ def test_the_scheduler_reads_the_jobs_without_importing_spacy(cluster, corpus, t
     def heavy_modules() -> list[str]:  # a local function: sent by value, run on the scheduler
         import sys
 
-        return [m for m in ("spacy", "newsquarry.search.enrich.pipeline") if m in sys.modules]
+        return [m for m in ("spacy", "newsquarry.search.ingest.enrich.pipeline") if m in sys.modules]
 
     cluster.ensure(1)
     few = write_jsonl(tmp_path / "few.jsonl", articles(6))
@@ -248,7 +248,7 @@ def test_every_worker_gone_stops_cleanly_then_the_same_command_resumes(
 
 def test_in_flight_work_on_the_cluster_is_bounded(cluster):
     """The executor takes at most ``max_in_flight`` jobs ahead of what it has yielded."""
-    from newsquarry.search.enrich.cluster import DaskExecutor
+    from newsquarry.search.ingest.enrich.cluster import DaskExecutor
 
     cluster.ensure(1)
     taken = 0
@@ -350,7 +350,7 @@ def test_a_worker_started_by_dasks_nanny_parses_without_its_malloc_trimming(clus
     import resource
     import zlib
 
-    from newsquarry.search.enrich.cluster import DaskExecutor
+    from newsquarry.search.ingest.enrich.cluster import DaskExecutor
 
     cluster.ensure(0)
     name = "nannied"

@@ -8,9 +8,9 @@ at "and", and names that begin an organisation's name.
 
 from __future__ import annotations
 
-from newsquarry.search.enrich import enrich_article
-from newsquarry.search.models import Article, Entity
-from newsquarry.search.passages import split_passages
+from newsquarry.search.core.models import Article, Entity
+from newsquarry.search.ingest.enrich import enrich_article
+from newsquarry.search.ingest.passages import split_passages
 
 WIRE = "Northwire (test wire)"
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from benchmarks.eval_quotes import Gold, Item, evaluate, is_named, matches, speaker_ok
-from newsquarry.search.enrich.quotes import ArticleQuote
+from newsquarry.search.ingest.enrich.quotes import ArticleQuote
 
 
 def gold(start: int, end: int, speaker: str = "Trump", kind: str = "direct", **kw) -> Gold:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from newsquarry.search.enrich import enrich_article, load_nlp
-from newsquarry.search.models import Article, Quote
-from newsquarry.search.passages import split_passages
+from newsquarry.search.core.models import Article, Quote
+from newsquarry.search.ingest.enrich import enrich_article, load_nlp
+from newsquarry.search.ingest.passages import split_passages
 
 
 def quotes_of(text: str) -> list[Quote]:
@@ -492,7 +492,7 @@ def parsed_quotes(rows: list[str]) -> list:
     """
     from spacy.tokens import Doc
 
-    from newsquarry.search.enrich.pipeline import analyse_doc
+    from newsquarry.search.ingest.enrich.pipeline import analyse_doc
 
     cols = [r.split() for r in rows]
     words = [c[0] for c in cols]

@@ -24,11 +24,11 @@ from hypothesis import strategies as st
 
 from newsquarry.api import create_app
 from newsquarry.search.cli import cli
-from newsquarry.search.ids import url_segment
-from newsquarry.search.models import Entity, Quote
-from newsquarry.search.requests import SearchRequest
-from newsquarry.search.searching import run_search
-from newsquarry.search.store import WhooshStore
+from newsquarry.search.core.ids import url_segment
+from newsquarry.search.core.models import Entity, Quote
+from newsquarry.search.core.requests import SearchRequest
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.query.searching import run_search
 
 TOKEN = "s3cret-token-for-tests"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

@@ -16,11 +16,11 @@ from api_support import build_index
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from newsquarry.search.config import load_settings
-from newsquarry.search.errors import NewsquarryError, QueryError, SearchTimeout
-from newsquarry.search.requests import SearchRequest
-from newsquarry.search.searching import facet_values, run_search
-from newsquarry.search.store import WhooshStore
+from newsquarry.search.core.config import load_settings
+from newsquarry.search.core.errors import NewsquarryError, QueryError, SearchTimeout
+from newsquarry.search.core.requests import SearchRequest
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.query.searching import facet_values, run_search
 
 BOUND = 5.0  # seconds any one search may take here (the time limit below is 2 s)
 LIMITS = load_settings(search_time_limit=2.0)
@@ -200,8 +200,8 @@ def test_a_search_never_recounts_all_matches_outside_the_time_limit(store, monke
 
 def test_wildcard_and_fuzzy_expansion_stops_at_the_time_limit(store):
     """Expanding ``a~2`` scans the vocabulary (5 s at 60k passages): it must obey the limit."""
-    from newsquarry.search.docvalues import Deadline, cache_for
-    from newsquarry.search.query import parse_query
+    from newsquarry.search.engine.docvalues import Deadline, cache_for
+    from newsquarry.search.query.parse import parse_query
 
     searcher = store.searcher()
     view = cache_for(store).view(searcher)
@@ -215,7 +215,7 @@ def test_wildcard_and_fuzzy_expansion_stops_at_the_time_limit(store):
 
 
 def test_a_suggestion_that_runs_out_of_time_is_dropped_not_the_search(store, monkeypatch):
-    from newsquarry.search import searching
+    from newsquarry.search.query.parse import searching
 
     calls = []
     real = searching.match_mask

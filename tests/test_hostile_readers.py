@@ -17,11 +17,11 @@ import time
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from newsquarry.search import readers
-from newsquarry.search.ids import id_problem
-from newsquarry.search.models import Article
-from newsquarry.search.passages import split_passages
-from newsquarry.search.readers import ReadFailure, Skipped, read_file, read_paths
+from newsquarry.search.core.ids import id_problem
+from newsquarry.search.core.models import Article
+from newsquarry.search.ingest import readers
+from newsquarry.search.ingest.passages import split_passages
+from newsquarry.search.ingest.readers import ReadFailure, Skipped, read_file, read_paths
 
 BOUND = 5.0  # seconds one small hostile file may take
 EXTS = [".txt", ".md", ".markdown", ".jsonl", ".ndjson", ".html", ".htm", ".pdf", ""]

@@ -16,11 +16,11 @@ from click.testing import CliRunner
 
 from newsquarry.api import create_app
 from newsquarry.search.cli import cli
-from newsquarry.search.errors import InvalidArticle
-from newsquarry.search.ids import MAX_ID_LENGTH, check_id, derived_id, id_problem, url_segment
-from newsquarry.search.indexer import index_articles
-from newsquarry.search.readers import article_from_mapping, read_paths
-from newsquarry.search.store import WhooshStore
+from newsquarry.search.core.errors import InvalidArticle
+from newsquarry.search.core.ids import MAX_ID_LENGTH, check_id, derived_id, id_problem, url_segment
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.ingest.indexer import index_articles
+from newsquarry.search.ingest.readers import article_from_mapping, read_paths
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 HOSTILE_IDS = [

@@ -12,15 +12,15 @@ from collections.abc import Iterable, Iterator
 
 import pytest
 
-from newsquarry.search.indexer import (
+from newsquarry.search.core.models import Article, Passage
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.ingest.indexer import (
     Progress,
     count_articles,
     index_articles,
     index_paths,
     optimize,
 )
-from newsquarry.search.models import Article, Passage
-from newsquarry.search.store import WhooshStore
 
 WORDS = "harbour grain tariff cocoa bond steel copper shipping ministry strike".split()
 
@@ -121,7 +121,7 @@ def test_input_is_consumed_lazily_and_look_ahead_is_bounded(tmp_path):
 
 
 def test_spacy_pool_look_ahead_is_bounded(tmp_path):
-    from newsquarry.search.enrich import Enricher
+    from newsquarry.search.ingest.enrich import Enricher
 
     enricher = Enricher(n_process=2, batch_size=2, prefetch=2)
     consumed = 0
@@ -265,10 +265,10 @@ def test_ctrl_c_on_the_process_group_then_resume(tmp_path):
 
 def test_an_article_the_rules_fail_on_is_reported_and_the_rest_indexed(tmp_path, monkeypatch):
     """Fault injection: the quote rules raise on one article (as a bug on an odd text would)."""
-    import newsquarry.search.enrich.pipeline as pipeline
-    from newsquarry.search.enrich import Enricher
-    from newsquarry.search.models import Article
-    from newsquarry.search.store import WhooshStore
+    import newsquarry.search.ingest.enrich.pipeline as pipeline
+    from newsquarry.search.core.models import Article
+    from newsquarry.search.engine.store import WhooshStore
+    from newsquarry.search.ingest.enrich import Enricher
 
     real = pipeline.extract_quotes
 

@@ -23,12 +23,12 @@ from _synthetic import articles, write_jsonl
 from api_support import TagEnricher
 from click.testing import CliRunner
 
-from newsquarry.search import integrity, keytable
 from newsquarry.search.cli import cli
-from newsquarry.search.errors import IndexDamaged
-from newsquarry.search.indexer import index_paths
-from newsquarry.search.repair import repair
-from newsquarry.search.store import WhooshStore
+from newsquarry.search.core.errors import IndexDamaged
+from newsquarry.search.engine import integrity, keytable
+from newsquarry.search.engine.repair import repair
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.ingest.indexer import index_paths
 
 KINDS = ("toc", "segment", "articles list", "manifest", "doc values", "quote signatures",
          "decoded postings", "key table")  # fmt: skip
@@ -378,7 +378,7 @@ def test_repair_command_with_the_original_files_recovers_every_article(built, tm
     shutil.copytree(built["ix"], ix)
     os.truncate(ix / files_of(ix)["segment"], 0)
     monkey = pytest.MonkeyPatch()
-    monkey.setattr("newsquarry.search.indexer.default_enricher", lambda **kw: TagEnricher())  # no spaCy
+    monkey.setattr("newsquarry.search.ingest.indexer.default_enricher", lambda **kw: TagEnricher())  # no spaCy
     try:
         r = run(ix, "repair", str(built["source"]))
     finally:

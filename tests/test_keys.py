@@ -3,8 +3,8 @@ import json
 
 import pytest
 
-from newsquarry.search.keys import KeyRefused, Scope, apply_scope, make_key, verify_key
-from newsquarry.search.requests import SearchRequest
+from newsquarry.search.core.requests import SearchRequest
+from newsquarry.search.query.keys import KeyRefused, Scope, apply_scope, make_key, verify_key
 
 SECRET = "a-long-enough-server-secret"
 
@@ -80,7 +80,7 @@ def test_cli_key_command(tmp_path):
 
 
 def test_malformed_keys_and_dates_are_refused_not_crashed():
-    from newsquarry.search.errors import InvalidRequest
+    from newsquarry.search.core.errors import InvalidRequest
 
     for bad in ("nqk_é.x", "nqk_abc.é", "nqk_abc.", "nqk_" + "a" * 5000 + ".b", "nqk_a b.c"):
         with pytest.raises(KeyRefused, match="malformed"):

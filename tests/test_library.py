@@ -89,8 +89,8 @@ def test_quote_clusters_through_the_index(tmp_path: Path) -> None:
         from tests.api_support import TagEnricher, cluster_articles
     except ModuleNotFoundError:
         from api_support import TagEnricher, cluster_articles
-    from newsquarry.search.indexer import index_articles
-    from newsquarry.search.readers import article_from_mapping
+    from newsquarry.search.ingest.indexer import index_articles
+    from newsquarry.search.ingest.readers import article_from_mapping
 
     with Index(tmp_path / "ix") as ix:
         index_articles(ix.store, [article_from_mapping(a) for a in cluster_articles()],

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from whoosh.lang.morph_en import variations
 
-from newsquarry.search.store import WhooshStore
+from newsquarry.search.engine.store import WhooshStore
 
 from .conftest import seed_items
 

@@ -19,11 +19,11 @@ import pytest
 from _integrity import assert_exact, expected_passage_ids, index_contents
 from _synthetic import articles
 
-from newsquarry.search.errors import IndexBusy
-from newsquarry.search.locking import WriteLock, holder_note
-from newsquarry.search.passages import split_passages
-from newsquarry.search.readers import article_from_mapping
-from newsquarry.search.store import WhooshStore
+from newsquarry.search.core.errors import IndexBusy
+from newsquarry.search.engine.locking import WriteLock, holder_note
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.ingest.passages import split_passages
+from newsquarry.search.ingest.readers import article_from_mapping
 
 ROOT = Path(__file__).resolve().parents[1]
 

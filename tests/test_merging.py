@@ -7,13 +7,13 @@ import threading
 import pytest
 from conftest import PassThrough
 
-from newsquarry.search import docvalues
-from newsquarry.search.indexer import index_articles
-from newsquarry.search.merging import MERGE_DIR, level, merge_tiered, plan_merges
-from newsquarry.search.models import Article
-from newsquarry.search.passages import split_passages
-from newsquarry.search.requests import SearchRequest
-from newsquarry.search.store import WhooshStore
+from newsquarry.search.core.models import Article
+from newsquarry.search.core.requests import SearchRequest
+from newsquarry.search.engine import docvalues
+from newsquarry.search.engine.merging import MERGE_DIR, level, merge_tiered, plan_merges
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.ingest.indexer import index_articles
+from newsquarry.search.ingest.passages import split_passages
 
 
 def test_levels_grow_by_factor():
@@ -203,7 +203,7 @@ def test_a_merge_process_stops_when_the_process_that_started_it_is_gone(tmp_path
 
     child = (
         "import sys, time\n"
-        "from newsquarry.search.merging import _exit_with_parent\n"
+        "from newsquarry.search.engine.merging import _exit_with_parent\n"
         "_exit_with_parent(int(sys.argv[1]), every=0.05)\n"  # as `--parent PID` does
         "time.sleep(60)\n"
     )

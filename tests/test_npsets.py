@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from newsquarry.search.npsets import unique
+from newsquarry.search.core.npsets import unique
 
 
 @given(st.lists(st.integers(-(2**62), 2**62), max_size=300), st.sampled_from(["int64", "int32"]))

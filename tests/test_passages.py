@@ -1,5 +1,5 @@
-from newsquarry.search.models import Article
-from newsquarry.search.passages import passage_spans, split_passages
+from newsquarry.search.core.models import Article
+from newsquarry.search.ingest.passages import passage_spans, split_passages
 
 
 def test_offsets_round_trip_for_every_passage(seed_doc):
@@ -59,7 +59,7 @@ def test_abbreviations_do_not_end_sentences():
 
 
 def test_single_newline_layouts_split_into_paragraphs():
-    from newsquarry.search.passages import paragraphs
+    from newsquarry.search.ingest.passages import paragraphs
 
     text = (
         "Council cuts libraries; \nA vote of seven to two.\n"
@@ -80,7 +80,7 @@ def test_single_newline_layouts_split_into_paragraphs():
 
 
 def test_wrapped_lines_are_not_split():
-    from newsquarry.search.passages import paragraphs
+    from newsquarry.search.ingest.passages import paragraphs
 
     text = (
         "Supporters said they would keep knocking on doors and getting people to take part\n"
@@ -91,7 +91,7 @@ def test_wrapped_lines_are_not_split():
 
 
 def test_blank_line_paragraphs_unchanged():
-    from newsquarry.search.passages import paragraphs
+    from newsquarry.search.ingest.passages import paragraphs
 
     text = "First paragraph.\n\n  Second one.\n\n\nThird."
     assert [text[s:e] for s, e in paragraphs(text)] == ["First paragraph.", "Second one.", "Third."]

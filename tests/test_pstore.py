@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 from test_docvalues import make_article
 
-from newsquarry.search import pstore
-from newsquarry.search.docvalues import cache_for, leaves_of, segment_postings
-from newsquarry.search.requests import SearchRequest
-from newsquarry.search.schema import build_schema
-from newsquarry.search.searching import run_search
-from newsquarry.search.store import WhooshStore
+from newsquarry.search.core.requests import SearchRequest
+from newsquarry.search.engine import pstore
+from newsquarry.search.engine.docvalues import cache_for, leaves_of, segment_postings
+from newsquarry.search.engine.schema import build_schema
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.query.searching import run_search
 
 SCHEMA = build_schema()
 
@@ -32,7 +32,7 @@ def build(keys: list[bytes], lists: list[tuple[list[int], list[float]]], ndocs: 
 
 
 def mapped(tmp_path, arrays, meta, ndocs: int = 100) -> pstore.PostingsFile:
-    from newsquarry.search import dvstore
+    from newsquarry.search.engine import dvstore
 
     dvstore.write(tmp_path, "newsquarry_t", ndocs, arrays, meta, ext=pstore.EXT)
     got = pstore.read(tmp_path, "newsquarry_t", ndocs)
@@ -148,7 +148,7 @@ def test_a_damaged_file_is_rebuilt_not_trusted(tmp_path, damage):
 
 
 def test_files_follow_segments_through_merges(tmp_path):
-    from newsquarry.search.indexer import optimize
+    from newsquarry.search.ingest.indexer import optimize
 
     store = small_index(tmp_path)
     expected = answer(store)

@@ -19,13 +19,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from newsquarry.search import quoteclusters as qc
-from newsquarry.search.errors import InvalidRequest, NotFound
-from newsquarry.search.indexer import index_articles
-from newsquarry.search.readers import article_from_mapping
-from newsquarry.search.requests import SearchRequest
-from newsquarry.search.searching import run_search
-from newsquarry.search.store import WhooshStore
+from newsquarry.search.archive import quoteclusters as qc
+from newsquarry.search.core.errors import InvalidRequest, NotFound
+from newsquarry.search.core.requests import SearchRequest
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.ingest.indexer import index_articles
+from newsquarry.search.ingest.readers import article_from_mapping
+from newsquarry.search.query.searching import run_search
 
 try:
     from tests.api_support import TagEnricher
@@ -274,7 +274,7 @@ def test_group_cluster_totals_and_paging_are_exact(story):
 def test_a_clusters_article_count_counts_articles_not_quotations(tmp_path):
     """``Clusters.articles`` (made on first use) against a count over each cluster's
     members: an article that repeats a quotation counts once."""
-    from newsquarry.search.docvalues import cache_for
+    from newsquarry.search.engine.docvalues import cache_for
 
     twice = article("a-twice", "2020-03-02", "Wire", QUOTE)
     twice["text"] += f"\n\nShe repeated it.\n\n\u201c{QUOTE},\u201d said Ana Ruiz."
@@ -340,7 +340,7 @@ def test_signature_files_are_derived_data(story, tmp_path, damage):
 
 
 def test_a_merged_segment_carries_its_sources_signatures_over(tmp_path):
-    from newsquarry.search.merging import merge_once, merge_tiered
+    from newsquarry.search.engine.merging import merge_once, merge_tiered
 
     try:
         from tests.api_support import cluster_articles
@@ -437,7 +437,7 @@ def test_a_warmed_worker_links_the_states_another_process_commits_in_the_backgro
     search asks for them."""
     import time
 
-    from newsquarry.search.searching import warm_up
+    from newsquarry.search.query.searching import warm_up
 
     warm_up(story)  # a server worker: it searched quotations, so it links later states
     other = WhooshStore(story.path, create=False, background_merges=False)
@@ -463,7 +463,7 @@ def test_a_warmed_worker_links_the_states_another_process_commits_in_the_backgro
 def test_a_servers_warm_up_sorts_the_buckets_its_commits_look_values_up_in(story):
     """``warm_up`` leaves every segment's LSH buckets sorted, so the links made in a later
     commit look values up in them (not a scan, and no sort of every segment then)."""
-    from newsquarry.search.searching import warm_up
+    from newsquarry.search.query.searching import warm_up
 
     warm_up(story)
     cache = qc._CACHES[story]
@@ -603,7 +603,7 @@ def cluster_map(store) -> dict[str, str]:
 
 def from_scratch(store) -> dict[str, str]:
     """The same index state's clusters linked from scratch (no earlier links)."""
-    from newsquarry.search.docvalues import cache_for, leaves_of
+    from newsquarry.search.engine.docvalues import cache_for, leaves_of
 
     s = store.searcher()
     cache = qc.ClusterCache(None)
@@ -620,7 +620,7 @@ def test_clusters_after_incremental_commits_equal_clusters_made_at_once(tmp_path
     date, another wording), a merge and new processes: each state's incrementally kept
     clusters equal that state's linked from scratch, and at the end those of a new index
     of the same articles made in one commit."""
-    from newsquarry.search.merging import merge_once, merge_tiered
+    from newsquarry.search.engine.merging import merge_once, merge_tiered
 
     rng = random.Random(seed)
     bases = [sentence(rng, rng.randint(12, 24)) for _ in range(5)]

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from newsquarry.search.readers import Article, ReadFailure, Skipped, read_paths
+from newsquarry.search.ingest.readers import Article, ReadFailure, Skipped, read_paths
 
 HTML_PAGE = """<!DOCTYPE html>
 <html lang="en"><head>
@@ -165,7 +165,7 @@ def test_single_block_file_is_its_own_title_and_text(tmp_path):
     ],
 )
 def test_iso_dates_are_accepted(date, want):
-    from newsquarry.search.readers import article_from_mapping
+    from newsquarry.search.ingest.readers import article_from_mapping
 
     assert article_from_mapping({"text": "Body.", "date": date}).date == want
 

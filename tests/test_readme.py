@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from newsquarry.search.export import QUOTE_COLUMNS
+from newsquarry.search.query.export import QUOTE_COLUMNS
 
 ROOT = Path(__file__).resolve().parent.parent
 MY_ARTICLE = """---

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from newsquarry.search.schema import spelling_analyzer, spelling_words
+from newsquarry.search.engine.schema import spelling_analyzer, spelling_words
 
 _ALPHABET = st.sampled_from(list("aAzZéÉøßæ019_ '’s\n\t-.,\"Ǆﬁ"))
 

@@ -10,10 +10,10 @@ from collections import Counter
 
 import pytest
 
-from newsquarry.search.passages import split_passages
-from newsquarry.search.requests import SearchRequest
-from newsquarry.search.searching import facet_values, run_search
-from newsquarry.search.textnorm import fold
+from newsquarry.search.core.requests import SearchRequest
+from newsquarry.search.core.textnorm import fold
+from newsquarry.search.ingest.passages import split_passages
+from newsquarry.search.query.searching import facet_values, run_search
 
 
 @pytest.fixture(scope="session")

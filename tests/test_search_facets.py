@@ -8,13 +8,13 @@ from collections import Counter
 
 import pytest
 
-from newsquarry.search.docvalues import cache_for
-from newsquarry.search.errors import InvalidRequest, UnknownFacet
-from newsquarry.search.models import Article
-from newsquarry.search.passages import split_passages
-from newsquarry.search.requests import SearchRequest
-from newsquarry.search.searching import facet_values, run_search
-from newsquarry.search.textnorm import fold
+from newsquarry.search.core.errors import InvalidRequest, UnknownFacet
+from newsquarry.search.core.models import Article
+from newsquarry.search.core.requests import SearchRequest
+from newsquarry.search.core.textnorm import fold
+from newsquarry.search.engine.docvalues import cache_for
+from newsquarry.search.ingest.passages import split_passages
+from newsquarry.search.query.searching import facet_values, run_search
 
 from .conftest import annotate, seed_items, small_items
 
@@ -256,7 +256,7 @@ class NameTagger:
         self.names = names
 
     def enrich(self, items):
-        from newsquarry.search.models import Entity, Quote
+        from newsquarry.search.core.models import Entity, Quote
 
         for art, passages in items:
             for p in passages:
@@ -285,8 +285,8 @@ EXACT_NAMES = {
 
 @pytest.fixture()
 def exact_store(fresh_store):
-    from newsquarry.search.indexer import index_articles
-    from newsquarry.search.readers import article_from_mapping
+    from newsquarry.search.ingest.indexer import index_articles
+    from newsquarry.search.ingest.readers import article_from_mapping
 
     texts = [
         ("r1", "Reuters (Reuters-21578, 1987)",

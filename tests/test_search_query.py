@@ -10,10 +10,10 @@ import re
 
 import pytest
 
-from newsquarry.search.errors import QueryError
-from newsquarry.search.requests import SearchRequest
-from newsquarry.search.searching import run_search
-from newsquarry.search.textnorm import fold
+from newsquarry.search.core.errors import QueryError
+from newsquarry.search.core.requests import SearchRequest
+from newsquarry.search.core.textnorm import fold
+from newsquarry.search.query.searching import run_search
 
 
 def ids(store, q, **kw):
@@ -254,6 +254,6 @@ def test_colons_in_numbers_are_words(seed_store):
 
 
 def _settings(**kw):
-    from newsquarry.search.config import load_settings
+    from newsquarry.search.core.config import load_settings
 
     return load_settings(**kw)

@@ -12,12 +12,12 @@ import pytest
 from conftest import PassThrough, annotate, build, seed_items
 from whoosh import query as wq
 
-from newsquarry.search.indexer import index_articles
-from newsquarry.search.models import Article
-from newsquarry.search.passages import split_passages
-from newsquarry.search.requests import SearchRequest
-from newsquarry.search.searching import run_search
-from newsquarry.search.store import WhooshStore
+from newsquarry.search.core.models import Article
+from newsquarry.search.core.requests import SearchRequest
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.ingest.indexer import index_articles
+from newsquarry.search.ingest.passages import split_passages
+from newsquarry.search.query.searching import run_search
 
 SEED = "000_e23b3335c9472580"
 
@@ -263,7 +263,7 @@ def test_scores_do_not_depend_on_segment_history(tmp_path):
 
 
 def test_an_untitled_article_has_no_title_to_rank(tmp_path):
-    from newsquarry.search.readers import article_from_mapping
+    from newsquarry.search.ingest.readers import article_from_mapping
 
     a = article_from_mapping(
         {"id": "u", "text": "Coffee quota talks opened today.\n\nLater, the coffee quota failed."}
@@ -322,7 +322,7 @@ def test_totals_and_facets_are_exact_for_the_default_mode(corpus_store):
     held = Counter(
         n for h in r.hits for n in {e["name"] for e in h.entities if e["type"] == "person"}
     )
-    from newsquarry.search.textnorm import fold
+    from newsquarry.search.core.textnorm import fold
 
     held = Counter({fold(k): v for k, v in held.items()})
     assert {fold(v.value): v.count for v in r.facets["person"].values} == dict(held)
@@ -340,8 +340,8 @@ NAMES = {
 
 
 def test_names_restricted_to_a_word_equal_the_full_table(tmp_path):
-    from newsquarry.search.docvalues import cache_for
-    from newsquarry.search.interpret import _WORD, STOP_WORDS, _names
+    from newsquarry.search.engine.docvalues import cache_for
+    from newsquarry.search.query.interpret import _WORD, STOP_WORDS, _names
 
     text = "\n\n".join(
         f"Passage {i} is about {n} and more words here." for i, n in enumerate(NAMES)
@@ -387,9 +387,9 @@ def test_names_restricted_to_a_word_equal_the_full_table(tmp_path):
 def test_a_warmed_up_servers_word_index_offers_what_a_scan_of_the_keys_offers(tmp_path):
     """``warm_up`` (a server) keeps an index of the name keys' words; a one-shot
     process scans the keys. Both offer the same interpretations, in the same order."""
-    from newsquarry.search.docvalues import cache_for
-    from newsquarry.search.interpret import WORD_INDEX
-    from newsquarry.search.searching import warm_up
+    from newsquarry.search.engine.docvalues import cache_for
+    from newsquarry.search.query.interpret import WORD_INDEX
+    from newsquarry.search.query.searching import warm_up
 
     build(tmp_path / "ix", [seed_items()]).close()
     queries = ["Solano torture", "what did Trump say about Venezuela", "Maduro army",

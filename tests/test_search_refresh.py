@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from newsquarry.search.models import Article
-from newsquarry.search.passages import split_passages
-from newsquarry.search.requests import SearchRequest
-from newsquarry.search.searching import run_search
-from newsquarry.search.store import WhooshStore
+from newsquarry.search.core.models import Article
+from newsquarry.search.core.requests import SearchRequest
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.ingest.passages import split_passages
+from newsquarry.search.query.searching import run_search
 
 
 def article(n: int) -> tuple[Article, list]:
@@ -55,8 +55,8 @@ def test_deletion_in_a_kept_segment_is_seen(fresh_store):
 def test_warm_up_builds_what_a_filtered_faceted_search_reads(fresh_store):
     """A server's first search after ``warm_up`` finds every field's keys and its
     documents-by-key (what a filter reads) built, and answers as a cold store does."""
-    from newsquarry.search.docvalues import VALUE_FIELDS, cache_for
-    from newsquarry.search.searching import warm_up
+    from newsquarry.search.engine.docvalues import VALUE_FIELDS, cache_for
+    from newsquarry.search.query.searching import warm_up
 
     store = fresh_store
     for n in range(3):
@@ -78,9 +78,9 @@ def test_warm_up_is_not_cut_short_by_the_users_search_deadline(fresh_store, monk
     clusters on a loaded machine) runs to the end and leaves the view warm."""
     import pytest
 
-    from newsquarry.search.docvalues import cache_for
-    from newsquarry.search.errors import SearchTimeout
-    from newsquarry.search.searching import warm_up
+    from newsquarry.search.core.errors import SearchTimeout
+    from newsquarry.search.engine.docvalues import cache_for
+    from newsquarry.search.query.searching import warm_up
 
     store = fresh_store
     for n in range(3):
@@ -98,8 +98,8 @@ def test_a_warmed_store_warms_each_state_it_commits_before_the_writer_returns(fr
     """After ``warm_up``, a commit of this process builds the new state's view (keys,
     filters' documents by key) in the writer: the first search after it finds them built
     and answers as a store that was never warmed. A store never warmed (the CLI) does not."""
-    from newsquarry.search.docvalues import VALUE_FIELDS, cache_for
-    from newsquarry.search.searching import warm_up
+    from newsquarry.search.engine.docvalues import VALUE_FIELDS, cache_for
+    from newsquarry.search.query.searching import warm_up
 
     store = fresh_store
     with store.writer() as w:
@@ -130,8 +130,8 @@ def test_a_warmed_store_builds_a_states_view_before_the_commit_is_published(fres
     complete but its table of contents is not written yet (``before_publish``)."""
     import threading
 
-    from newsquarry.search.docvalues import VALUE_FIELDS, cache_for
-    from newsquarry.search.searching import warm_up
+    from newsquarry.search.engine.docvalues import VALUE_FIELDS, cache_for
+    from newsquarry.search.query.searching import warm_up
 
     store = fresh_store
     with store.writer() as w:
@@ -174,7 +174,7 @@ def test_searches_stay_on_the_state_before_a_merge_until_it_is_warm_never_before
     import threading
     import time
 
-    from newsquarry.search.searching import warm_up
+    from newsquarry.search.query.searching import warm_up
 
     path = tmp_path / "ix"
     store = WhooshStore(path, background_merges=False)
@@ -232,8 +232,8 @@ def test_a_warmed_store_warms_the_states_other_processes_commit_in_the_backgroun
 
     from whoosh.writing import NO_MERGE
 
-    from newsquarry.search.docvalues import VALUE_FIELDS, cache_for, leaves_of
-    from newsquarry.search.searching import warm_up
+    from newsquarry.search.engine.docvalues import VALUE_FIELDS, cache_for, leaves_of
+    from newsquarry.search.query.searching import warm_up
 
     store = WhooshStore(tmp_path / "ix", background_merges=False)
     store.merge_policy = NO_MERGE  # the states are the commits' (no merge in between)
@@ -277,7 +277,7 @@ def test_a_warmed_store_warms_the_states_other_processes_commit_in_the_backgroun
 def test_a_refresher_stops_with_its_store_and_never_outlives_it(tmp_path):
     import gc
 
-    from newsquarry.search.searching import warm_up
+    from newsquarry.search.query.searching import warm_up
 
     store = WhooshStore(tmp_path / "ix", background_merges=False)
     with store.writer() as w:
@@ -335,7 +335,7 @@ def test_a_threads_new_searcher_reuses_the_readers_of_unchanged_segments_only(tm
 
 
 def test_a_store_warmed_for_writes_has_read_the_alias_evidence_its_first_commit_reads(tmp_path):
-    from newsquarry.search.searching import warm_up
+    from newsquarry.search.query.searching import warm_up
 
     store = WhooshStore(tmp_path / "ix", background_merges=False)
     with store.writer() as w:

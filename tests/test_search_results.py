@@ -7,11 +7,11 @@ import json
 import pytest
 from whoosh import query as wq
 
-from newsquarry.search.errors import InvalidRequest, SearchTimeout
-from newsquarry.search.models import Article, Entity, Passage
-from newsquarry.search.requests import SearchRequest
-from newsquarry.search.searching import run_search
-from newsquarry.search.textnorm import fold
+from newsquarry.search.core.errors import InvalidRequest, SearchTimeout
+from newsquarry.search.core.models import Article, Entity, Passage
+from newsquarry.search.core.requests import SearchRequest
+from newsquarry.search.core.textnorm import fold
+from newsquarry.search.query.searching import run_search
 
 from .conftest import QUOTES, seed_items
 

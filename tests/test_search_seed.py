@@ -2,8 +2,8 @@
 
 import pytest
 
-from newsquarry.search.errors import QueryError
-from newsquarry.search.requests import SearchRequest
+from newsquarry.search.core.errors import QueryError
+from newsquarry.search.core.requests import SearchRequest
 
 SEED_ID = "000_e23b3335c9472580"
 

@@ -3,9 +3,9 @@
 import pytest
 from conftest import fill_disk
 
-from newsquarry.search.errors import IndexBusy, IndexUnavailable, NotFound
-from newsquarry.search.indexer import index_paths
-from newsquarry.search.store import WhooshStore
+from newsquarry.search.core.errors import IndexBusy, IndexUnavailable, NotFound
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.ingest.indexer import index_paths
 
 SEED_ID = "000_e23b3335c9472580"
 
@@ -107,8 +107,8 @@ def test_writes_after_the_same_random_seed_do_not_collide(store):
     # not make two commits pick the same segment name
     import random
 
-    from newsquarry.search.models import Article
-    from newsquarry.search.passages import split_passages
+    from newsquarry.search.core.models import Article
+    from newsquarry.search.ingest.passages import split_passages
 
     for n in range(3):
         random.seed(42)
@@ -124,7 +124,7 @@ def test_writes_after_the_same_random_seed_do_not_collide(store):
 def _synthetic(n, seed, prefix):
     from _synthetic import articles
 
-    from newsquarry.search.readers import article_from_mapping
+    from newsquarry.search.ingest.readers import article_from_mapping
 
     return articles(n, seed=seed, prefix=prefix), [
         article_from_mapping(a) for a in articles(n, seed=seed, prefix=prefix)
@@ -151,7 +151,7 @@ def test_a_full_disk_mid_commit_keeps_committed_work_and_leaves_no_file(small_di
     from click.testing import CliRunner
 
     from newsquarry.search.cli import cli
-    from newsquarry.search.indexer import index_articles
+    from newsquarry.search.ingest.indexer import index_articles
 
     ix = small_disk / "ix"
     raw, arts = _synthetic(60, seed=9, prefix="d")
@@ -168,7 +168,7 @@ def test_a_full_disk_mid_commit_keeps_committed_work_and_leaves_no_file(small_di
     source = tmp_path / "more.jsonl"
     source.write_text("".join(__import__("json").dumps(a) + "\n" for a in raw[3:]))
     monkey = pytest.MonkeyPatch()
-    monkey.setattr("newsquarry.search.indexer.default_enricher", lambda **kw: _NoNLP())
+    monkey.setattr("newsquarry.search.ingest.indexer.default_enricher", lambda **kw: _NoNLP())
     try:
         r = CliRunner().invoke(cli, ["--index", str(ix), "index", str(source)])
     finally:
@@ -186,8 +186,8 @@ def test_optimize_refuses_without_twice_the_space_and_says_how_much(small_disk):
     from click.testing import CliRunner
 
     from newsquarry.search.cli import cli
-    from newsquarry.search.errors import NotEnoughSpace
-    from newsquarry.search.indexer import index_articles
+    from newsquarry.search.core.errors import NotEnoughSpace
+    from newsquarry.search.ingest.indexer import index_articles
 
     ix = small_disk / "ix"
     _, arts = _synthetic(40, seed=10, prefix="o")
@@ -208,7 +208,7 @@ def test_optimize_refuses_without_twice_the_space_and_says_how_much(small_disk):
 
 
 def test_an_automatic_merge_waits_for_space_while_the_commit_lands(small_disk):
-    from newsquarry.search.indexer import index_articles
+    from newsquarry.search.ingest.indexer import index_articles
 
     ix = small_disk / "ix"
     _, arts = _synthetic(11, seed=11, prefix="m")
@@ -228,8 +228,8 @@ def test_an_automatic_merge_waits_for_space_while_the_commit_lands(small_disk):
 
 
 def _put(w, aid: str, text: str) -> None:
-    from newsquarry.search.models import Article
-    from newsquarry.search.passages import split_passages
+    from newsquarry.search.core.models import Article
+    from newsquarry.search.ingest.passages import split_passages
 
     art = Article(id=aid, title=aid, text=text, source="Wire", date="2020-01-01")
     w.put(art, split_passages(art))
@@ -239,8 +239,8 @@ def test_a_search_racing_a_merge_that_removes_files_is_no_damage(tmp_path, monke
     """A search reads the newest generation; a background merge (another process) then
     commits and removes that generation's merged-away segment files before the search
     checks them. That is a newer state, not damage: the search answers from it."""
-    from newsquarry.search import integrity
-    from newsquarry.search.requests import SearchRequest
+    from newsquarry.search.core.requests import SearchRequest
+    from newsquarry.search.engine import integrity
 
     path = tmp_path / "ix"
     store = WhooshStore(path, background_merges=False)

@@ -22,7 +22,7 @@ try:  # tests/ is a package (tests/__init__.py) or a plain folder on sys.path
 except ModuleNotFoundError:
     from web_support import SECRET, SEED_ID, XSS_ID, XSS_IMG, XSS_TEXT, make_app, serve
 
-from newsquarry.search.keys import Scope, make_key
+from newsquarry.search.query.keys import Scope, make_key
 
 CHROMIUM = os.environ.get("NEWSQUARRY_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [

@@ -99,7 +99,7 @@ def test_a_quotation_carried_by_several_articles_says_where_it_was_first_seen(
     except ModuleNotFoundError:
         from api_support import CLUSTER_COPIES, build_cluster_index
         from web_support import make_app, serve
-    from newsquarry.search.store import WhooshStore
+    from newsquarry.search.engine.store import WhooshStore
 
     path = tmp_path_factory.mktemp("web-clusters")
     build_cluster_index(path)

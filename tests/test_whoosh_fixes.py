@@ -8,11 +8,11 @@ import tracemalloc
 
 from conftest import PassThrough
 
-from newsquarry.search.indexer import index_articles
-from newsquarry.search.models import Article
-from newsquarry.search.requests import SearchRequest
-from newsquarry.search.store import WhooshStore
-from newsquarry.search.whoosh_fixes import ViewReader
+from newsquarry.search.core.models import Article
+from newsquarry.search.core.requests import SearchRequest
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.engine.whoosh_fixes import ViewReader
+from newsquarry.search.ingest.indexer import index_articles
 
 
 def test_view_reader_reads_like_a_file_and_pickle_loads_from_it():
@@ -86,7 +86,7 @@ def test_document_lengths_read_once_match_whooshs_own(tmp_path):
     """The cached lengths give what Whoosh's per-call read gives, for every document."""
     from whoosh import fields, index
 
-    from newsquarry.search.whoosh_fixes import whoosh_doc_field_length
+    from newsquarry.search.engine.whoosh_fixes import whoosh_doc_field_length
 
     schema = fields.Schema(t=fields.TEXT, k=fields.KEYWORD(scorable=False), n=fields.TEXT)
     ix = index.create_in(str(tmp_path), schema)
@@ -129,7 +129,7 @@ def test_spilled_runs_are_written_in_blocks_and_read_back_in_order(tmp_path, mon
 
     from whoosh.externalsort import SortingPool
 
-    from newsquarry.search import whoosh_fixes
+    from newsquarry.search.engine import whoosh_fixes
 
     monkeypatch.setattr(whoosh_fixes, "RUN_BLOCK", 100)  # blocks cut inside every run
     rng = random.Random(7)
@@ -152,16 +152,16 @@ def test_spilled_runs_are_written_in_blocks_and_read_back_in_order(tmp_path, mon
 
 BUILD_AS_SEARCH = r"""
 import sys, types
-import newsquarry.search.schema as schema
+import newsquarry.search.engine.schema as schema
 # the library as it was imported before it moved under newsquarry: ``search.schema``
 sys.modules["search"] = types.ModuleType("search")
 sys.modules["search.schema"] = schema
 for obj in list(vars(schema).values()):
-    if getattr(obj, "__module__", None) == "newsquarry.search.schema":
+    if getattr(obj, "__module__", None) == "newsquarry.search.engine.schema":
         obj.__module__ = "search.schema"
-from newsquarry.search.models import Article
-from newsquarry.search.indexer import index_articles
-from newsquarry.search.store import WhooshStore
+from newsquarry.search.core.models import Article
+from newsquarry.search.ingest.indexer import index_articles
+from newsquarry.search.engine.store import WhooshStore
 store = WhooshStore(sys.argv[1])
 index_articles(store, [Article(id="old-1", title="Cocoa", text="Ghana's cocoa crop grew.")])
 store.close()
@@ -169,15 +169,15 @@ store.close()
 
 SEARCH = r"""
 import sys
-from newsquarry.search.requests import SearchRequest
-from newsquarry.search.store import WhooshStore
+from newsquarry.search.core.requests import SearchRequest
+from newsquarry.search.engine.store import WhooshStore
 store = WhooshStore(sys.argv[1], create=False)
 print(store.search(SearchRequest(q="cocoa")).total)
 """
 
 
 def test_an_index_built_before_the_move_under_newsquarry_still_opens(tmp_path):
-    """Its table of contents names ``search.schema``: read as ``newsquarry.search.schema``.
+    """Its table of contents names ``search.schema``: read as ``newsquarry.search.engine.schema``.
 
     Both steps run in fresh processes outside the checkout, where ``search`` is not
     importable (as for an installed newsquarry)."""
@@ -195,7 +195,7 @@ def test_an_index_built_before_the_move_under_newsquarry_still_opens(tmp_path):
     built = run(BUILD_AS_SEARCH)
     assert built.returncode == 0, built.stderr
     toc = next(ix.glob("_*.toc")).read_bytes()
-    assert b"search.schema" in toc and b"newsquarry.search.schema" not in toc
+    assert b"search.schema" in toc and b"newsquarry.search.engine.schema" not in toc
     found = run(SEARCH)
     assert found.returncode == 0, found.stderr
     assert found.stdout.strip() == "1"
@@ -206,7 +206,7 @@ def test_hash_reader_reads_its_table_directory_at_once_with_the_same_result(tmp_
     from whoosh.filedb.filestore import FileStorage
     from whoosh.filedb.filetables import HashReader, HashWriter
 
-    from newsquarry.search import whoosh_fixes
+    from newsquarry.search.engine import whoosh_fixes
 
     storage = FileStorage(str(tmp_path)).create()
     w = HashWriter(storage.create_file("t.hsh"))

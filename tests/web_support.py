@@ -19,9 +19,9 @@ from typing import Any
 
 from werkzeug.serving import make_server
 
-from newsquarry.search.corpus import bundled_corpus_path
-from newsquarry.search.models import Article
-from newsquarry.search.readers import article_from_mapping, read_paths
+from newsquarry.search.core.models import Article
+from newsquarry.search.ingest.corpus import bundled_corpus_path
+from newsquarry.search.ingest.readers import article_from_mapping, read_paths
 
 SECRET = "web-tests-secret-0123456789abcdef"
 SEED_ID = "000_e23b3335c9472580"
@@ -134,8 +134,8 @@ def articles() -> list[Article]:
 @lru_cache(maxsize=1)
 def web_index() -> Any:
     """A real index of ``articles()``, built once per session (spaCy enricher)."""
-    from newsquarry.search.indexer import default_enricher, index_articles
-    from newsquarry.search.store import WhooshStore
+    from newsquarry.search.engine.store import WhooshStore
+    from newsquarry.search.ingest.indexer import default_enricher, index_articles
 
     path = tempfile.mkdtemp(prefix="nq-web-index-")
     atexit.register(shutil.rmtree, path, True)

@@ -16,11 +16,11 @@ from typing import Any
 from flask import Response, request
 from marshmallow import ValidationError
 
-from newsquarry.search.errors import NotFound
-from newsquarry.search.ids import id_problem, shorten
-from newsquarry.search.indexer import index_articles
-from newsquarry.search.models import Article
-from newsquarry.search.readers import article_from_mapping
+from newsquarry.search.core.errors import NotFound
+from newsquarry.search.core.ids import id_problem, shorten
+from newsquarry.search.core.models import Article
+from newsquarry.search.ingest.indexer import index_articles
+from newsquarry.search.ingest.readers import article_from_mapping
 
 from ..arguments import ApiBlueprint as Blueprint
 from ..auth import require_write_token

@@ -11,7 +11,7 @@ from typing import Any
 
 from flask import Response, current_app
 
-from newsquarry.search.config import SETTINGS
+from newsquarry.search.core.config import SETTINGS
 
 from ..arguments import ApiBlueprint as Blueprint
 from ..backend import backend

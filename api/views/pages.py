@@ -26,8 +26,8 @@ from urllib.parse import unquote, urlencode, urlsplit
 from flask import Blueprint, Response, current_app, render_template, request, url_for
 from markupsafe import Markup
 
-from newsquarry.search.errors import NotFound
-from newsquarry.search.schema import FACETS
+from newsquarry.search.core.errors import NotFound
+from newsquarry.search.engine.schema import FACETS
 
 from .. import cardsize
 from ..backend import backend

@@ -23,8 +23,8 @@ from urllib.parse import urlencode
 from flask import Response, g, request, stream_with_context, url_for
 from marshmallow import RAISE
 
-from newsquarry.search.requests import SearchRequest, SearchResult
-from newsquarry.search.schema import FACETS
+from newsquarry.search.core.requests import SearchRequest, SearchResult
+from newsquarry.search.engine.schema import FACETS
 
 from ..arguments import ApiBlueprint as Blueprint
 from ..backend import backend
@@ -118,7 +118,7 @@ def to_search_request(args: dict[str, Any], mode: str, settings: dict[str, Any])
 def search_library(store: Any, req: SearchRequest, settings: dict[str, Any]) -> SearchResult:
     """The library's search (``store.search``), run with this app's settings and limits;
     what hits say about their quotation clusters stays inside a scoped key's scope."""
-    from newsquarry.search.searching import run_search as library_search
+    from newsquarry.search.query.searching import run_search as library_search
 
     return library_search(store, req, settings, within=scope_request())
 
@@ -139,7 +139,7 @@ def apply_read_key(req: SearchRequest, given: str | None) -> SearchRequest:
     request's dates again before combining them with the key's; then the
     verified scope (``api.scoping``) is applied.
     """
-    from newsquarry.search.keys import apply_scope
+    from newsquarry.search.query.keys import apply_scope
 
     scope = current_scope()
     return req if scope is None else apply_scope(req, scope)
@@ -276,7 +276,7 @@ def feed_response(store: Any, req: SearchRequest, fmt: str, settings: dict[str, 
 
 def export_response(store: Any, req: SearchRequest, fmt: str, settings: dict[str, Any]) -> Response:
     """Stream every hit up to the page depth limit, one library page at a time."""
-    from newsquarry.search.export import Export, records
+    from newsquarry.search.query.export import Export, records
 
     export = Export(store, req, settings, search_library)  # query errors surface here
     request_id = g.get("request_id")
@@ -347,7 +347,7 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
         with its article and source. Read with a scoped key, only the copies inside
         the key's scope are listed; none inside it is a 404, as an unknown id.
         """
-        from newsquarry.search.quoteclusters import quote_cluster as library_cluster
+        from newsquarry.search.archive.quoteclusters import quote_cluster as library_cluster
 
         store = backend().store()
         key = request_key(request, "json")
@@ -368,7 +368,7 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
         """
         if facet not in FACETS:
             raise ApiError(404, f"no facet named {facet!r}; facets are: {', '.join(FACETS)}")
-        from newsquarry.search.searching import facet_values
+        from newsquarry.search.query.searching import facet_values
 
         be = backend()
         store = be.store()
@@ -410,7 +410,7 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
         answer lists, for each requested facet, the values most often in the same
         passages and in the same articles, with counts (the selection itself left out).
         """
-        from newsquarry.search.cooccurrence import cooccurrence as library_cooccurrence
+        from newsquarry.search.query.cooccurrence import cooccurrence as library_cooccurrence
 
         be = backend()
         store = be.store()

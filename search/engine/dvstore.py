@@ -1,0 +1,191 @@
+"""Doc values on disk: one file per segment, mapped into memory by each process.
+
+Why: reading a segment's postings into doc values (``docvalues.compute_segment``)
+took seconds per process on a Reuters-sized index, so every CLI command and every
+freshly started server paid it before its first answer. The columns are now
+written once, when the segment is written or merged, and a new process maps the
+file (``mmap``) and touches only the pages of the columns a query uses.
+
+Name: ``<segment id>.dv`` next to the segment's own files (for example
+``newsquarry_k2x9....dv`` beside ``newsquarry_k2x9....seg``). The name matches
+Whoosh's segment-file pattern, so Whoosh's own cleanup after each commit removes
+the file together with its segment once a merge has replaced it, and a checksum
+list of a commit's files sees it as part of the segment.
+
+Format (little-endian), chosen over a set of ``.npy`` files so that a segment's
+doc values are one file written with one atomic rename:
+
+- 8 bytes magic ``NQDV\\x00\\x01\\r\\n``, 8 bytes header length ``H``, 8 bytes file size;
+- ``H`` bytes of JSON: ``{"version", "segment", "ndocs", "meta",
+  "arrays": {name: [dtype, length, offset]}}``;
+- each array's raw bytes at its offset from the first 64-byte aligned position
+  after the header (each offset 64-byte aligned), read with
+  ``numpy.frombuffer`` over the mapping: no copy, no parsing.
+
+Written to a temporary name, fsynced, renamed into place and the folder fsynced,
+so a file under the final name is always complete. A file that is missing,
+truncated, of another version or of another segment is ignored (and rebuilt
+from the postings by the caller): a bad doc-values file can cost time, never a
+wrong answer or a lost document.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from newsquarry.search.core.durability import fsync_path
+
+MAGIC = b"NQDV\x00\x01\r\n"
+VERSION = 1
+EXT = ".dv"
+_ALIGN = 64
+_PREFIX = 24  # magic, header length, file size
+
+
+def file_name(segment_id: str, ext: str = EXT) -> str:
+    """The doc-values file of a segment (``segment_id`` as Whoosh's ``segment_id()``);
+    other derived per-segment files (``quoteclusters``) use the same format with their
+    own ``ext``."""
+    return f"{segment_id}{ext}"
+
+
+def _align(n: int) -> int:
+    return (n + _ALIGN - 1) // _ALIGN * _ALIGN
+
+
+def write(
+    folder: str | os.PathLike,
+    segment_id: str,
+    ndocs: int,
+    arrays: dict[str, np.ndarray],
+    meta: dict[str, Any],
+    ext: str = EXT,
+    durable: bool = True,
+) -> Path:
+    """Write a segment's doc values atomically; returns the file's path.
+
+    ``durable=False`` skips the fsyncs (of the file and of the folder after the rename):
+    for files a crash may leave empty or lost because they are checked (CRC) and rebuilt
+    when read (``search.pstore``), so a commit holding the write lock does not wait for them.
+    """
+    folder = Path(folder)
+    table: dict[str, list[Any]] = {}
+    arrs = {name: np.ascontiguousarray(a).reshape(-1) for name, a in arrays.items()}
+    # offsets are relative to the start of the body, the first aligned byte after the header
+    pos = 0
+    for name, a in arrs.items():
+        table[name] = [a.dtype.str, int(a.size), pos]
+        pos = _align(pos + a.nbytes)
+    header = {
+        "version": VERSION,
+        "segment": segment_id,
+        "ndocs": int(ndocs),
+        "meta": meta,
+        "arrays": table,
+    }
+    raw = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    base = _align(_PREFIX + len(raw))
+    size = base + pos
+    final = folder / file_name(segment_id, ext)
+    tmp = folder / f"{file_name(segment_id, ext)}.{os.urandom(6).hex()}.tmp"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(MAGIC + len(raw).to_bytes(8, "little") + size.to_bytes(8, "little"))
+            fh.write(raw)
+            for name, a in arrs.items():
+                fh.write(b"\0" * (base + table[name][2] - fh.tell()))
+                fh.write(a.tobytes())
+            fh.write(b"\0" * (size - fh.tell()))
+            fh.flush()
+            if durable:
+                os.fsync(fh.fileno())
+        os.replace(tmp, final)
+    except BaseException:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise
+    if durable:
+        fsync_path(folder)
+    return final
+
+
+class SegmentFile:
+    """A mapped doc-values file: its meta data and its arrays (read-only views)."""
+
+    def __init__(self, mm: mmap.mmap, header: dict[str, Any]) -> None:
+        self._mm = mm
+        self.header = header
+        self.meta: dict[str, Any] = header["meta"]
+        self.ndocs: int = header["ndocs"]
+
+    def names(self) -> list[str]:
+        return list(self.header["arrays"])
+
+    def array(self, name: str) -> np.ndarray:
+        """An array of the file, backed by the mapping (no copy)."""
+        dtype, count, offset = self.header["arrays"][name]
+        if not count:
+            return np.zeros(0, dtype=np.dtype(dtype))
+        return np.frombuffer(self._mm, dtype=np.dtype(dtype), count=count, offset=offset)
+
+    def json(self, name: str) -> Any:
+        """A JSON value stored as a byte array (lists of strings)."""
+        return json.loads(self.array(name).tobytes().decode("utf-8"))
+
+
+def read(
+    folder: str | os.PathLike, segment_id: str, ndocs: int, ext: str = EXT
+) -> SegmentFile | None:
+    """The doc-values file of a segment, or None if it is missing or not valid for it."""
+    path = Path(folder) / file_name(segment_id, ext)
+    from newsquarry.search.core.errors import IndexDamaged
+    from newsquarry.search.engine import integrity
+
+    try:
+        # against its checksum in the commit's manifest, once per process (search.integrity);
+        # damaged, it is derived data: rebuilt from the postings, byte for byte the same
+        integrity.VERIFIER.verify(str(path))
+    except (IndexDamaged, OSError):
+        return None
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size < 16:
+                return None
+            mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
+    try:
+        if mm[:8] != MAGIC or int.from_bytes(mm[16:24], "little") != size:
+            return None
+        head_len = int.from_bytes(mm[8:16], "little")
+        if _PREFIX + head_len > size:
+            return None
+        header = json.loads(mm[_PREFIX : _PREFIX + head_len].decode("utf-8"))
+        if (
+            header.get("version") != VERSION
+            or header.get("segment") != segment_id
+            or header.get("ndocs") != ndocs
+        ):
+            return None
+        base = _align(_PREFIX + head_len)
+        for entry in header["arrays"].values():
+            dtype, count, offset = entry
+            entry[2] = offset + base
+            if entry[2] + np.dtype(dtype).itemsize * count > size:
+                return None
+    except (ValueError, KeyError, TypeError):
+        return None
+    return SegmentFile(mm, header)
+
+
+def exists(folder: str | os.PathLike, segment_id: str) -> bool:
+    return (Path(folder) / file_name(segment_id)).exists()

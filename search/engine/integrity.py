@@ -1,0 +1,706 @@
+"""Checksums of every file a commit writes, and the checks that use them.
+
+Whoosh writes a commit as segment files plus a table of contents (TOC), and
+checks nothing when it reads them back: a segment cut short failed with an
+``EOFError``, a block overwritten inside one gave wrong scores without a word.
+Like Lucene's per-file checksums, every commit here also writes a *manifest*,
+``_newsquarry_<generation>.sums``, just before the TOC rename that makes the
+commit count (so a commit and its manifest land together; a commit killed in
+between leaves a manifest of a generation that never came, overwritten by the
+next commit). The manifest lists, for the generation:
+
+- every file of the generation: its TOC and every file in the index folder
+  named after one of its segments (``newsquarry_<segment id>.*``: the compound
+  segment file, the segment's article list below, and any other per-segment
+  file a later version writes at commit), and the merged key table of its
+  segment list (``newsquarry-keys-<hash>.kt``, ``search.keytable``), each with
+  its size and CRC-32;
+- per segment: its files, its document count and its deleted documents (a copy
+  of what the TOC says, so a damaged TOC can be rebuilt from the segments);
+- a CRC-32 of the manifest itself (last line).
+
+Each segment also gets a small article list, ``newsquarry_<segment id>.ids``
+(article id -> document number), written once with the segment, so ``check``
+can name the articles a damaged segment held even when nothing of the
+segment can be read.
+
+Segment files never change once written, so a commit hashes only the files it
+created and carries the other entries over from the previous manifest.
+
+Reading: ``quick_check`` (presence and size of every file the generation
+needs: a ``stat`` each) runs when an index is opened and when a reader moves to
+a new generation; ``Verifier`` checks a file's CRC before Whoosh reads a byte
+of it, once (again only if the file's inode, size or times change; a file that
+passed is recorded in ``newsquarry_VERIFIED`` so later processes skip it while
+its identity and times stay the same): a damaged file is an ``IndexDamaged``
+error naming it, never a wrong answer. ``check_index`` verifies everything (``newsquarry check``).
+
+An index made before checksums has no manifest: it is read as before and gets
+one at its next commit; ``check`` says its files could not be verified.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import time
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from newsquarry.search.core.errors import IndexDamaged
+
+INDEX_NAME = "newsquarry"
+MANIFEST_RE = re.compile(rf"^_{INDEX_NAME}_(\d+)\.sums$")
+TOC_RE = re.compile(rf"^_{INDEX_NAME}_(\d+)\.toc$")
+SEGMENT_FILE_RE = re.compile(rf"^({INDEX_NAME}_[0-9a-z]+)\.[A-Za-z0-9_.]+$")  # as Whoosh's
+SEGMENT_EXT = ".seg"
+ARTICLES_EXT = ".ids"
+DERIVED_EXT = ".dv"  # doc values (search.dvstore): rebuilt from the postings when missing
+QUOTES_EXT = ".qmh"  # quotation signatures (search.quoteclusters): rebuilt the same way
+POSTINGS_EXT = ".pst"  # decoded postings (search.pstore): rebuilt the same way
+KEYS_EXT = ".kt"  # a segment list's merged key table (search.keytable): rebuilt the same way
+DERIVED_EXTS = (DERIVED_EXT, QUOTES_EXT, POSTINGS_EXT, KEYS_EXT)
+# files a read may do without: the derived ones, and the articles lists
+NOT_READ_EXTS = (ARTICLES_EXT, *DERIVED_EXTS)
+CHUNK = 1 << 20
+VERIFIED_NAME = f"{INDEX_NAME}_VERIFIED"  # files verified, for later processes
+TRUST_AFTER_NS = 2_000_000_000  # record only files whose times are 2 s old
+
+
+def manifest_name(generation: int) -> str:
+    return f"_{INDEX_NAME}_{generation}.sums"
+
+
+def toc_name(generation: int) -> str:
+    return f"_{INDEX_NAME}_{generation}.toc"
+
+
+def crc32_file(path: str | os.PathLike) -> tuple[int, int]:
+    """(size, CRC-32) of a file, read 1 MB at a time."""
+    crc, size = 0, 0
+    with open(path, "rb") as fh:
+        while chunk := fh.read(CHUNK):
+            crc = zlib.crc32(chunk, crc)
+            size += len(chunk)
+    return size, crc
+
+
+def toc_generations(folder: Path) -> list[int]:
+    """Generations of the TOC files in ``folder``, newest first."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return sorted((int(m.group(1)) for n in names if (m := TOC_RE.match(n))), reverse=True)
+
+
+def is_checksummed(folder: Path) -> bool:
+    """Whether the index has had checksums (its segments have article lists, written with them).
+
+    Then a missing manifest is damage, not an index made before checksums.
+    """
+    try:
+        return any(n.endswith(ARTICLES_EXT) for n in os.listdir(folder))
+    except OSError:
+        return False
+
+
+# -- manifests -----------------------------------------------------------------
+
+
+@dataclass
+class Manifest:
+    """What a generation consists of (see the module docstring)."""
+
+    generation: int
+    files: dict[str, dict[str, int]]  # name -> {"size", "crc32"}
+    segments: list[dict[str, Any]]  # {"id", "files", "docs", "deleted"}
+
+    def dumps(self) -> bytes:
+        body = json.dumps(
+            {
+                "format": 1,
+                "generation": self.generation,
+                "algorithm": "crc32",
+                "files": self.files,
+                "segments": self.segments,
+            },
+            sort_keys=True,
+            separators=(",", ":"),
+        ).encode("utf-8")
+        body += b"\n"
+        return body + f"crc32:{zlib.crc32(body):08x}\n".encode()
+
+    @classmethod
+    def loads(cls, raw: bytes, generation: int) -> Manifest:
+        """Parse and verify a manifest; ValueError saying what is wrong."""
+        body, sep, tail = raw.rstrip(b"\n").rpartition(b"\n")
+        if not sep or not tail.startswith(b"crc32:"):
+            raise ValueError("cut short (no checksum line)")
+        body += b"\n"
+        if f"crc32:{zlib.crc32(body):08x}".encode() != tail:
+            raise ValueError("does not match its own checksum")
+        data = json.loads(body)
+        if data.get("generation") != generation:
+            raise ValueError(
+                f"belongs to generation {data.get('generation')}, not {generation} "
+                "(a file of another generation put in its place?)"
+            )
+        return cls(generation, data["files"], data["segments"])
+
+
+class ManifestMissing(Exception):
+    pass
+
+
+def read_manifest(folder: Path, generation: int) -> Manifest:
+    """The verified manifest of ``generation``; ManifestMissing, or ValueError if damaged."""
+    try:
+        raw = (Path(folder) / manifest_name(generation)).read_bytes()
+    except FileNotFoundError:
+        raise ManifestMissing(manifest_name(generation)) from None
+    return Manifest.loads(raw, generation)
+
+
+def write_manifest_file(folder: Path, manifest: Manifest) -> None:
+    """Write a manifest atomically: a temporary file, fsynced, renamed into place."""
+    final = folder / manifest_name(manifest.generation)
+    temp = folder / f"{final.name}.{os.getpid()}.tmp"
+    try:
+        with open(temp, "wb") as fh:
+            fh.write(manifest.dumps())
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(temp, final)
+    except BaseException:
+        try:
+            os.remove(temp)
+        except OSError:
+            pass
+        raise
+
+
+def segment_articles(storage: Any, schema: Any, segment: Any) -> dict[str, int]:
+    """Article id -> its first document number in ``segment``, from the article_id postings."""
+    from whoosh.reading import SegmentReader
+
+    reader = SegmentReader(storage, schema, segment)
+    try:
+        if "article_id" not in reader.indexed_field_names():
+            return {}
+        out = {}
+        for btext in reader.lexicon("article_id"):
+            ids = list(reader.postings("article_id", btext).all_ids())  # live documents only
+            if ids:
+                out[btext.decode("utf-8")] = min(ids)
+        return out
+    finally:
+        reader.close()
+
+
+def articles_file_bytes(segid: str, articles: dict[str, int]) -> bytes:
+    return (
+        json.dumps({"segment": segid, "articles": sorted(articles.items())}, ensure_ascii=False)
+        + "\n"
+    ).encode("utf-8")
+
+
+def read_articles_file(path: Path) -> dict[str, int]:
+    data = json.loads(Path(path).read_bytes())
+    return {aid: int(doc) for aid, doc in data["articles"]}
+
+
+def build_manifest(
+    folder: Path,
+    storage: Any,
+    schema: Any,
+    segments: list[Any],
+    generation: int,
+    toc_file: str,
+    previous: Manifest | None,
+) -> Manifest:
+    """The manifest of a generation about to be committed (its TOC written as ``toc_file``).
+
+    Writes the article list of each new segment first (through ``storage``, so
+    the commit fsyncs it with the segment), hashes new files, and carries the
+    entries of unchanged files over from ``previous``.
+    """
+    known = previous.files if previous else {}
+    names = os.listdir(folder)
+    files: dict[str, dict[str, int]] = {}
+    seg_entries = []
+    for seg in segments:
+        sid = seg.segment_id()
+        ids_name = sid + ARTICLES_EXT
+        if ids_name not in names:
+            payload = articles_file_bytes(sid, segment_articles(storage, schema, seg))
+            f = storage.create_file(ids_name)
+            f.write(payload)
+            f.close()
+            names.append(ids_name)
+        own = sorted(n for n in names if (m := SEGMENT_FILE_RE.match(n)) and m.group(1) == sid)
+        for name in own:
+            entry = known.get(name)
+            if entry is None:  # written by this commit (or an index made before checksums)
+                size, crc = crc32_file(folder / name)
+                entry = {"size": size, "crc32": crc}
+            files[name] = entry  # files never change: a known one keeps its first checksum
+        seg_entries.append(
+            {
+                "id": sid,
+                "files": own,
+                "docs": seg.doc_count_all(),
+                "deleted": sorted(seg.deleted_docs()) if seg.has_deletions() else [],
+            }
+        )
+    from newsquarry.search.engine.keytable import file_name as key_table_name
+
+    table = key_table_name([(s.segment_id(), s.doc_count_all()) for s in segments])
+    if table in names:  # the segments' merged key table (search.keytable), derived data
+        entry = known.get(table)
+        if entry is None:
+            size, crc = crc32_file(folder / table)
+            entry = {"size": size, "crc32": crc}
+        files[table] = entry
+    size, crc = crc32_file(folder / toc_file)
+    files[toc_name(generation)] = {"size": size, "crc32": crc}
+    return Manifest(generation, files, seg_entries)
+
+
+def latest_manifest(folder: Path, below: int) -> Manifest | None:
+    """The newest readable manifest of a generation below ``below`` (None if none)."""
+    gens = sorted(
+        (int(m.group(1)) for n in os.listdir(folder) if (m := MANIFEST_RE.match(n))), reverse=True
+    )
+    for gen in gens:
+        if gen >= below:
+            continue
+        try:
+            return read_manifest(folder, gen)
+        except (ManifestMissing, ValueError, OSError):
+            continue
+    return None
+
+
+def remove_other_manifests(folder: Path, generation: int) -> None:
+    """Delete the manifests of other generations (after the commit of ``generation``)."""
+    for name in os.listdir(folder):
+        m = MANIFEST_RE.match(name)
+        if (m and int(m.group(1)) != generation) or (
+            name.startswith(f"_{INDEX_NAME}_") and name.endswith(".tmp") and ".sums." in name
+        ):
+            try:
+                os.remove(folder / name)
+            except OSError:
+                pass
+
+
+# -- checks when reading ---------------------------------------------------------
+
+
+def damaged(files: list[str], problems: list[str]) -> IndexDamaged:
+    shown = "; ".join(problems[:3]) + ("; …" if len(problems) > 3 else "")
+    return IndexDamaged(
+        f"the index is damaged: {shown}. Run `newsquarry check` for the details and "
+        "`newsquarry repair` to rebuild it",
+        files=files,
+    )
+
+
+def quick_check(folder: Path, generation: int) -> Manifest | None:
+    """Presence and size of every file generation ``generation`` reads; IndexDamaged if not.
+
+    Returns the manifest (None for an index made before checksums). The
+    segments' article lists are left out: answers do not depend on them.
+    """
+    try:
+        manifest = read_manifest(folder, generation)
+    except ManifestMissing:
+        return None  # an old index, or a missing manifest: check names it, writes refuse
+    except (ValueError, OSError):
+        return None  # damaged manifest: reads still verify what they can; check names it
+    bad, problems = [], []
+    for name, entry in manifest.files.items():
+        if name.endswith(NOT_READ_EXTS):
+            continue
+        try:
+            size = os.stat(folder / name).st_size
+        except FileNotFoundError:
+            if name == toc_name(generation):
+                continue  # a newer commit removed it meanwhile: the caller reads again
+            bad.append(name)
+            problems.append(f"{name} is missing")
+            continue
+        if size != entry["size"]:
+            bad.append(name)
+            problems.append(f"{name} has {size} bytes, {entry['size']} expected")
+    if bad:
+        raise damaged(bad, problems)
+    return manifest
+
+
+class Verifier:
+    """Checks a file's CRC-32 against the manifest before a process first reads it.
+
+    Shared by every store of the process; a file verified once is not read
+    again unless its identity or times change (a new file, or one written to).
+
+    Across processes: a file that passed is recorded in the index folder's
+    ``newsquarry_VERIFIED`` (JSON: name -> inode, size, mtime, ctime and the CRC
+    it matched, plus a CRC of the record), so the next process skips the read of
+    a file whose identity, size, times and expected CRC are all unchanged. Every
+    write to a file changes its ctime (which no user call can set back), so a
+    file changed since it was verified is read again. Only files whose times are
+    ``TRUST_AFTER_NS`` old when verified are recorded: a write in the same clock
+    tick as the verification would keep the times. What this gives up: damage
+    that leaves a file's metadata unchanged (a disk that decays under a file)
+    is caught by ``newsquarry check``, no longer by every new process. A missing,
+    unreadable or damaged record is ignored (every file is verified again), and a
+    read-only folder keeps no record.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._expected: dict[str, dict[str, int]] = {}  # path -> manifest entry
+        self._verified: dict[str, tuple] = {}  # path -> stat signature when verified
+        self._records: dict[str, tuple[tuple, dict[str, list[int]]]] = {}  # folder -> record
+
+    def learn(self, folder: Path, manifest: Manifest) -> None:
+        with self._lock:
+            for name, entry in manifest.files.items():
+                self._expected[os.path.join(folder, name)] = entry
+
+    def verify(self, path: str) -> None:
+        """Raise IndexDamaged if the file at ``path`` differs from its manifest entry."""
+        entry = self._expected.get(path)
+        if entry is None:
+            return  # not in a manifest this process has read: a new or an old-index file
+        st = os.stat(path)
+        sig = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        if self._verified.get(path) == sig:
+            return
+        name = os.path.basename(path)
+        if st.st_size != entry["size"]:
+            raise damaged([name], [f"{name} has {st.st_size} bytes, {entry['size']} expected"])
+        folder = os.path.dirname(path)
+        if self._record(folder).get(name) != [*sig, entry["crc32"]]:
+            _, crc = crc32_file(path)
+            if crc != entry["crc32"]:
+                raise damaged([name], [f"{name} does not match its checksum"])
+            if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) >= TRUST_AFTER_NS:
+                self._remember(folder, name, [*sig, entry["crc32"]])
+        with self._lock:
+            self._verified[path] = sig
+
+    def _record(self, folder: str) -> dict[str, list[int]]:
+        """The folder's record of verified files (empty if missing or not valid)."""
+        path = os.path.join(folder, VERIFIED_NAME)
+        try:
+            st = os.stat(path)
+        except OSError:
+            return {}
+        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+        got = self._records.get(folder)
+        if got is not None and got[0] == key:
+            return got[1]
+        files: dict[str, list[int]] = {}
+        try:
+            with open(path, "rb") as fh:
+                data = json.loads(fh.read())
+            body = json.dumps(data["files"], sort_keys=True).encode()
+            if data.get("version") == 1 and data.get("crc32") == zlib.crc32(body):
+                files = data["files"]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            pass
+        with self._lock:
+            self._records[folder] = (key, files)
+        return files
+
+    def _remember(self, folder: str, name: str, value: list[int]) -> None:
+        """Add a verified file to the folder's record (files no longer there are dropped)."""
+        files = dict(self._record(folder))
+        files[name] = value
+        files = {n: v for n, v in files.items() if os.path.exists(os.path.join(folder, n))}
+        body = json.dumps(files, sort_keys=True).encode()
+        data = {"version": 1, "files": files, "crc32": zlib.crc32(body)}
+        tmp = os.path.join(folder, f".{VERIFIED_NAME}.{os.getpid()}.{threading.get_ident()}")
+        try:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                json.dump(data, fh)
+            os.replace(tmp, os.path.join(folder, VERIFIED_NAME))
+        except OSError:  # a read-only folder, a full disk: verified again next time
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+VERIFIER = Verifier()
+
+
+# -- the full check --------------------------------------------------------------
+
+
+@dataclass
+class Problem:
+    file: str
+    problem: str
+    kind: str  # "toc", "segment", "articles list", "manifest", "other"
+    segment: str | None = None
+    articles: list[str] | None = None  # live articles the damaged file held (None: unknown)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "problem": self.problem,
+            "kind": self.kind,
+            "segment": self.segment,
+            "articles": self.articles,
+        }
+
+
+@dataclass
+class CheckReport:
+    """What ``check_index`` found."""
+
+    path: str
+    generation: int | None
+    files_checked: int = 0
+    bytes_checked: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    damaged_segments: set[str] = field(default_factory=set)
+    toc_ok: bool = False
+    manifest: Manifest | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def lost_articles(self) -> list[str]:
+        out: set[str] = set()
+        for p in self.problems:
+            out.update(p.articles or [])
+        return sorted(out)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "ok": self.ok,
+            "generation": self.generation,
+            "files_checked": self.files_checked,
+            "bytes_checked": self.bytes_checked,
+            "problems": [p.to_dict() for p in self.problems],
+            "articles_affected": self.lost_articles,
+            "notes": self.notes,
+        }
+
+
+def _kind(name: str) -> str:
+    if TOC_RE.match(name):
+        return "toc"
+    if name.endswith(ARTICLES_EXT):
+        return "articles list"
+    if SEGMENT_FILE_RE.match(name):
+        return "segment"
+    return "other"
+
+
+def _read_toc(folder: Path, generation: int) -> Any:
+    from whoosh.index import TOC
+
+    from newsquarry.search.engine.store import DurableFileStorage
+
+    return TOC.read(DurableFileStorage(str(folder), verify=False), INDEX_NAME, generation)
+
+
+def _segment_of(name: str) -> str | None:
+    m = SEGMENT_FILE_RE.match(name)
+    return m.group(1) if m else None
+
+
+def check_index(folder: str | os.PathLike) -> CheckReport:
+    """Verify every file of the newest generation; name damaged files and their articles."""
+    folder = Path(folder)
+    gens = toc_generations(folder)
+    man_gens = sorted(
+        int(m.group(1)) for n in os.listdir(folder) if (m := MANIFEST_RE.match(n))
+    ) if folder.is_dir() else []  # fmt: skip
+    report = CheckReport(str(folder), gens[0] if gens else None)
+    if not gens:
+        if man_gens or any(SEGMENT_FILE_RE.match(n) for n in os.listdir(folder)):
+            gen = max(man_gens) if man_gens else None
+            report.generation = gen
+            report.problems.append(
+                Problem(
+                    toc_name(gen) if gen is not None else f"_{INDEX_NAME}_N.toc",
+                    "the table of contents is missing",
+                    "toc",
+                )  # fmt: skip
+            )
+        else:
+            report.problems.append(Problem(str(folder), "no index here", "other"))
+            return report
+    gen = report.generation
+    manifest = None
+    if gen is not None:
+        try:
+            manifest = read_manifest(folder, gen)
+        except ManifestMissing:
+            if is_checksummed(folder):
+                report.problems.append(Problem(manifest_name(gen), "is missing", "manifest"))
+            else:
+                report.notes.append(
+                    "this index was made before checksums: its files could not be verified "
+                    "(they get checksums at the next write)"
+                )
+        except (ValueError, OSError) as exc:
+            report.problems.append(Problem(manifest_name(gen), str(exc), "manifest"))
+    report.manifest = manifest
+    expected: dict[str, dict[str, int]] = manifest.files if manifest else {}
+    seg_of_file = {}
+    if manifest:
+        for seg in manifest.segments:
+            for name in seg["files"]:
+                seg_of_file[name] = seg["id"]
+    for name, entry in sorted(expected.items()):
+        path = folder / name
+        report.files_checked += 1
+        try:
+            size, crc = crc32_file(path)
+        except FileNotFoundError:
+            report.problems.append(Problem(name, "is missing", _kind(name), seg_of_file.get(name)))
+            continue
+        except OSError as exc:
+            report.problems.append(Problem(name, f"cannot be read: {exc.strerror}", _kind(name),
+                                           seg_of_file.get(name)))  # fmt: skip
+            continue
+        report.bytes_checked += size
+        if size != entry["size"]:
+            problem = f"has {size} bytes, {entry['size']} expected"
+        elif crc != entry["crc32"]:
+            problem = "does not match its checksum"
+        else:
+            continue
+        report.problems.append(Problem(name, problem, _kind(name), seg_of_file.get(name)))
+    # the TOC must parse (and name the same segments as the manifest)
+    toc = None
+    if gen is not None and gens:
+        try:
+            toc = _read_toc(folder, gen)
+        except Exception as exc:  # noqa: BLE001 - any way a damaged pickle fails
+            if not any(p.kind == "toc" for p in report.problems):
+                report.problems.append(
+                    Problem(toc_name(gen), f"cannot be read ({type(exc).__name__})", "toc")
+                )
+        else:
+            toc_damaged = any(p.kind == "toc" for p in report.problems)
+            report.toc_ok = not toc_damaged
+            if manifest and not toc_damaged:
+                listed = [s["id"] for s in manifest.segments]
+                if [s.segment_id() for s in toc.segments] != listed:
+                    report.problems.append(Problem(
+                        toc_name(gen), "names other segments than its manifest", "toc"))  # fmt: skip
+                    report.toc_ok = False
+    # files of the generation's segments that no manifest covers
+    if manifest:
+        live = {s["id"] for s in manifest.segments}
+        for name in sorted(os.listdir(folder)):
+            sid = _segment_of(name)
+            if sid in live and name not in expected:
+                report.notes.append(f"{name} was written after its commit: not verified")
+    # without checksums, read every segment through to find what Whoosh cannot read
+    if not manifest and toc is not None:
+        _structural_check(folder, toc, report)
+    # damaged segments and the articles they held
+    for p in report.problems:
+        sid = p.segment or (_segment_of(p.file) if p.kind in ("segment", "articles list") else None)
+        if sid is None:
+            continue
+        p.segment = sid
+        if p.kind == "segment":
+            report.damaged_segments.add(sid)
+    for p in report.problems:
+        if p.kind == "segment" and p.segment:
+            p.articles = _live_articles(folder, p.segment, manifest, toc, report)
+    return report
+
+
+def _deleted_of(segid: str, manifest: Manifest | None, toc: Any) -> set[int]:
+    if toc is not None:
+        for s in toc.segments:
+            if s.segment_id() == segid:
+                return set(s.deleted_docs()) if s.has_deletions() else set()
+    if manifest is not None:
+        for s in manifest.segments:
+            if s["id"] == segid:
+                return set(s["deleted"])
+    return set()
+
+
+def _live_articles(
+    folder: Path, segid: str, manifest: Manifest | None, toc: Any, report: CheckReport
+) -> list[str] | None:
+    """The live articles of a segment from its article list (None if that is unreadable)."""
+    ids_name = segid + ARTICLES_EXT
+    if any(p.file == ids_name for p in report.problems):
+        return None
+    try:
+        articles = read_articles_file(folder / ids_name)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    deleted = _deleted_of(segid, manifest, toc)
+    return sorted(a for a, doc in articles.items() if doc not in deleted)
+
+
+def _structural_check(folder: Path, toc: Any, report: CheckReport) -> None:
+    """Read every stored document and every term of each segment (indexes without checksums)."""
+    from whoosh.reading import SegmentReader
+
+    from newsquarry.search.engine.store import DurableFileStorage
+
+    storage = DurableFileStorage(str(folder), verify=False)
+    for seg in toc.segments:
+        name = seg.segment_id() + SEGMENT_EXT
+        report.files_checked += 1
+        try:
+            reader = SegmentReader(storage, toc.schema, seg)
+            try:
+                for _ in reader.all_stored_fields():
+                    pass
+                for fieldname in reader.indexed_field_names():
+                    for _ in reader.lexicon(fieldname):
+                        pass
+            finally:
+                reader.close()
+        except Exception as exc:  # noqa: BLE001 - any way a damaged segment fails
+            report.problems.append(
+                Problem(name, f"cannot be read ({type(exc).__name__})", "segment", seg.segment_id())
+            )
+
+
+def require_manifest(folder: Path, generation: int) -> None:
+    """Before a write: refuse when the current generation's checksums are missing or damaged.
+
+    A write would otherwise record fresh checksums over files nobody verified.
+    """
+    if generation < 1 or not is_checksummed(folder):
+        return
+    try:
+        read_manifest(folder, generation)
+    except ManifestMissing:
+        raise damaged(
+            [manifest_name(generation)], [f"{manifest_name(generation)} is missing"]
+        ) from None
+    except (ValueError, OSError) as exc:
+        raise damaged([manifest_name(generation)], [f"{manifest_name(generation)} {exc}"]) from None
+
+
+def describe(names: Iterable[str]) -> str:
+    return ", ".join(sorted(names))

@@ -1,0 +1,1112 @@
+"""The storage engine behind one narrow interface.
+
+``Store`` is what the rest of newsquarry uses: ``add``, ``delete``,
+``search``, ``stats`` (plus ``get_article``/``get_passage`` and
+``content_hash`` for idempotent re-indexing). ``WhooshStore`` implements it
+on a Whoosh index on disk; a distributed engine can later implement the same
+protocol without the API or the CLI changing.
+
+Writes: one writer at a time, in turn (``search.locking``: kernel ``flock``
+locks that a killed process releases), acquired with a bounded timeout;
+everything put in one ``writer()`` session commits atomically (Whoosh writes
+segment files, then swaps the table of contents), so a crash leaves the last
+completed commit, and a commit that fails removes what it wrote. Each commit
+records the checksums of its files (``search.integrity``), checked when they are
+read; ``check_index`` and ``search.repair`` live in their own modules.
+
+Reads: one searcher per thread, replaced by a new one only when a commit has
+landed (see ``WhooshStore.searcher``), never reopened per query.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from whoosh.filedb.filestore import FileStorage
+from whoosh.index import TOC, EmptyIndexError
+from whoosh.query import Term
+from whoosh.writing import NO_MERGE
+
+from newsquarry.search.archive import quoteclusters
+from newsquarry.search.archive.aliases import AliasLearner, AliasStore, Resolver, article_names
+from newsquarry.search.core.durability import fsync_path
+from newsquarry.search.core.errors import (
+    READ_DAMAGE,
+    IndexDamaged,
+    IndexUnavailable,
+    NoIndex,
+    NotEnoughSpace,
+    NotFound,
+)
+from newsquarry.search.core.ids import shorten
+from newsquarry.search.core.models import Article, Passage, quote_record
+from newsquarry.search.engine import (
+    integrity,
+    whoosh_fixes,  # noqa: F401  (applies the fixes)
+)
+from newsquarry.search.engine.docvalues import persist_on_commit
+from newsquarry.search.engine.locking import WriteLock
+from newsquarry.search.engine.merging import Merger, free_bytes, merge_tiered, segment_bytes
+from newsquarry.search.engine.schema import SCHEMA_VERSION, build_schema, spelling_words
+
+log = logging.getLogger(__name__)
+
+DEFAULT_LOCK_TIMEOUT = 30.0
+# Postings a commit keeps in memory before Whoosh spills sorted runs to disk. A
+# commit of 2,000 news articles holds ~150 MB by Whoosh's estimate; past the limit
+# (Whoosh's default is 128) the spill and the merge of the runs cost 40% more
+# writing per article (docs/benchmarks.md, "Full Reuters on a quiet machine").
+WRITER_MEMORY_MB = 256
+INDEX_NAME = "newsquarry"
+# Whoosh writes a TOC as "_<name>_<gen>.toc.<time>" and renames it into place; a
+# writer killed between the two leaves this file behind, and Whoosh never removes it
+_STALE_TOC = re.compile(rf"^_{INDEX_NAME}_\d+\.toc\.[0-9.]+$")
+
+
+@dataclass
+class WriteReport:
+    """What a write did, per article id."""
+
+    added: list[str] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    failed: list[dict[str, str]] = field(default_factory=list)  # {"id"/"path", "reason"}
+    passages: int = 0
+
+    def merge(self, other: WriteReport) -> None:
+        for name in ("added", "replaced", "unchanged", "deleted", "failed"):
+            getattr(self, name).extend(getattr(other, name))
+        self.passages += other.passages
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "added": self.added,
+            "replaced": self.replaced,
+            "unchanged": self.unchanged,
+            "deleted": self.deleted,
+            "failed": self.failed,
+            "passages": self.passages,
+        }
+
+
+class Store(Protocol):
+    """The interface every storage engine implements."""
+
+    def add(self, items: Iterable[tuple[Article, list[Passage]]]) -> WriteReport: ...
+    def delete(self, article_id: str) -> bool: ...
+    def search(self, request: Any) -> Any: ...
+    def stats(self) -> dict[str, Any]: ...
+    def content_hash(self, article_id: str) -> str | None: ...
+    def get_article(self, article_id: str) -> dict[str, Any]: ...
+    def get_passage(self, passage_id: str) -> dict[str, Any]: ...
+
+
+def facet_terms(values: Iterable[str | None]) -> list[str]:
+    """Facet values as indexed: each one a term, verbatim, empty ones left out.
+
+    A list given to a KEYWORD field is indexed item by item without its
+    analyzer, so commas, quotes, brackets and any Unicode survive and a value
+    shown in a hit is a value that can be filtered on (``facets``). (Before
+    schema 2's values were comma-joined, commas inside a value were lost:
+    an index written then keeps those values until its articles are re-indexed.)
+    """
+    return [v for v in dict.fromkeys(values) if v and v.strip()]
+
+
+def passage_documents(article: Article, passages: list[Passage]) -> Iterator[dict[str, Any]]:
+    """The Whoosh documents for one article: the article, its passages, its quotes."""
+    common = {"article_id": article.id}
+    source = facet_terms([article.source])
+    # the stored value stays the string as given (hits and old readers expect a string)
+    meta: dict[str, Any] = {"source": source or None, "_stored_source": article.source}
+    if article.date:
+        meta["date"] = article.date
+    yield {
+        **common,
+        "id": article.id,
+        "doctype": "article",
+        "content_hash": article.content_hash,
+        # the article's words, once, for spelling suggestions and wildcard expansion
+        "spell": spelling_words(f"{article.title}\n{article.text}"),
+        **meta,
+        "data": json.dumps(
+            {
+                "title": article.title,
+                "text": article.text,
+                "source": article.source,
+                "date": article.date,
+                "url": article.url,
+                "author": article.author,
+                "path": article.path,
+                "synthetic_title": article.synthetic_title,
+                "passages": len(passages),
+            },
+            ensure_ascii=False,
+        ),
+    }
+    # a title made from the text's first line is shown but not indexed: it would
+    # rank the article's opening words on every passage (the passage holding them
+    # matches by its own text anyway)
+    title_field = {"title": article.title}
+    if article.synthetic_title:  # Whoosh stores ``_stored_title`` and indexes ""
+        title_field = {"title": "", "_stored_title": article.title}
+    for p in passages:
+        entities = {t: facet_terms(p.names(t)) for t in ("person", "org", "place")}
+        speakers = facet_terms(p.speakers)
+        kinds = sorted({q.kind for q in p.quotes})
+        facet_fields = {k: v for k, v in entities.items() if v}
+        doc = {
+            **common,
+            **meta,
+            **facet_fields,
+            "id": p.id,
+            "doctype": "passage",
+            "position": p.position,
+            "start": p.start,
+            "end": p.end,
+            "text": p.text,
+            **title_field,
+            "url": article.url,
+            "author": article.author,
+            "data": json.dumps(
+                {
+                    "entities": [e.__dict__ for e in p.entities],
+                    "quotes": [quote_record(dict(q.__dict__), p.start) for q in p.quotes],
+                },
+                ensure_ascii=False,
+            ),
+        }
+        if p.quotes:
+            doc["quote"] = "\n".join(q.text for q in p.quotes)
+        if speakers:
+            doc["speaker"] = speakers
+            doc["_stored_speaker"] = ",".join(speakers)
+        if kinds:
+            doc["quote_kind"] = kinds
+            doc["_stored_quote_kind"] = ",".join(kinds)
+        yield doc
+        for n, q in enumerate(p.quotes, start=1):
+            qdoc = {
+                **common,
+                **meta,
+                **facet_fields,
+                "id": f"{p.id}#q{n}",
+                "doctype": "quote",
+                "passage_id": p.id,
+                "position": p.position,
+                "start": q.start,
+                "end": q.end,
+                "quote": q.text,
+                "quote_kind": [q.kind],
+                "_stored_quote_kind": q.kind,
+                "data": json.dumps(quote_record(dict(q.__dict__), p.start), ensure_ascii=False),
+            }
+            if q.speaker and q.speaker.strip():
+                qdoc["speaker"] = [q.speaker]
+                qdoc["_stored_speaker"] = q.speaker
+            yield qdoc
+
+
+def stored_document(searcher: Any, doc_id: str, doctype: str) -> dict[str, Any] | None:
+    """The stored fields of the live document of ``doctype`` with this id, or None.
+
+    Ids are unique per doctype only: an article may be called ``x#p1`` while
+    article ``x`` has a passage ``x#p1`` (ids are data, see ``search.ids``),
+    so every lookup by id names the doctype it wants.
+    """
+    for docnum in searcher.docs_for_query(Term("id", doc_id)):
+        doc = searcher.stored_fields(docnum)
+        if doc.get("doctype") == doctype:
+            return doc
+    return None
+
+
+def stored_names(searcher: Any) -> dict[str, list]:
+    """Article id -> the [facet, value] names of its stored passages (alias evidence)."""
+    names: dict[str, set[tuple[str, str]]] = {}
+    for doc in searcher.documents(doctype="passage"):
+        try:
+            data = json.loads(doc.get("data") or "{}")
+        except ValueError:
+            continue
+        found = names.setdefault(doc["article_id"], set())
+        for e in data.get("entities", []):
+            if e.get("type") in ("person", "org", "place") and e.get("name"):
+                found.add((e["type"], e["name"]))
+        for q in data.get("quotes", []):
+            if q.get("speaker"):
+                found.add(("speaker", q["speaker"]))
+    for doc in searcher.documents(doctype="article"):
+        names.setdefault(doc["article_id"], set())
+    return {aid: [list(p) for p in sorted(v)] for aid, v in names.items()}
+
+
+class WriteSession:
+    """Puts and deletes inside one commit; use ``WhooshStore.writer()``."""
+
+    def __init__(self, store: WhooshStore, writer: Any) -> None:
+        self._store = store
+        self._writer = writer
+        self._searcher = writer.searcher()
+        self._seen: set[str] = set()
+        self.report = WriteReport()
+        self.changed = False  # anything put or deleted: without it, nothing is committed
+        # alias evidence of this commit (search.aliases): names per article put, ids deleted
+        self.learnt: dict[str, list[tuple[str, str]]] = {}
+        self.forgotten: set[str] = set()
+
+    def _exists(self, article_id: str) -> bool:
+        return stored_document(self._searcher, article_id, "article") is not None
+
+    def put(self, article: Article, passages: list[Passage]) -> str:
+        """Add or replace one article (all its passages go); returns "added" or "replaced"."""
+        if article.id in self._seen:
+            raise ValueError(f"article {article.id!r} given twice in one commit")
+        self._seen.add(article.id)
+        existed = self._exists(article.id)
+        if existed:
+            self._writer.delete_by_term("article_id", article.id)
+        self.changed = True
+        for doc in passage_documents(article, passages):
+            self._writer.add_document(**{k: v for k, v in doc.items() if v is not None})
+        self.report.passages += len(passages)
+        self.learnt[article.id] = article_names(passages)
+        outcome = "replaced" if existed else "added"
+        getattr(self.report, outcome).append(article.id)
+        return outcome
+
+    def delete(self, article_id: str) -> bool:
+        """Delete an article and all its passages and quotes; False if it was not there."""
+        if not self._exists(article_id):
+            return False
+        self._writer.delete_by_term("article_id", article_id)
+        self.changed = True
+        self.report.deleted.append(article_id)
+        self.forgotten.add(article_id)
+        self.learnt.pop(article_id, None)
+        return True
+
+
+class _OneFile:
+    """A storage stand-in that serves one file under another name (for ``TOC.read``)."""
+
+    def __init__(self, storage: FileStorage, real: str) -> None:
+        self._storage = storage
+        self._real = real
+
+    def open_file(self, name: str, *a: Any, **kw: Any) -> Any:
+        return FileStorage.open_file(self._storage, self._real, *a, **kw)
+
+
+class DurableFileStorage(FileStorage):
+    """Whoosh's file storage, with the writes of a commit on disk and checksummed before it counts.
+
+    Whoosh writes a commit's segment files, then a new table of contents (TOC)
+    under a temporary name, then renames the TOC into place: the rename is the
+    commit. Just before that rename, the checksum manifest of the new
+    generation is written (``search.integrity``); then every file created since
+    the last commit that still exists (the segment files, the segment's article
+    list, the temporary TOC) and the folder are fsynced (Whoosh itself never
+    calls fsync, so after a power cut the renamed TOC could be on disk while the
+    data it points to is not), and the folder again after the rename. Files
+    Whoosh deletes before that (the parts it assembles into one compound
+    segment file) cost nothing.
+
+    Reading: every file a manifest lists is checked against its CRC the first
+    time this process opens it (``verify=True``, see ``integrity.Verifier``).
+    ``discard_uncommitted()`` removes what a failed commit wrote.
+    """
+
+    def __init__(self, *args: Any, verify: bool = True, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.verify = verify
+        self._created: set[str] = set()
+        self._created_lock = threading.Lock()
+        self._learned: tuple[int, int] | None = None  # (generation, manifest mtime) learned
+
+    def create_file(self, name: str, excl: bool = False, mode: str = "wb", **kw: Any) -> Any:
+        with self._created_lock:
+            self._created.add(name)
+        return super().create_file(name, excl=excl, mode=mode, **kw)
+
+    def open_file(self, name: str, *args: Any, **kw: Any) -> Any:
+        if self.verify:
+            m = integrity.TOC_RE.match(name)
+            if m:
+                self._learn(int(m.group(1)))
+            integrity.VERIFIER.verify(self._fpath(name))
+        return super().open_file(name, *args, **kw)
+
+    def _learn(self, generation: int) -> None:
+        """Read the manifest of ``generation`` once, so the files it lists are verified."""
+        folder = Path(self.folder)
+        try:
+            mtime = os.stat(folder / integrity.manifest_name(generation)).st_mtime_ns
+        except FileNotFoundError:
+            return
+        if self._learned == (generation, mtime):
+            return
+        try:
+            manifest = integrity.read_manifest(folder, generation)
+        except (integrity.ManifestMissing, ValueError, OSError):
+            return  # reads go on unverified; `check` names it and writes refuse
+        integrity.VERIFIER.learn(folder, manifest)
+        self._learned = (generation, mtime)
+
+    def rename_file(self, oldname: str, newname: str, safe: bool = False) -> None:
+        m = integrity.TOC_RE.match(newname)
+        if m:  # the commit: checksums, then everything reaches the disk, then the rename
+            with self._created_lock:
+                created = set(self._created)
+            self._write_manifest(oldname, int(m.group(1)))
+            with self._created_lock:
+                created |= self._created
+            for name in sorted(created):
+                self._sync(self._fpath(name))
+            self._sync(self.folder)
+        super().rename_file(oldname, newname, safe)
+        if m:
+            with self._created_lock:
+                self._created -= created
+            self._sync(self.folder)  # then the rename itself
+
+    def _write_manifest(self, temp_toc: str, generation: int) -> None:
+        folder = Path(self.folder)
+        toc = TOC.read(_OneFile(self, temp_toc), INDEX_NAME, generation)
+        previous = integrity.latest_manifest(folder, below=generation)
+        manifest = integrity.build_manifest(
+            folder, self, toc.schema, toc.segments, generation, temp_toc, previous
+        )
+        integrity.write_manifest_file(folder, manifest)
+
+    def discard_uncommitted(self) -> list[str]:
+        """Delete the files written since the last commit (a commit that failed); their names."""
+        with self._created_lock:
+            created, self._created = self._created, set()
+        removed = []
+        for name in sorted(created):
+            try:
+                os.remove(self._fpath(name))
+                removed.append(name)
+            except OSError:
+                pass
+        folder = Path(self.folder)
+        current = max(integrity.toc_generations(folder), default=-1)
+        for name in os.listdir(folder):  # a manifest written for the commit that failed
+            mm = integrity.MANIFEST_RE.match(name)
+            if (
+                (mm and int(mm.group(1)) > current)
+                or name.endswith(".sums.tmp")
+                or (".sums." in name and name.endswith(".tmp"))
+            ):
+                try:
+                    os.remove(folder / name)
+                    removed.append(name)
+                except OSError:
+                    pass
+        temp = folder / f"{INDEX_NAME}.tmp"  # the writer's posting pools
+        if temp.is_dir():
+            shutil.rmtree(temp, ignore_errors=True)
+            removed.append(temp.name)
+        return removed
+
+    # a path deleted meanwhile (a compound segment's parts) or a folder: best effort
+    _sync = staticmethod(fsync_path)
+
+
+@contextmanager
+def reading(path: Path) -> Iterator[None]:
+    """Turn the ways Whoosh fails on a damaged file into ``IndexDamaged``."""
+    try:
+        yield
+    except READ_DAMAGE as exc:
+        raise IndexDamaged(
+            f"the index could not be read ({type(exc).__name__}: {exc}): it may be damaged. "
+            "Run `newsquarry check` for the details and `newsquarry repair` to rebuild it"
+        ) from None
+
+
+MERGE_KEEP_SECONDS = 2.0  # at most this long on the state before a merge (``searcher``)
+
+
+def generation_of(searcher: Any) -> int:
+    """The generation a searcher reads (0 if it cannot say: empty or composite readers)."""
+    try:
+        return int(searcher.ixreader.generation())
+    except (AttributeError, TypeError, ValueError):
+        return 0
+
+
+def _only_merges(searcher: Any, segments: list[Any]) -> bool:
+    """Whether ``segments`` (a newer state) hold exactly the live documents ``searcher``
+    reads: some of its segments replaced by at most one segment with as many live
+    documents, every other segment there with the same deletions, nothing added."""
+    old = {}
+    for r, _ in searcher.ixreader.leaf_readers():
+        seg = r.segment() if hasattr(r, "segment") else None
+        if seg is None:
+            return False
+        old[seg.segment_id()] = seg
+    new = {seg.segment_id(): seg for seg in segments}
+    removed = [old[k] for k in old.keys() - new.keys()]
+    added = [new[k] for k in new.keys() - old.keys()]
+    if not removed or len(added) > 1:
+        return False
+    if any(old[k].deleted_count() != new[k].deleted_count() for k in old.keys() & new.keys()):
+        return False
+    return sum(x.doc_count() for x in removed) == sum(x.doc_count() for x in added)
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:,.1f} MB"
+
+
+def _retrying(fn: Any, tries: int = 20, delay: float = 0.05) -> Any:
+    """``fn()``, tried again when a file vanished under it.
+
+    A commit in another process deletes the previous TOC and merged-away
+    segment files right after renaming the new TOC; reading the TOC just then
+    fails with FileNotFoundError, and reading again finds the new one (Whoosh's
+    own ``Index.reader()`` retries the same way; opening an index does not).
+    """
+    for attempt in range(tries):
+        try:
+            return fn()
+        except FileNotFoundError:
+            if attempt == tries - 1:
+                raise
+            time.sleep(delay)
+
+
+def _release(w: Any) -> None:
+    """Give up a Whoosh writer whose commit failed, whatever state it was left in."""
+    try:
+        w.cancel()
+        return
+    except Exception:  # noqa: BLE001 - the writer may be half closed
+        pass
+    lock = getattr(w, "writelock", None)
+    if lock is not None and getattr(lock, "fd", None) is not None:
+        try:
+            lock.release()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+class WhooshStore:
+    """A Whoosh index in a folder: the default ``Store``."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        *,
+        create: bool = True,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        background_merges: bool = True,
+        merge_process: bool = True,
+    ) -> None:
+        self.path = Path(path)
+        self.aliases = AliasStore(self.path)  # search.aliases: one name per entity
+        self.alias_learner = AliasLearner(self.path)  # learns a large archive's table
+        self.lock_timeout = lock_timeout
+        self.merge_policy = merge_tiered()  # see search.merging
+        # merges run in the background (a separate process unless ``merge_process`` is
+        # False: then a thread), not inside the commit that makes them due
+        self.merger = Merger(self, process=merge_process) if background_merges else None
+        self._local = threading.local()
+        # called with the store after each commit this process makes (``writer``), in the
+        # writer's thread: a server warms the new state there (``searching.warm_up``)
+        self.after_commit: list[Callable[[WhooshStore], Any]] = []
+        # called in the writer, before a commit's table of contents is written, with a
+        # searcher over the segments it is about to publish (``searching.warm_up``
+        # registers a warm): threads that move to the new state as soon as it is
+        # committed find it built, instead of building it beside the writer (what Lucene's
+        # merged-segment warmer does before a merge is visible to near-real-time readers)
+        self.before_publish: list[Callable[[WhooshStore, Any], Any]] = []
+        # (generation searched, newest generation) -> (the newest only merges segments of
+        # the one searched, when that was first seen): ``_keep_through_merge``
+        self._merge_verdicts: dict[tuple[int, int], tuple[bool, float]] = {}
+        # warms the states other processes commit (``search.refresh``, started by
+        # ``searching.warm_up``); stopped by ``close``
+        self.refresher: Any = None
+        try:
+            if integrity.toc_generations(self.path):
+                self.ix = self._open(DurableFileStorage(str(self.path)))
+            elif self._has_index_files():
+                self.ix = self._open_after_creator()
+            elif create:
+                self.ix = self._create()
+            else:
+                raise NoIndex(f"no index at {self.path}", path=str(self.path))
+        except IndexUnavailable:
+            raise
+        except (EmptyIndexError, OSError, ValueError, EOFError) as exc:
+            raise IndexUnavailable(f"cannot open the index at {self.path}: {exc}") from None
+        with reading(self.path):
+            names = set(_retrying(lambda: self.ix.schema).names())  # reads the TOC again
+        if not set(build_schema().names()) <= names:
+            raise IndexUnavailable(
+                f"the index at {self.path} was made by another version (schema "
+                f"{SCHEMA_VERSION} expected): re-create it: index your articles again into a new folder (`newsquarry --index NEW index FILES`)"
+            )
+        self._quick_check()
+
+    def _quick_check(self, tries: int = 5) -> Any:
+        """``integrity.quick_check`` of the newest generation (returns its manifest). A file
+        missing because a commit or a background merge replaced that generation meanwhile
+        is no damage: check the newer generation instead (damage stays damage in every
+        generation). Every open of a searcher goes through here: under writes with
+        background merges, a search that read the generation just before a merge removed
+        its segments' files answered "the index is damaged" on a healthy index."""
+        for attempt in range(tries):
+            generation = self.generation
+            try:
+                return integrity.quick_check(self.path, generation)
+            except IndexDamaged:
+                if attempt == tries - 1 or self.ix.latest_generation() == generation:
+                    raise
+        return None
+
+    def _open(self, storage: DurableFileStorage) -> Any:
+        """Open the newest generation; a TOC that cannot be parsed is damage, said so."""
+        try:
+            return _retrying(lambda: storage.open_index(INDEX_NAME))
+        except (IndexUnavailable, FileNotFoundError, EmptyIndexError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - every way a damaged pickle can fail
+            raise integrity.damaged(
+                [integrity.toc_name(max(integrity.toc_generations(self.path), default=0))],
+                [f"the table of contents cannot be read ({type(exc).__name__})"],
+            ) from None
+
+    def _open_after_creator(self) -> Any:
+        """Index files but no table of contents: another process may be creating the index
+        right now (it writes its files, then the TOC, under the write lock). Wait for that
+        lock and look again; a TOC still missing is damage."""
+        try:
+            with self.write_lock():
+                if integrity.toc_generations(self.path):
+                    return self._open(DurableFileStorage(str(self.path)))
+        except OSError:  # a read-only folder: no lock to take, and nobody creating there
+            pass
+        raise integrity.damaged(
+            [f"_{INDEX_NAME}_N.toc"],
+            ["the table of contents is missing (segment files are there)"],
+        )
+
+    def _has_index_files(self) -> bool:
+        """Segment files or manifests without a TOC: a damaged index, never to be re-created."""
+        try:
+            names = os.listdir(self.path)
+        except OSError:
+            return False
+        return any(
+            integrity.MANIFEST_RE.match(n) or integrity.SEGMENT_FILE_RE.match(n) for n in names
+        )
+
+    def _create(self) -> Any:
+        """Create the index, or open it if another process just did, under the write lock.
+
+        Two processes creating the same new index at once (two feeds started
+        together, two API workers) would both write generation 0: Whoosh then
+        fails with NameError or a missing temporary file. The write lock
+        (the same one writers take) makes creation one at a time.
+        """
+        self.path.mkdir(parents=True, exist_ok=True)
+        storage = DurableFileStorage(str(self.path))
+        with self.write_lock():
+            if integrity.toc_generations(self.path):
+                return self._open(storage)
+            return storage.create_index(build_schema(), indexname=INDEX_NAME)
+
+    # -- writing ---------------------------------------------------------
+    @contextmanager
+    def write_lock(self, timeout: float | None = None) -> Iterator[WriteLock]:
+        """The index's write lock, taken in turn (``search.locking``), for one commit."""
+        lock = WriteLock(self.path)
+        lock.acquire(self.lock_timeout if timeout is None else timeout)
+        try:
+            yield lock
+        finally:
+            lock.release()
+
+    @contextmanager
+    def _whoosh_writer(self, timeout: float | None) -> Iterator[Any]:
+        """A Whoosh writer under our write lock; whatever a failed commit wrote is removed."""
+        with self.write_lock(timeout):
+            self._remove_stale_files()
+            integrity.require_manifest(self.path, self.generation)
+            with reading(self.path):
+                w = self.ix.writer(_lk=False, limitmb=WRITER_MEMORY_MB)
+            self._warm_before_publishing(w)  # innermost: runs once the files below exist
+            persist_on_commit(w)  # new and merged segments get their doc-values file
+            quoteclusters.persist_on_commit(w)  # ... and their quotation signatures
+            try:
+                yield w
+            except BaseException:
+                _release(w)
+                self.ix.storage.discard_uncommitted()
+                self._remove_orphan_doc_values()
+                self._remove_other_key_tables()
+                raise
+            integrity.remove_other_manifests(self.path, self.generation)
+            self._remove_other_key_tables()
+
+    def _warm_before_publishing(self, w: Any) -> None:
+        """Run the ``before_publish`` hooks when a Whoosh writer is about to write its table
+        of contents: its segments' files (and their doc values, decoded postings and key
+        table, written by the wrappers ``persist_on_commit`` adds around this one) are
+        complete, and no other thread or process can see the new state yet."""
+        original = w._commit_toc
+
+        def commit_toc(segments: list[Any]) -> None:
+            if self.before_publish:
+                self._warm_unpublished(w, segments)
+            original(segments)
+
+        w._commit_toc = commit_toc
+
+    def _warm_unpublished(self, w: Any, segments: list[Any]) -> None:
+        """Call the ``before_publish`` hooks with a searcher over ``segments`` (not yet
+        committed); a hook that fails costs its optimisation, never the commit."""
+        from whoosh.reading import MultiReader, SegmentReader
+        from whoosh.searching import Searcher
+
+        readers: list[Any] = []
+        try:
+            for seg in segments:
+                readers.append(SegmentReader(w.storage, w.schema, seg, generation=w.generation))
+            if not readers:
+                return
+            reader = readers[0] if len(readers) == 1 else MultiReader(readers, w.generation)
+            searcher = Searcher(reader, fromindex=self.ix)
+            for hook in list(self.before_publish):
+                hook(self, searcher)
+        except Exception:  # noqa: BLE001 - an optimisation: the first searches build it
+            log.debug("before-publish hook failed", exc_info=True)
+        finally:
+            for r in readers:
+                try:
+                    r.close()
+                except Exception:  # noqa: BLE001 - closing a reader of files just written
+                    pass
+
+    @contextmanager
+    def writer(self, timeout: float | None = None) -> Iterator[WriteSession]:
+        """One commit: everything put in the session lands together or not at all.
+
+        A commit that fails (a full disk) leaves nothing behind: the files it
+        wrote are removed and the previous commit stands. A session that neither
+        put nor deleted anything commits nothing (the generation stays, and with it
+        every ETag and cache).
+        """
+        with self._whoosh_writer(timeout) as w:
+            session = WriteSession(self, w)
+            yield session
+            if not session.changed:
+                # nothing to write: no new generation, so ETags and caches stay valid
+                w.cancel()
+                self.ix.storage.discard_uncommitted()
+                return
+            # the alias table (evidence and learnt table) is written beside the commit,
+            # under the same lock, and put in place once the commit succeeded
+            try:
+                install = self.aliases.prepare(
+                    session.learnt, session.forgotten, lambda: stored_names(session._searcher)
+                )
+                # merges run in the background (``merging.Merger``), off the write path
+                w.commit(mergetype=NO_MERGE if self.merger else self.merge_policy)
+            except BaseException:
+                self.aliases.discard()
+                raise
+            install()
+        if self.aliases.stale:  # a large archive: its table is learnt in the background
+            self.aliases.stale = False
+            self.alias_learner.request()
+        if self.merger:
+            self.merger.request()
+        for hook in list(self.after_commit):
+            try:
+                hook(self)
+            except Exception:  # noqa: BLE001 - an optimisation: the commit stands, searches report
+                log.debug("after-commit hook failed", exc_info=True)
+
+    def optimize(self, timeout: float | None = None) -> dict[str, Any]:
+        """Merge all segments into one; refuses (NotEnoughSpace) without room for the merge."""
+        with self._whoosh_writer(timeout) as w:
+            segments = w.segments if hasattr(w, "segments") else self.ix._segments()
+            before = len(segments)
+            if before <= 1 and not any(s.has_deletions() for s in segments):
+                w.cancel()
+                self.ix.storage.discard_uncommitted()
+                return {"segments_before": before, "segments_after": before, "seconds": 0.0}
+            need = 2 * segment_bytes(self.path, segments)
+            free = free_bytes(self.path)
+            if free < need:
+                raise NotEnoughSpace(
+                    f"optimize needs about {_mb(need)} of free disk space next to the index at "
+                    f"{self.path} (twice the {_mb(need // 2)} it rewrites); there are "
+                    f"{_mb(free)}: free some space and run it again"
+                )
+            t0 = time.monotonic()
+            w.commit(optimize=True)
+        return {
+            "segments_before": before,
+            "segments_after": len(self.ix._segments()),
+            "seconds": round(time.monotonic() - t0, 2),
+        }
+
+    def _remove_orphan_doc_values(self) -> None:
+        """Remove doc-values files of segments no commit names (a failed commit's: they are
+        written straight to the folder before the TOC, not through the storage)."""
+        from newsquarry.search.engine import dvstore, pstore
+
+        try:
+            live = {
+                dvstore.file_name(s.segment_id(), ext)
+                for s in self.ix._segments()
+                for ext in (dvstore.EXT, quoteclusters.EXT, pstore.EXT)
+            }
+            names = os.listdir(self.path)
+        except Exception:  # noqa: BLE001 - best effort: the next commit's cleanup tries again
+            return
+        for name in names:
+            if name.endswith((dvstore.EXT, quoteclusters.EXT, pstore.EXT)) and name not in live:
+                try:
+                    os.remove(self.path / name)
+                except OSError:
+                    pass
+
+    def _remove_other_key_tables(self) -> None:
+        """Remove the merged key tables (``search.keytable``) of other segment lists than
+        the current one's (written by a commit that failed, or of earlier commits)."""
+        from newsquarry.search.engine import keytable
+
+        try:
+            segs = [(s.segment_id(), s.doc_count_all()) for s in self.ix._segments()]
+        except Exception:  # noqa: BLE001 - best effort: the next commit's cleanup tries again
+            return
+        keytable.remove_others(self.path, segs)
+
+    def _remove_stale_files(self) -> None:
+        """Remove what writers killed mid-commit left (we hold the lock, so none is in use).
+
+        Temporary TOC and manifest files, manifests of a generation that never
+        came, Whoosh's temporary posting folder. (A dead writer's segment files
+        are removed by Whoosh itself at the next commit: they are in no TOC.)
+        """
+        try:
+            names = os.listdir(self.path)
+        except OSError:
+            return
+        current = max(integrity.toc_generations(self.path), default=-1)
+        for name in names:
+            m = integrity.MANIFEST_RE.match(name)
+            if (
+                _STALE_TOC.match(name)
+                or (m and int(m.group(1)) > current)
+                or (".sums." in name and name.endswith(".tmp"))
+            ):
+                try:
+                    os.remove(self.path / name)
+                except OSError:
+                    pass
+        temp = self.path / f"{INDEX_NAME}.tmp"
+        if temp.is_dir():
+            shutil.rmtree(temp, ignore_errors=True)
+
+    def add(self, items: Iterable[tuple[Article, list[Passage]]]) -> WriteReport:
+        """Add or replace articles in one commit; unchanged articles are skipped."""
+        with self.writer() as w:
+            for article, passages in items:
+                if self.content_hash(article.id) == article.content_hash:
+                    w.report.unchanged.append(article.id)
+                    continue
+                w.put(article, passages)
+        return w.report
+
+    def delete(self, article_id: str) -> bool:
+        """Delete one article; False if it was not in the index."""
+        with self.writer() as w:
+            return w.delete(article_id)
+
+    # -- reading ---------------------------------------------------------
+    def searcher(self) -> Any:
+        """This thread's searcher, moved to the newest commit if there is one.
+
+        Whoosh's ``Searcher.refresh()`` is not used: in whoosh-reloaded 2.7.5 it
+        reuses segment readers whose deletions changed and keeps merged-away
+        segments, so deleted or replaced passages would stay visible. A new
+        searcher is opened only when the generation changed (a cheap check of
+        the table of contents), never per query; opening one checks that every
+        file of the generation is there with its size, and the checksum of each
+        file this process has not verified yet (``search.integrity``).
+        """
+        s = getattr(self._local, "searcher", None)
+        if s is None or not s.up_to_date():
+            if s is not None and self._keep_through_merge(s):
+                return s
+            old = s
+            self._local.searcher = None
+            with reading(self.path):
+                self._quick_check()
+                s = self._reopen(old) if old is not None else None
+                if s is None:
+                    if old is not None:
+                        old.close()
+                    s = self.ix.searcher()
+            self._local.searcher = s
+        return s
+
+    def _keep_through_merge(self, s: Any) -> bool:
+        """Whether this thread goes on searching ``s`` although a newer state is committed:
+        only while that state merely merges some of ``s``'s segments (a background merge:
+        the same documents, the same deletions, so every answer is the same) and this
+        process's refresher is warming it, for at most ``MERGE_KEEP_SECONDS``.
+
+        A merged segment is new to this process: its first searches built its columns,
+        names and postings maps beside the refresher (3-4x a warm search's CPU, in every
+        search thread at once). Lucene likewise warms a merged segment before readers see
+        it. No write is ever hidden: a state that adds, deletes or replaces anything is
+        searched at once."""
+        refresher = self.refresher
+        if refresher is None or not refresher.alive or refresher.is_current_thread():
+            return False
+        newest = self.ix.latest_generation()
+        if refresher.warmed_generation >= newest:
+            return False
+        key = (generation_of(s), newest)
+        verdict = self._merge_verdicts.get(key)
+        if verdict is None:  # the newest TOC is read once per pair of states, not per search
+            try:
+                toc = self.ix._read_toc()
+            except Exception:  # noqa: BLE001 - replaced just then: move on as usual
+                return False
+            same = toc.generation == newest and _only_merges(s, toc.segments)
+            verdict = (same, time.monotonic())
+            if len(self._merge_verdicts) > 16:
+                self._merge_verdicts.clear()
+            self._merge_verdicts[key] = verdict
+        if not verdict[0] or time.monotonic() - verdict[1] > MERGE_KEEP_SECONDS:
+            return False
+        refresher.wake()
+        return True
+
+    def _reopen(self, old: Any) -> Any:
+        """A searcher on the newest commit that reuses ``old``'s readers of the segments
+        that did not change (same segment, same deletions), or None (then open afresh).
+
+        Opening every segment's reader again cost 3-5 ms of CPU per thread per commit on
+        Reuters (14 segments); a commit adds one segment. (Whoosh's own ``refresh`` also
+        reuses a reader whose deletions changed, and keeps merged-away segments.) The
+        readers ``old`` does not pass on are closed; ``old`` must not be used again."""
+        from whoosh.reading import MultiReader, SegmentReader
+        from whoosh.searching import Searcher
+
+        try:
+            toc = self.ix._read_toc()
+        except (OSError, EOFError, ValueError):
+            return None
+        if len(toc.segments) < 2:
+            return None
+        reusable = {}
+        for r, _ in old.ixreader.leaf_readers():
+            seg = r.segment() if hasattr(r, "segment") else None
+            if seg is None or r.is_closed:
+                return None
+            reusable[(seg.segment_id(), seg.deleted_count())] = r
+        readers = []
+        try:
+            for seg in toc.segments:
+                r = reusable.pop((seg.segment_id(), seg.deleted_count()), None)
+                if r is None:
+                    r = SegmentReader(self.ix.storage, toc.schema, seg, generation=toc.generation)
+                readers.append(r)
+        except Exception:
+            # a segment merged away meanwhile: close what was opened, open afresh
+            mine = [x for x, _ in old.ixreader.leaf_readers()]
+            for r in readers:
+                if all(r is not x for x in mine):
+                    r.close()
+            return None
+        for r in reusable.values():
+            r.close()
+        return Searcher(MultiReader(readers, generation=toc.generation), fromindex=self.ix)
+
+    def verify_readable(self) -> None:
+        """Raise IndexDamaged if the current generation cannot be read as committed (cheap).
+
+        Presence and size of its files, its searcher opened (each file's
+        checksum verified once per process), and each file's identity and times
+        unchanged since it was verified. For health checks.
+        """
+        with reading(self.path):
+            manifest = self._quick_check()
+            self.searcher()
+            for name in manifest.files if manifest else ():
+                # derived files (doc values, quotation signatures, decoded postings) are rebuilt
+                if not name.endswith(integrity.NOT_READ_EXTS):
+                    try:
+                        integrity.VERIFIER.verify(str(self.path / name))
+                    except FileNotFoundError:
+                        pass  # a commit replaced it meanwhile: the next check sees the new one
+
+    @property
+    def generation(self) -> int:
+        """The generation of the newest commit (changes on every commit)."""
+        return self.ix.latest_generation()
+
+    def _stored(self, doc_id: str, doctype: str) -> dict[str, Any] | None:
+        with reading(self.path):
+            return stored_document(self.searcher(), doc_id, doctype)
+
+    def content_hash(self, article_id: str) -> str | None:
+        doc = self._stored(article_id, "article")
+        return doc.get("content_hash") if doc else None
+
+    def get_article(self, article_id: str) -> dict[str, Any]:
+        """An article with its text, metadata and passages (in order)."""
+        doc = self._stored(article_id, "article")
+        if not doc:
+            raise NotFound(f"no article with id {shorten(article_id)!r}")
+        data = json.loads(doc["data"])
+        s = self.searcher()
+        # the article's own postings only (a handful of documents), filtered here:
+        # Whoosh's intersection with doctype:passage walked every passage of the index
+        with reading(self.path):
+            docs = [s.stored_fields(n) for n in s.docs_for_query(Term("article_id", article_id))]
+        docs = sorted(
+            (d for d in docs if d.get("doctype") == "passage"), key=lambda d: d["position"]
+        )
+        canon = self._canonical()
+        passages = [canon(self._passage_record(d, data)) for d in docs]
+        return {"id": article_id, **data, "passages": passages}
+
+    def _canonical(self) -> Any:
+        """Puts a passage record's names in their index-wide display form (as hits show them)."""
+        from newsquarry.search.engine.docvalues import cache_for
+        from newsquarry.search.query.facets import canonical_record
+
+        view = cache_for(self).view(self.searcher())
+        return lambda record: canonical_record(view, record)
+
+    def rebuild_aliases(self) -> int:
+        """Recompute the alias evidence and table from the stored passages (an index made
+        before the alias table existed, or whose evidence file was lost).
+
+        Runs under the write lock; returns the number of articles read.
+        """
+        with self.write_lock():
+            with reading(self.path):
+                searcher = self.ix.searcher()
+            try:
+                names = stored_names(searcher)
+            finally:
+                searcher.close()
+            self.aliases.replace(names)
+        return len(names)
+
+    def alias_resolver(self) -> Resolver:
+        """The alias table's current mapping (reloaded when its files change)."""
+        return self.aliases.resolver()
+
+    def get_passage(self, passage_id: str) -> dict[str, Any]:
+        """One passage with its entities, quotes and its article's metadata."""
+        doc = self._stored(passage_id, "passage")
+        if not doc:
+            raise NotFound(f"no passage with id {shorten(passage_id)!r}")
+        art = self._stored(doc["article_id"], "article")
+        meta = json.loads(art["data"]) if art else {}
+        return self._canonical()(self._passage_record(doc, meta))
+
+    @staticmethod
+    def _passage_record(doc: dict[str, Any], article: dict[str, Any]) -> dict[str, Any]:
+        data = json.loads(doc.get("data") or "{}")
+        quotes = [quote_record(q, doc["start"]) for q in data.get("quotes", [])]
+        speakers = list(dict.fromkeys(q["speaker"] for q in quotes if q.get("speaker")))
+        return {
+            "id": doc["id"],
+            "article_id": doc["article_id"],
+            "position": doc["position"],
+            "start": doc["start"],
+            "end": doc["end"],
+            "text": doc["text"],
+            "title": article.get("title") or doc.get("title"),
+            "source": article.get("source"),
+            "date": article.get("date"),
+            "url": article.get("url"),
+            "entities": data.get("entities", []),
+            "quotes": quotes,
+            "speakers": speakers,
+        }
+
+    def stats(self) -> dict[str, Any]:
+        """Counts and sizes: articles, passages, quotes, segments, bytes on disk."""
+        s = self.searcher()
+        # doc_frequency would count deleted documents until a merge: count live ones
+        with reading(self.path):
+            counts = {
+                kind: sum(1 for _ in s.docs_for_query(Term("doctype", kind)))
+                for kind in ("article", "passage", "quote")
+            }
+        size = 0
+        for f in self.path.iterdir():
+            try:
+                size += f.stat().st_size if f.is_file() else 0
+            except FileNotFoundError:  # deleted by a commit in another process meanwhile
+                pass
+        return {
+            "path": str(self.path),
+            "articles": counts["article"],
+            "passages": counts["passage"],
+            "quotes": counts["quote"],
+            "segments": _retrying(lambda: len(self.ix._segments())),
+            "generation": self.generation,
+            "size_bytes": size,
+            "last_modified": time.strftime(
+                "%Y-%m-%dT%H:%M:%SZ", time.gmtime(_retrying(self.ix.last_modified))
+            ),
+        }
+
+    def last_modified(self) -> float:
+        """When the last commit landed (seconds since the epoch): feeds' Last-Modified."""
+        return float(_retrying(self.ix.last_modified))
+
+    def search(self, request: Any) -> Any:
+        """Run a search request (see ``search.searching``)."""
+        from newsquarry.search.query.searching import run_search
+
+        with reading(self.path):
+            return run_search(self, request)
+
+    def wait_for_merges(self, timeout: float | None = None) -> bool:
+        """Wait until no background merge is running or due and the alias table has been
+        learnt from every commit (False: ``timeout`` passed)."""
+        t0 = time.monotonic()
+        if not self.alias_learner.wait(timeout):
+            return False
+        left = None if timeout is None else max(0.0, timeout - (time.monotonic() - t0))
+        return self.merger.wait(left) if self.merger else True
+
+    def close(self) -> None:
+        if self.refresher is not None:
+            self.refresher.stop()
+            self.refresher = None
+        self.wait_for_merges(timeout=60)
+        s = getattr(self._local, "searcher", None)
+        if s is not None:
+            s.close()
+        self._local.__dict__.clear()
+        self.ix.close()

@@ -1,0 +1,222 @@
+"""Pronoun resolution for speakers: no coreference model, a few rules.
+
+``PersonTracker`` knows every person mention of an article (outside quoted
+text) in order and a gender guess per canonical name, and resolves "he" or
+"she" at a token position to the most recent compatible person.
+
+Gender evidence, per canonical name (none of it from name lists):
+* a title in front of a mention ("Mr", "Mrs", "Ms", ...), strongest;
+* a gendered noun in apposition or as predicate ("X, a spokeswoman", "X is a
+  father");
+* the subject pronoun of the next sentence after a sentence whose subject is
+  the mention ("Harry Solano was a sergeant. He is now ..."), unless that
+  pronoun introduces a quotation (there "she said" right after a man is the
+  very case we must not learn from).
+
+"she" never resolves to a person known to be male and vice versa; the most
+recent compatible person (matching or unknown gender) wins.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict
+
+from spacy.tokens import Doc
+
+from newsquarry.search.ingest.enrich.entities import Mention
+
+MALE = frozenset({"he", "him", "his", "himself"})
+FEMALE = frozenset({"she", "her", "hers", "herself"})
+MALE_TITLES = frozenset({"mr", "sir", "lord", "king", "prince", "father", "brother"})
+FEMALE_TITLES = frozenset(
+    {"mrs", "ms", "miss", "dame", "lady", "madam", "madame", "queen", "princess", "sister"}
+)
+MALE_NOUNS = frozenset(
+    [
+        "man",
+        "father",
+        "husband",
+        "son",
+        "brother",
+        "spokesman",
+        "congressman",
+        "chairman",
+        "businessman",
+        "boy",
+        "grandfather",
+        "uncle",
+        "nephew",
+        "king",
+        "actor",
+        "widower",
+    ]
+)
+FEMALE_NOUNS = frozenset(
+    [
+        "woman",
+        "mother",
+        "wife",
+        "daughter",
+        "sister",
+        "spokeswoman",
+        "congresswoman",
+        "chairwoman",
+        "businesswoman",
+        "girl",
+        "grandmother",
+        "aunt",
+        "niece",
+        "queen",
+        "actress",
+        "widow",
+    ]
+)
+
+
+def pronoun_gender(word: str) -> str | None:
+    """'m', 'f' or None for a (lower-cased) pronoun."""
+    if word in MALE:
+        return "m"
+    if word in FEMALE:
+        return "f"
+    return None
+
+
+class PersonTracker:
+    """Person mentions of one article, in order, with gender guesses."""
+
+    def __init__(self, doc: Doc, mentions: list[Mention], quoted: list[bool]) -> None:
+        self.doc = doc
+        self.people = [m for m in mentions if m.type == "person" and not quoted[m.tok_start]]
+        self.positions = [m.tok_start for m in self.people]
+        votes: dict[str, dict[str, int]] = defaultdict(lambda: {"m": 0, "f": 0})
+        for m in self.people:
+            self._vote(m, votes, quoted)
+        self.gender: dict[str, str] = {}
+        for name, v in votes.items():
+            if v["m"] > v["f"]:
+                self.gender[name] = "m"
+            elif v["f"] > v["m"]:
+                self.gender[name] = "f"
+
+    def add(self, tok_start: int, tok_end: int, name: str) -> None:
+        """A person the attribution rules found where the model tagged no name
+        ('"...," Tripp said' with "Tripp" untagged): later pronouns may refer to it."""
+        if tok_start in self.positions:
+            return
+        span = self.doc[tok_start:tok_end]
+        k = bisect.bisect_left(self.positions, tok_start)
+        m = Mention(
+            start=span.start_char,
+            end=span.end_char,
+            text=span.text,
+            type="person",
+            name=name,
+            tok_start=tok_start,
+            tok_end=tok_end,
+        )
+        self.people.insert(k, m)
+        self.positions.insert(k, tok_start)
+
+    def _vote(self, m: Mention, votes: dict[str, dict[str, int]], quoted: list[bool]) -> None:
+        doc = self.doc
+        if m.tok_start > 0:
+            prev = doc[m.tok_start - 1].lower_.rstrip(".")
+            if prev in MALE_TITLES:
+                votes[m.name]["m"] += 3
+            elif prev in FEMALE_TITLES:
+                votes[m.name]["f"] += 3
+        root = doc[m.tok_end - 1]
+        if root.dep_ == "appos":  # "his wife, Jane"
+            noun = root.head.lemma_.lower()
+            if noun in MALE_NOUNS:
+                votes[m.name]["m"] += 2
+            elif noun in FEMALE_NOUNS:
+                votes[m.name]["f"] += 2
+        for tok in list(root.children) + ([root.head] if root.dep_ in ("nsubj",) else []):
+            if tok.dep_ in ("appos", "attr") or (tok is root.head and tok.lemma_ == "be"):
+                nouns = [tok] + [c for c in tok.children if c.dep_ == "attr"]
+                for n in nouns:
+                    if n.lemma_.lower() in MALE_NOUNS:
+                        votes[m.name]["m"] += 2
+                    elif n.lemma_.lower() in FEMALE_NOUNS:
+                        votes[m.name]["f"] += 2
+        # A subject pronoun later in the same sentence, with no other person or
+        # gendered noun in between ("X was ..., when he resigned").
+        sent = root.sent
+        for tok in doc[m.tok_end : sent.end]:
+            if quoted[tok.i]:
+                continue
+            if tok.ent_type_ == "PERSON" or tok.lemma_.lower() in MALE_NOUNS | FEMALE_NOUNS:
+                break
+            if tok.dep_ in ("nsubj", "nsubjpass"):
+                g = pronoun_gender(tok.lower_)
+                if g:
+                    votes[m.name][g] += 1
+                    break
+        # Subject of the sentence -> subject pronoun opening the next sentence.
+        if root.dep_ not in ("nsubj", "nsubjpass") or root.head.dep_ != "ROOT":
+            return
+        if sent.end >= len(doc):
+            return
+        nxt = doc[sent.end].sent
+        if any(quoted[t.i] for t in nxt):
+            return
+        for tok in nxt:
+            if tok.dep_ in ("nsubj", "nsubjpass") and tok.head.dep_ == "ROOT":
+                g = pronoun_gender(tok.lower_)
+                if g:
+                    votes[m.name][g] += 1
+                break
+
+    def _subject_depth(self, m: Mention) -> int | None:
+        """Depth of the clause whose subject the mention is, None if not a subject."""
+        tok = self.doc[m.tok_end - 1]
+        while tok.dep_ in ("compound", "flat") and tok.head.i != tok.i:
+            tok = tok.head
+        if tok.dep_ not in ("nsubj", "nsubjpass"):
+            return None
+        depth = 0
+        while tok.head.i != tok.i and depth < 50:
+            tok = tok.head
+            depth += 1
+        return depth
+
+    def resolve(self, token_index: int, word: str) -> str | None:
+        """Canonical name a "he"/"she" at token_index refers to, or None.
+
+        In the pronoun's own sentence and the sentence before, a compatible
+        person who is the subject of the highest clause wins ("Rubio said he
+        would ..., whom he called ..." -> Rubio, not the object); otherwise the
+        most recent compatible person.
+        """
+        g = pronoun_gender(word.lower())
+        if g is None:
+            return None
+        k = bisect.bisect_left(self.positions, token_index)
+        before = self.people[:k]
+
+        def compatible(m: Mention) -> bool:
+            return self.gender.get(m.name) in (None, g)
+
+        sent = self.doc[token_index].sent
+        windows = [sent]
+        if sent.start > 0:
+            windows.append(self.doc[sent.start - 1].sent)
+        for window in windows:
+            subjects = []
+            for m in reversed(before):
+                if m.tok_start < window.start:
+                    break
+                if m.tok_start >= window.end or not compatible(m):
+                    continue
+                depth = self._subject_depth(m)
+                if depth is not None:
+                    subjects.append((depth, -m.tok_start, m))
+            if subjects:
+                return min(subjects, key=lambda x: (x[0], x[1]))[2].name
+        for m in reversed(before):
+            if compatible(m):
+                return m.name
+        return None
