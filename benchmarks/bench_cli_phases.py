@@ -65,7 +65,7 @@ def one(index: str, query: str) -> list[tuple[str, float]]:
     store = WhooshStore(index, create=False)
     searcher = store.searcher()
     mark("open the store and its searcher (segments, checksum record)")
-    from newsquarry.search.engine.docvalues import cache_for
+    from newsquarry.search.engine.views import cache_for
 
     view = cache_for(store).view(searcher)
     mark("the view (map .dv files and the key table; live, doctype)")

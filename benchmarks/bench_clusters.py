@@ -177,7 +177,7 @@ def bench_write(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def bench_link(args: argparse.Namespace) -> dict[str, Any]:
-    from newsquarry.search.engine.docvalues import cache_for
+    from newsquarry.search.engine.views import cache_for
 
     out: dict[str, Any] = {}
     times: dict[str, list[float]] = {"full": [], "saved": []}
@@ -238,7 +238,7 @@ def bench_commit(args: argparse.Namespace) -> dict[str, Any]:
     server) against linked from scratch; the first quote search after it; a new process
     reading the saved links of that state; and a commit by a process that links nothing
     (a bulk load), after which a new process (and the warm one) relink lazily."""
-    from newsquarry.search.engine.docvalues import cache_for
+    from newsquarry.search.engine.views import cache_for
 
     folder = tempfile.mkdtemp(prefix="nq-commit-")
     shutil.rmtree(folder)
@@ -300,7 +300,7 @@ def bench_commit(args: argparse.Namespace) -> dict[str, Any]:
             return time.perf_counter() - t0, sum(hook_s)
 
         def same_as_full() -> bool:
-            from newsquarry.search.engine.docvalues import leaves_of
+            from newsquarry.search.engine.views import leaves_of
 
             s = store.searcher()
             kept = qc.clusters_for(store, s)
@@ -441,7 +441,7 @@ def bench_latency(args: argparse.Namespace) -> dict[str, Any]:
     store = WhooshStore(args.index, create=False, background_merges=False)
     if args.no_postings_cache:
         # as bench_search's newsquarry-nocache: every call decodes its posting lists again
-        from newsquarry.search.engine.docvalues import cache_for
+        from newsquarry.search.engine.views import cache_for
 
         cache_for(store).view(store.searcher()).postings_budget = 0
         cache_for(store).postings.budget = 0

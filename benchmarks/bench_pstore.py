@@ -19,8 +19,8 @@ import tempfile
 import time
 
 from newsquarry.search.engine import pstore
-from newsquarry.search.engine.docvalues import leaves_of
 from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.engine.views import leaves_of
 
 
 def main(argv: list[str] | None = None) -> None:

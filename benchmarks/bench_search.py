@@ -78,8 +78,8 @@ from whoosh import sorting
 from newsquarry.search.core.models import Article, Entity
 from newsquarry.search.core.requests import SearchRequest
 from newsquarry.search.core.textnorm import fold
-from newsquarry.search.engine.docvalues import cache_for
 from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.engine.views import cache_for
 from newsquarry.search.ingest.indexer import index_articles
 from newsquarry.search.ingest.passages import split_passages
 from newsquarry.search.ingest.readers import article_from_mapping

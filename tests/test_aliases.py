@@ -605,7 +605,8 @@ def test_a_learner_that_finds_a_line_cut_short_keeps_the_table(store, tmp_path):
 
 def test_a_view_after_a_commit_maps_only_the_new_segment_and_equals_a_fresh_view(store, tmp_path):
     from newsquarry.search.archive.aliases import AliasStore
-    from newsquarry.search.engine.docvalues import ALIAS_FIELDS, DocValuesCache, cache_for
+    from newsquarry.search.engine.docvalues import ALIAS_FIELDS
+    from newsquarry.search.engine.views import DocValuesCache, cache_for
 
     teach = teaching_ec("a3", "The European Community (EC) met.")
     store.add([teach])
@@ -649,7 +650,7 @@ def test_a_commit_that_teaches_nothing_new_keeps_the_resolver_and_the_counts_rig
     """After a commit that adds a segment and leaves the alias table as it was, the same
     resolver goes on (the segments it mapped stay mapped), and counts, filters and
     (doc, name) pairs are those of a process opening the index afresh."""
-    from newsquarry.search.engine.docvalues import cache_for
+    from newsquarry.search.engine.views import cache_for
 
     store.add([teaching_ec("a3", "The European Community (EC) agreed on Tuesday.")])
     assert counts(store, "org")[0] == {"European Community": 4}

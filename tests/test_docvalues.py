@@ -17,15 +17,13 @@ from newsquarry.search.core.textnorm import fold
 from newsquarry.search.engine import dvstore, integrity, keytable, pstore
 from newsquarry.search.engine.docvalues import (
     VALUE_FIELDS,
-    DocValuesCache,
     _Computed,
-    cache_for,
     compute_segment,
-    leaves_of,
     segment_postings,
 )
 from newsquarry.search.engine.merging import merge_tiered
 from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.engine.views import DocValuesCache, cache_for, leaves_of
 from newsquarry.search.ingest.indexer import optimize
 from newsquarry.search.ingest.passages import split_passages
 from newsquarry.search.query.searching import run_search

@@ -200,8 +200,9 @@ def test_a_search_never_recounts_all_matches_outside_the_time_limit(store, monke
 
 def test_wildcard_and_fuzzy_expansion_stops_at_the_time_limit(store):
     """Expanding ``a~2`` scans the vocabulary (5 s at 60k passages): it must obey the limit."""
-    from newsquarry.search.engine.docvalues import Deadline, cache_for
+    from newsquarry.search.engine.views import cache_for
     from newsquarry.search.query.parse import parse_query
+    from newsquarry.search.query.postings import Deadline
 
     searcher = store.searcher()
     view = cache_for(store).view(searcher)

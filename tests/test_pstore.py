@@ -15,9 +15,10 @@ from test_docvalues import make_article
 
 from newsquarry.search.core.requests import SearchRequest
 from newsquarry.search.engine import pstore
-from newsquarry.search.engine.docvalues import cache_for, leaves_of, segment_postings
+from newsquarry.search.engine.docvalues import segment_postings
 from newsquarry.search.engine.schema import build_schema
 from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.engine.views import cache_for, leaves_of
 from newsquarry.search.query.searching import run_search
 
 SCHEMA = build_schema()

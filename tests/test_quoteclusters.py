@@ -274,7 +274,7 @@ def test_group_cluster_totals_and_paging_are_exact(story):
 def test_a_clusters_article_count_counts_articles_not_quotations(tmp_path):
     """``Clusters.articles`` (made on first use) against a count over each cluster's
     members: an article that repeats a quotation counts once."""
-    from newsquarry.search.engine.docvalues import cache_for
+    from newsquarry.search.engine.views import cache_for
 
     twice = article("a-twice", "2020-03-02", "Wire", QUOTE)
     twice["text"] += f"\n\nShe repeated it.\n\n\u201c{QUOTE},\u201d said Ana Ruiz."
@@ -603,7 +603,7 @@ def cluster_map(store) -> dict[str, str]:
 
 def from_scratch(store) -> dict[str, str]:
     """The same index state's clusters linked from scratch (no earlier links)."""
-    from newsquarry.search.engine.docvalues import cache_for, leaves_of
+    from newsquarry.search.engine.views import cache_for, leaves_of
 
     s = store.searcher()
     cache = qc.ClusterCache(None)

@@ -12,7 +12,7 @@ from newsquarry.search.core.errors import InvalidRequest, UnknownFacet
 from newsquarry.search.core.models import Article
 from newsquarry.search.core.requests import SearchRequest
 from newsquarry.search.core.textnorm import fold
-from newsquarry.search.engine.docvalues import cache_for
+from newsquarry.search.engine.views import cache_for
 from newsquarry.search.ingest.passages import split_passages
 from newsquarry.search.query.searching import facet_values, run_search
 

@@ -340,7 +340,7 @@ NAMES = {
 
 
 def test_names_restricted_to_a_word_equal_the_full_table(tmp_path):
-    from newsquarry.search.engine.docvalues import cache_for
+    from newsquarry.search.engine.views import cache_for
     from newsquarry.search.query.interpret import _WORD, STOP_WORDS, _names
 
     text = "\n\n".join(
@@ -387,7 +387,7 @@ def test_names_restricted_to_a_word_equal_the_full_table(tmp_path):
 def test_a_warmed_up_servers_word_index_offers_what_a_scan_of_the_keys_offers(tmp_path):
     """``warm_up`` (a server) keeps an index of the name keys' words; a one-shot
     process scans the keys. Both offer the same interpretations, in the same order."""
-    from newsquarry.search.engine.docvalues import cache_for
+    from newsquarry.search.engine.views import cache_for
     from newsquarry.search.query.interpret import WORD_INDEX
     from newsquarry.search.query.searching import warm_up
 

@@ -55,7 +55,8 @@ def test_deletion_in_a_kept_segment_is_seen(fresh_store):
 def test_warm_up_builds_what_a_filtered_faceted_search_reads(fresh_store):
     """A server's first search after ``warm_up`` finds every field's keys and its
     documents-by-key (what a filter reads) built, and answers as a cold store does."""
-    from newsquarry.search.engine.docvalues import VALUE_FIELDS, cache_for
+    from newsquarry.search.engine.docvalues import VALUE_FIELDS
+    from newsquarry.search.engine.views import cache_for
     from newsquarry.search.query.searching import warm_up
 
     store = fresh_store
@@ -79,7 +80,7 @@ def test_warm_up_is_not_cut_short_by_the_users_search_deadline(fresh_store, monk
     import pytest
 
     from newsquarry.search.core.errors import SearchTimeout
-    from newsquarry.search.engine.docvalues import cache_for
+    from newsquarry.search.engine.views import cache_for
     from newsquarry.search.query.searching import warm_up
 
     store = fresh_store
@@ -98,7 +99,8 @@ def test_a_warmed_store_warms_each_state_it_commits_before_the_writer_returns(fr
     """After ``warm_up``, a commit of this process builds the new state's view (keys,
     filters' documents by key) in the writer: the first search after it finds them built
     and answers as a store that was never warmed. A store never warmed (the CLI) does not."""
-    from newsquarry.search.engine.docvalues import VALUE_FIELDS, cache_for
+    from newsquarry.search.engine.docvalues import VALUE_FIELDS
+    from newsquarry.search.engine.views import cache_for
     from newsquarry.search.query.searching import warm_up
 
     store = fresh_store
@@ -130,7 +132,8 @@ def test_a_warmed_store_builds_a_states_view_before_the_commit_is_published(fres
     complete but its table of contents is not written yet (``before_publish``)."""
     import threading
 
-    from newsquarry.search.engine.docvalues import VALUE_FIELDS, cache_for
+    from newsquarry.search.engine.docvalues import VALUE_FIELDS
+    from newsquarry.search.engine.views import cache_for
     from newsquarry.search.query.searching import warm_up
 
     store = fresh_store
@@ -232,7 +235,8 @@ def test_a_warmed_store_warms_the_states_other_processes_commit_in_the_backgroun
 
     from whoosh.writing import NO_MERGE
 
-    from newsquarry.search.engine.docvalues import VALUE_FIELDS, cache_for, leaves_of
+    from newsquarry.search.engine.docvalues import VALUE_FIELDS
+    from newsquarry.search.engine.views import cache_for, leaves_of
     from newsquarry.search.query.searching import warm_up
 
     store = WhooshStore(tmp_path / "ix", background_merges=False)

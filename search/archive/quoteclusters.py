@@ -1247,7 +1247,7 @@ class ClusterCache:
                 pass
 
     def clusters(self, searcher: Any, view: Any) -> Clusters:
-        from newsquarry.search.engine.docvalues import leaves_of
+        from newsquarry.search.engine.views import leaves_of
 
         leaves = leaves_of(searcher)
         key = tuple(
@@ -1299,7 +1299,7 @@ _CACHES_LOCK = threading.Lock()
 
 def clusters_for(store: Any, searcher: Any | None = None) -> Clusters:
     """The quotation clusters of a store's current state (computed once per state)."""
-    from newsquarry.search.engine.docvalues import cache_for
+    from newsquarry.search.engine.views import cache_for
 
     searcher = searcher if searcher is not None else store.searcher()
     with _CACHES_LOCK:
@@ -1447,7 +1447,7 @@ def quote_cluster(store: Any, cluster: str, within: Any | None = None) -> dict[s
 
     from newsquarry.search.core.errors import NotFound
     from newsquarry.search.core.ids import shorten
-    from newsquarry.search.engine.docvalues import cache_for
+    from newsquarry.search.engine.views import cache_for
     from newsquarry.search.query.facets import build_filters, display_form
 
     searcher = store.searcher()

@@ -996,7 +996,7 @@ class WhooshStore:
 
     def _canonical(self) -> Any:
         """Puts a passage record's names in their index-wide display form (as hits show them)."""
-        from newsquarry.search.engine.docvalues import cache_for
+        from newsquarry.search.engine.views import cache_for
         from newsquarry.search.query.facets import canonical_record
 
         view = cache_for(self).view(self.searcher())

@@ -30,9 +30,9 @@ import numpy as np
 from newsquarry.search.core.errors import InvalidRequest
 from newsquarry.search.core.requests import FacetResult, FacetValue
 from newsquarry.search.core.textnorm import fold
-from newsquarry.search.engine.docvalues import View
 from newsquarry.search.engine.schema import FACET_FIELDS
 from newsquarry.search.engine.store import stored_document
+from newsquarry.search.engine.views import View
 
 _DATE_VALUE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
 

@@ -21,7 +21,7 @@ import numpy as np
 from newsquarry.search.core.errors import QueryError, SearchTimeout
 from newsquarry.search.core.requests import Interpretation
 from newsquarry.search.core.textnorm import fold
-from newsquarry.search.engine.docvalues import View
+from newsquarry.search.engine.views import View
 from newsquarry.search.query.parse import STOP_WORDS, loose_tokens
 
 FACETS = ("speaker", "person", "org", "place")
@@ -117,8 +117,8 @@ def _word_index(index: tuple, registry: Any, n: int) -> dict[str, list[int]]:
 
 def interpretations(prep: Any) -> list[Interpretation]:
     """The readings of ``prep``'s query (a ``searching._Prepared``), most hits first."""
-    from newsquarry.search.engine.docvalues import match_mask
     from newsquarry.search.query.parse import parse_query
+    from newsquarry.search.query.postings import match_mask
 
     r = prep.request
     if prep.parsed.empty:

@@ -39,8 +39,8 @@ from whoosh.qparser import (
 
 from newsquarry.search.core.errors import QueryError
 from newsquarry.search.core.textnorm import fold
-from newsquarry.search.engine.docvalues import View
 from newsquarry.search.engine.schema import text_analyzer
+from newsquarry.search.engine.views import View
 
 TEXT_FIELDS = ("text", "title", "quote")
 VALUE_FIELDS = ("person", "org", "place", "speaker", "source", "quote_kind", "article_id")

@@ -31,7 +31,9 @@ from math import log
 import numpy as np
 
 from newsquarry.search.core import npsets
-from newsquarry.search.engine.docvalues import SCORED_FIELDS, Deadline, Postings, View
+from newsquarry.search.engine.docvalues import SCORED_FIELDS
+from newsquarry.search.engine.views import View
+from newsquarry.search.query.postings import Deadline, Postings
 
 B = 0.75
 K1 = 1.2

@@ -53,17 +53,11 @@ from newsquarry.search.core.requests import (
     SearchRequest,
     SearchResult,
 )
-from newsquarry.search.engine.docvalues import (
-    VALUE_FIELDS,
-    Deadline,
-    Postings,
-    View,
-    cache_for,
-    match_mask,
-)
+from newsquarry.search.engine.docvalues import VALUE_FIELDS
 from newsquarry.search.engine.schema import FACETS
 from newsquarry.search.engine.store import generation_of as _generation
 from newsquarry.search.engine.store import stored_document
+from newsquarry.search.engine.views import View, cache_for
 from newsquarry.search.query.facets import (
     FacetCounter,
     build_filters,
@@ -75,6 +69,7 @@ from newsquarry.search.query.highlight import highlight
 from newsquarry.search.query.interpret import FACETS as INTERPRETED
 from newsquarry.search.query.interpret import index_words
 from newsquarry.search.query.parse import ParsedQuery, parse_query
+from newsquarry.search.query.postings import Deadline, Postings, match_mask
 from newsquarry.search.query.proximity import RERANK, rerank
 from newsquarry.search.query.scoring import (
     ARTICLE_WEIGHT,

@@ -17,7 +17,7 @@ from collections import OrderedDict
 from typing import Any
 
 from newsquarry.search.core.textnorm import fold
-from newsquarry.search.engine.docvalues import View
+from newsquarry.search.engine.views import View
 from newsquarry.search.query.parse import USER_FIELDS, Token
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -30,7 +30,7 @@ RATIO = 10  # ... of a word one edit away found in at least RATIO times as many 
 def _df(searcher: Any, word: str, cap: int | None = None) -> int:
     """Articles holding ``word``; with ``cap``, counting stops once it is exceeded
     (segment by segment: a common word is known to be common after one lookup)."""
-    from newsquarry.search.engine.docvalues import leaves_of
+    from newsquarry.search.engine.views import leaves_of
 
     total = 0
     try:
@@ -69,7 +69,7 @@ def _vocabulary(searcher: Any) -> list[frozenset[str]]:
     read once per process (a bounded cache): after a commit only new segments
     are read.
     """
-    from newsquarry.search.engine.docvalues import leaves_of
+    from newsquarry.search.engine.views import leaves_of
 
     out = []
     for reader, _ in leaves_of(searcher):

@@ -1,0 +1,707 @@
+"""Views: the doc values of one searcher's segments glued into whole-index arrays, cached.
+
+A ``View`` is built per index state (segment ids and deletion counts) from the per-segment
+columns of ``engine.docvalues``; ``DocValuesCache`` keeps the views and columns of one store
+across commits (unchanged segments are reused), and maps name keys through the key resolver
+a feature provides (the alias table, ``store.key_resolver``).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from collections import Counter, OrderedDict
+from typing import Any
+
+import numpy as np
+
+from newsquarry.search.engine import docvalues, dvstore, pstore
+from newsquarry.search.engine.docvalues import (
+    _LENGTHS,
+    ALIAS_FIELDS,
+    DOCTYPES,
+    SCORED_FIELDS,
+    VALUE_FIELDS,
+    KeyRegistry,
+    SegmentColumns,
+    _Computed,
+)
+
+
+class _Lazy(dict):
+    """A dict whose missing entries are computed on first access (thread-safe)."""
+
+    def __init__(self, make: Any, lock: threading.RLock) -> None:
+        super().__init__()
+        self._make = make
+        self._lock = lock
+
+    def __missing__(self, key: str) -> Any:
+        with self._lock:
+            if dict.__contains__(self, key):
+                return dict.__getitem__(self, key)
+            value = self._make(key)
+            self[key] = value
+            return value
+
+
+class View:
+    """The doc values of one searcher's segments as global arrays (built per field on use)."""
+
+    def __init__(
+        self,
+        leaves: list[tuple[Any, int]],
+        cols: list[SegmentColumns],
+        registries: dict,
+        resolver: Any = None,
+    ) -> None:
+        # readers are not kept: each thread evaluates queries on its own searcher's
+        # readers (Whoosh readers are not thread-safe and may be closed on refresh)
+        self.offsets = [off for _, off in leaves]
+        self.cols = cols
+        self.registries = registries
+        # the alias table (search.aliases.Resolver): name fields count, filter and show
+        # every value under its canonical key; canon[field] maps key id -> canonical id
+        self.resolver = (
+            resolver if resolver is not None and (resolver.canon or resolver.types) else None
+        )
+        self.canon: dict[str, np.ndarray] = {}
+        self.size = sum(c.ndocs for c in cols)
+        live = []
+        self._dels: list[int] = []  # deleted documents per segment
+        for (reader, _), c in zip(leaves, cols, strict=True):
+            m = np.ones(c.ndocs, dtype=bool)
+            if reader.has_deletions():
+                dels = np.fromiter(reader.deleted_docs_set, dtype=np.int64)
+                m[dels[dels < c.ndocs]] = False
+            live.append(m)
+            self._dels.append(int(c.ndocs - np.count_nonzero(m)))
+        self.live = np.concatenate(live) if live else np.zeros(0, dtype=bool)
+        self.doctype = np.concatenate([c.doctype for c in cols]) if cols else np.zeros(0, np.int8)
+        self._fields_lock = threading.RLock()
+        self._date: np.ndarray | None = None
+        # per field, each segment's (local docnums, key ids) as counted (aliases applied)
+        self._parts: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
+        self._field_data = _Lazy(self._make_field, self._fields_lock)
+        self.docs = _Lazy(lambda f: self._field_data[f][0], self._fields_lock)
+        self.gids = _Lazy(lambda f: self._field_data[f][1], self._fields_lock)
+        self.nkeys = _Lazy(lambda f: self._field_data[f][2], self._fields_lock)
+        self.keys = _Lazy(lambda f: self._field_data[f][3], self._fields_lock)
+        self.lengths = _Lazy(
+            lambda f: (
+                _LENGTHS[np.concatenate([c.length_codes(f) for c in cols])]
+                if cols
+                else np.zeros(0, np.float32)
+            ),
+            self._fields_lock,
+        )
+        # as Whoosh's BM25F: total field length over all documents, deleted ones included
+        self.avglen = {
+            f: (sum(c.field_totals[f] for c in cols) / self.size) if self.size else 1.0
+            for f in SCORED_FIELDS
+        }
+        self._postings: OrderedDict[tuple[str, bytes], tuple[np.ndarray, np.ndarray]] = (
+            OrderedDict()
+        )
+        self._postings_size = 0
+        self._doctype_masks: dict[str, np.ndarray] = {}
+        self._ranks: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
+        self._present: dict[str, dict[int, list[str]]] = {}
+        self._stats: dict[tuple, Any] = {}
+        self._article_of: np.ndarray | None = None
+        self._tiebreak: np.ndarray | None = None
+        self._displays: dict[tuple[str, int], str] = {}
+        self.segment_postings: SegmentPostingsCache | None = None  # set by DocValuesCache
+        # a previous view's decoded postings, covering this view's first segments only
+        # (``inherit``): completed with the new segments' on first use
+        self._partial: dict[tuple[str, bytes], tuple[np.ndarray, np.ndarray]] = {}
+        self.partial_upto = 0
+
+    # -- statistics (content only, never segment history) ---------------------
+    def live_count(self, doctype: str) -> int:
+        """Live documents of one doctype."""
+        key = ("count", doctype)
+        got = self._stats.get(key)
+        if got is None:
+            got = self._stats[key] = int(np.count_nonzero(self.doctype_mask(doctype)))
+        return int(got)
+
+    def _live_of(self, i: int) -> np.ndarray:
+        """The live mask of segment ``i`` (a view of ``self.live``)."""
+        off = self.offsets[i]
+        return self.live[off : off + self.cols[i].ndocs]
+
+    def avg_length(self, fieldname: str, doctype: str) -> float:
+        """Mean (byte-quantized) length of a field over the live documents of a doctype."""
+        key = (fieldname, doctype)
+        got = self._stats.get(key)
+        if got is None:
+            total, n = 0.0, 0
+            code = DOCTYPES[doctype]
+            for i, c in enumerate(self.cols):
+
+                def make(c: SegmentColumns = c, i: int = i) -> tuple[float, int]:
+                    m = (c.doctype == code) & self._live_of(i)
+                    # float64 sum of small integers: exact, so independent of document order
+                    lens = _LENGTHS[c.length_codes(fieldname)[m]].astype(np.float64)
+                    return float(lens.sum()), int(np.count_nonzero(m))
+
+                # per segment and deletion count (deletions only grow)
+                seg_total, seg_n = c.derive(
+                    ("avg_length", fieldname, doctype), (self._dels[i],), make
+                )
+                total += seg_total
+                n += seg_n
+            got = total / n if n else 1.0
+            self._stats[key] = got
+        return float(got)
+
+    def article_lengths(
+        self, fieldname: str, doctype: str, per_article: str = "sum"
+    ) -> tuple[np.ndarray, int, float]:
+        """Per article key id, the summed (or, ``per_article="max"``, the largest) field
+        length of its live documents of a doctype; the number of such articles and
+        their mean length.
+
+        Summed from each segment's own array (kept with the segment across views, per
+        deletion count): an article's documents are all in one segment (one commit adds
+        them, a merge moves them together), so a "max" is one segment's max too."""
+        key = ("article_len", fieldname, doctype, per_article)
+        got = self._stats.get(key)
+        if got is None:
+            nkeys = self.nkeys["article_id"]
+            lengths = np.zeros(nkeys, dtype=np.float64)
+            count = np.zeros(nkeys, dtype=np.int64)
+            code = DOCTYPES[doctype]  # (``nkeys`` above made the per-segment parts)
+            for i, (c, (docs, gids)) in enumerate(
+                zip(self.cols, self._parts["article_id"], strict=True)
+            ):
+
+                def make(c: SegmentColumns = c, i: int = i, docs=docs, gids=gids) -> tuple:
+                    art = np.full(c.ndocs, -1, dtype=np.int64)
+                    art[docs] = gids
+                    sel = (c.doctype == code) & self._live_of(i) & (art >= 0)
+                    values = _LENGTHS[c.length_codes(fieldname)[sel]].astype(np.float64)
+                    a = art[sel]
+                    if not len(a):
+                        return a, values, np.zeros(0, np.int64)
+                    if per_article == "max":  # the largest value per article: sort, last
+                        order = np.lexsort((values, a))
+                        a, values = a[order], values[order]
+                        last = np.flatnonzero(np.r_[a[1:] != a[:-1], True])
+                        n = np.diff(np.r_[-1, last])
+                        return a[last], values[last], n
+                    u, inv, n = np.unique(a, return_inverse=True, return_counts=True)
+                    return u, np.bincount(inv, weights=values, minlength=len(u)), n
+
+                a, v, n = c.derive(
+                    ("article_len", fieldname, doctype, per_article),
+                    (self._dels[i], gids),
+                    make,
+                )
+                # ``a`` is unique within a segment (an article's documents are all in
+                # one segment anyway: one commit adds them, a merge moves them together)
+                if per_article == "max":
+                    lengths[a] = np.maximum(lengths[a], v)
+                else:
+                    lengths[a] += v
+                count[a] += n
+            n = int(np.count_nonzero(count))
+            avg = float(lengths.sum() / n) if n else 1.0
+            got = self._stats[key] = (lengths, n, avg or 1.0)  # type: ignore[assignment]
+        return got  # type: ignore[return-value]
+
+    @property
+    def article_of(self) -> np.ndarray:
+        """Per document, the key id of its article (-1 if none)."""
+        with self._lock:
+            got = self._article_of
+            if got is None:
+                got = np.full(self.size, -1, dtype=np.int64)
+                got[self.docs["article_id"]] = self.gids["article_id"]
+                self._article_of = got
+        return got
+
+    @property
+    def tiebreak(self) -> np.ndarray:
+        """Per document, the alphabetical rank of its article id: equal scores are
+        ordered by article id, then by position in the article (docnum order within
+        an article, which every segment history keeps)."""
+        with self._lock:
+            got = self._tiebreak
+        if got is None:
+            art = self.article_of
+            rank = self.rank("article_id")
+            got = np.where(art >= 0, rank[np.maximum(art, 0)], len(rank))
+            with self._lock:
+                self._tiebreak = got
+        return got
+
+    def _make_field(self, fname: str) -> tuple[np.ndarray, np.ndarray, int, list[str]]:
+        """(global docnums, key ids, key count, keys) of a field over this view's segments."""
+        if self.resolver is not None and fname in ALIAS_FIELDS:
+            from newsquarry.search.archive.aliases import remap
+
+            # each segment is mapped once per alias table (kept across views: a commit
+            # maps only its new segment)
+            def raw(c: SegmentColumns) -> Any:
+                return lambda f: (c.field(f).docs, c.field(f).gids)
+
+            parts, nkeys, keys, self.canon[fname] = remap(
+                fname, [(c.segid, raw(c)) for c in self.cols], self.registries, self.resolver
+            )
+            self._parts[fname] = parts
+            pairs = zip(parts, self.offsets, strict=True)
+            docs = (
+                np.concatenate([d.astype(np.int64) + o for (d, _), o in pairs])
+                if parts
+                else np.zeros(0, np.int64)
+            )
+            gids = np.concatenate([g for _, g in parts]) if parts else np.zeros(0, np.int32)
+            return docs, gids, nkeys, keys
+        docs, gids = self._raw_field(fname)
+        reg = self.registries[fname]
+        with reg.lock:  # every key id of these segments is registered by now
+            nkeys = len(reg.keys)
+            keys = reg.keys[:nkeys]
+        return docs, gids, nkeys, keys
+
+    def _raw_field(self, fname: str) -> tuple[np.ndarray, np.ndarray]:
+        """(global docnums, key ids) of a field as indexed (no alias applied)."""
+        parts = [c.field(fname) for c in self.cols]
+        self._parts[fname] = [(p.docs, p.gids) for p in parts]
+        docs = (
+            np.concatenate(
+                [p.docs.astype(np.int64) + off for p, off in zip(parts, self.offsets, strict=True)]
+            )
+            if parts
+            else np.zeros(0, np.int64)
+        )
+        gids = np.concatenate([p.gids for p in parts]) if parts else np.zeros(0, np.int32)
+        return docs, gids
+
+    @property
+    def date(self) -> np.ndarray:
+        """Per document, its date as a YYYYMMDD int (0: none)."""
+        d = self._date
+        if d is None:
+            d = np.concatenate([c.date for c in self.cols]) if self.cols else np.zeros(0, np.int32)
+            self._date = d
+        return d
+
+    # -- masks -------------------------------------------------------------
+    def empty(self) -> np.ndarray:
+        return np.zeros(self.size, dtype=bool)
+
+    def doctype_mask(self, doctype: str) -> np.ndarray:
+        """Live documents of one doctype."""
+        m = self._doctype_masks.get(doctype)
+        if m is None:
+            m = (self.doctype == DOCTYPES[doctype]) & self.live
+            self._doctype_masks[doctype] = m
+        return m
+
+    def key_mask(self, fieldname: str, gids: list[int]) -> np.ndarray:
+        """Documents holding any of the given key ids in a field.
+
+        Reads only those keys' documents (``key_docs``), not the whole field: a
+        search builds a mask per filter and per offered interpretation, and a scan
+        of the field (``numpy.isin``) cost 2 ms each at 70k passages.
+        """
+        m = self.empty()
+        canon = self.canon.get(fieldname)
+        if gids and canon is not None:
+            gids = sorted({int(canon[g]) if g < len(canon) else g for g in gids} - {-1})
+        if gids:
+            keys, docs = self.key_docs(fieldname)
+            # (segment, key) pairs: each segment's part is sorted by key, and the parts
+            # follow each other in segment order, so one search finds every range
+            want = np.asarray(gids, dtype=np.int64)
+            segs = np.arange(len(self.cols), dtype=np.int64) << 32
+            q = (segs[:, None] + want[None, :]).ravel()
+            lo = np.searchsorted(keys, q, "left")
+            n = np.searchsorted(keys, q, "right") - lo
+            total = int(n.sum())
+            if total:
+                lo, n = lo[n > 0], n[n > 0]
+                idx = np.repeat(lo - (np.cumsum(n) - n), n) + np.arange(total)
+                m[docs[idx]] = True
+        return m
+
+    def key_docs(self, fieldname: str) -> tuple[np.ndarray, np.ndarray]:
+        """A field's documents grouped by key id: (segment number << 32 | key id, sorted,
+        and the global docnums in that order), computed once per view from each
+        segment's part, which is sorted once and kept with the segment across views (a
+        new view sorts only its new segments' pairs; a sort of the whole field cost up
+        to 8 ms a field on Reuters at every commit)."""
+        key = ("key_docs", fieldname)
+        got = self._stats.get(key)
+        if got is None:
+            self.nkeys[fieldname]  # the field's per-segment parts
+            keys, docs = [], []
+            for i, (c, (ldocs, gids), off) in enumerate(
+                zip(self.cols, self._parts[fieldname], self.offsets, strict=True)
+            ):
+
+                def make(ldocs: np.ndarray = ldocs, gids: np.ndarray = gids) -> tuple:
+                    order = np.argsort(gids, kind="stable")
+                    return gids[order].astype(np.int64), ldocs[order].astype(np.int64)
+
+                sk, sd = c.derive(key, (gids,), make)
+                keys.append(sk + (i << 32))
+                docs.append(sd + off)
+            got = (
+                (np.concatenate(keys), np.concatenate(docs))
+                if keys
+                else (np.zeros(0, np.int64), np.zeros(0, np.int64))
+            )
+            self._stats[key] = got
+        return got  # type: ignore[return-value]
+
+    def date_mask(self, lo: int | None, hi: int | None) -> np.ndarray:
+        """Documents whose date (YYYYMMDD int) lies in [lo, hi]; dateless docs never match."""
+        m = self.date > 0
+        if lo is not None:
+            m &= self.date >= lo
+        if hi is not None:
+            m &= self.date <= hi
+        return m
+
+    def count(self, fieldname: str, mask: np.ndarray) -> np.ndarray:
+        """Per key id, the number of documents of ``mask`` holding it."""
+        docs = self.docs[fieldname]
+        if not len(docs):
+            return np.zeros(self.nkeys[fieldname], dtype=np.int64)
+        sel = mask[docs]
+        return np.bincount(self.gids[fieldname][sel], minlength=self.nkeys[fieldname])
+
+    postings_budget = 4_000_000  # postings kept decoded per view (about 48 MB)
+
+    def cached_postings(self, key: tuple[str, bytes]) -> tuple[np.ndarray, np.ndarray] | None:
+        with self._lock:
+            got = self._postings.get(key)
+            if got is not None:
+                self._postings.move_to_end(key)
+            return got
+
+    def cache_postings(self, key: tuple[str, bytes], value: tuple[np.ndarray, np.ndarray]) -> None:
+        size = len(value[0])
+        if size > self.postings_budget // 4:
+            return
+        with self._lock:
+            if key in self._postings:
+                return
+            self._postings[key] = value
+            self._postings_size += size
+            while self._postings_size > self.postings_budget and self._postings:
+                _, old = self._postings.popitem(last=False)
+                self._postings_size -= len(old[0])
+
+    def partial_postings(self, key: tuple[str, bytes]) -> tuple[np.ndarray, np.ndarray] | None:
+        """A term's postings in this view's first ``partial_upto`` segments, from the view
+        it inherited from (taken: the caller completes them and caches the whole)."""
+        if not self._partial:
+            return None
+        with self._lock:
+            return self._partial.pop(key, None)
+
+    def inherit(self, prev: View) -> None:
+        """Carry over what a previous view decoded, when this view holds the same segments
+        at the same places followed by new ones (a commit that added segments, or deleted
+        documents only): its postings (Whoosh's raw postings: deletions are masked
+        separately, so a segment's never change) and the display names of keys the new
+        segments do not hold. Lucene keeps per-segment caches across a refresh for the
+        same reason: without this, every commit (a write per second under load) threw
+        away the decoded postings of every word searched, and every search's first
+        request after it decoded them again from every segment."""
+        k = len(prev.cols)
+        if not k or k > len(self.cols) or self.offsets[:k] != prev.offsets:
+            return
+        if [c.segid for c in self.cols[:k]] != [c.segid for c in prev.cols]:
+            return
+        with prev._lock:
+            entries = list(prev._postings.items())
+        if k == len(self.cols):
+            for key, value in entries:
+                self.cache_postings(key, value)
+        else:
+            self._partial = dict(entries)
+            self.partial_upto = k
+        if prev.resolver is not self.resolver:
+            return
+        new_gids: dict[str, set[int]] = {}
+        for fieldname, gid in list(prev._displays):
+            held = new_gids.get(fieldname)
+            if held is None:
+                parts = [c.field(fieldname).term_gid for c in self.cols[k:]]
+                held = new_gids[fieldname] = set(np.concatenate(parts).tolist()) if parts else set()
+            if gid not in held:
+                self._displays[(fieldname, gid)] = prev._displays[(fieldname, gid)]
+
+    def rank(self, fieldname: str) -> np.ndarray:
+        """Alphabetical rank of each key id (stable tie-breaking), computed once per view."""
+        r = self._ranks.get(fieldname)
+        if r is None:
+            r = self._ranks[fieldname] = self.registries[fieldname].rank(self.nkeys[fieldname])
+        return r
+
+    # -- values ------------------------------------------------------------
+    def gid(self, fieldname: str, key: str) -> int | None:
+        self.nkeys[fieldname]  # resolves the field's key ids
+        gid = self.registries[fieldname].ids.get(key)
+        if gid is None or gid >= self.nkeys[fieldname]:
+            return None
+        canon = self.canon.get(fieldname)  # an alias is counted under its canonical key
+        if canon is None or gid >= len(canon):
+            return gid
+        return int(canon[gid]) if canon[gid] >= 0 else None
+
+    def canonical_key(self, fieldname: str, key: str) -> str:
+        """The folded key a folded value is counted under (the alias table's canonical)."""
+        if self.resolver is None or fieldname not in ALIAS_FIELDS:
+            return key
+        return self.resolver.key(key)
+
+    def members(self, fieldname: str, gid: int) -> list[int]:
+        """The key ids counted under the same key as ``gid`` (its aliases and itself)."""
+        self.nkeys[fieldname]  # resolves the field's key ids
+        canon = self.canon.get(fieldname)
+        if canon is None or gid >= len(canon) or canon[gid] < 0:
+            return [gid]
+        return np.flatnonzero(canon == canon[gid]).tolist()
+
+    def display(self, fieldname: str, gid: int) -> str:
+        """The most common written form of a key (ties: more accented, then smaller).
+
+        One form per key for the whole view (memoised: hits ask for the same names).
+        """
+        got = self._displays.get((fieldname, gid))
+        if got is not None:
+            return got
+        if fieldname in self.canon:  # a canonical name is shown as the alias table says
+            got = self.resolver.display.get(self.keys[fieldname][gid])
+            if got is not None:
+                self._displays[(fieldname, gid)] = got
+                return got
+        total: Counter = Counter()
+        for c in self.cols:
+            fc = c.field(fieldname)
+            for i in np.flatnonzero(fc.term_gid == gid).tolist():
+                total[fc.terms[i]] += int(fc.term_count[i])
+        if not total:
+            got = self.keys[fieldname][gid]
+        else:
+            got = min(total, key=lambda f: (-total[f], -sum(ord(ch) > 127 for ch in f), f))
+        self._displays[(fieldname, gid)] = got
+        return got
+
+    def raw_terms(self, fieldname: str) -> dict[int, list[str]]:
+        """Key id -> the raw indexed terms (written forms) present in this view."""
+        with self._lock:
+            got = self._present.get(fieldname)
+            if got is None:
+                got = {}
+                for c in self.cols:
+                    fc = c.field(fieldname)
+                    for gid, idxs in fc.by_gid().items():
+                        bucket = got.setdefault(gid, [])
+                        bucket.extend(fc.terms[i] for i in idxs if fc.terms[i] not in bucket)
+                self._present[fieldname] = got
+        return got
+
+
+class SegmentPostingsCache:
+    """Decoded postings per (segment, field, term), kept across index states (an LRU).
+
+    Segments never change (deletions are masked by the view's live mask), so a
+    commit that adds a segment leaves every cached entry valid: the first
+    search after it decodes only the new segment's postings.
+    """
+
+    budget = 4_000_000  # postings kept (about 48 MB)
+
+    def __init__(self) -> None:
+        self._items: OrderedDict[tuple[str, str, bytes], tuple[np.ndarray, np.ndarray]] = (
+            OrderedDict()
+        )
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str, bytes]) -> tuple[np.ndarray, np.ndarray] | None:
+        with self._lock:
+            got = self._items.get(key)
+            if got is not None:
+                self._items.move_to_end(key)
+            return got
+
+    def put(self, key: tuple[str, str, bytes], value: tuple[np.ndarray, np.ndarray]) -> None:
+        size = len(value[0])
+        if size > self.budget // 4:
+            return
+        with self._lock:
+            if key in self._items:
+                return
+            self._items[key] = value
+            self._size += size
+            while self._size > self.budget and self._items:
+                _, old = self._items.popitem(last=False)
+                self._size -= len(old[0])
+
+
+class DocValuesCache:
+    """Segment columns and views of one index; thread-safe.
+
+    A segment's columns come from its ``.dv`` file (``dvstore``); a segment
+    without a valid one (an index written before doc values were saved, or a
+    file lost) is read from its postings once and its file written then, so the
+    next process maps it.
+    """
+
+    key_tables = True  # False: registries built segment by segment (tests, benchmarks)
+
+    def __init__(self, folder: str | os.PathLike | None = None) -> None:
+        self.folder = folder
+        self.registries = {f: KeyRegistry() for f in VALUE_FIELDS}
+        self.segments: dict[str, SegmentColumns] = {}
+        self.views: dict[tuple, View] = {}
+        self.postings = SegmentPostingsCache()
+        self.lock = threading.Lock()
+        self.aliases: Any = None  # () -> the store's alias Resolver (search.aliases), if any
+        self.loads = 0  # segments opened so far, from their file or their postings
+        self.builds = 0  # segments read from their postings (no valid file)
+        self.postings_builds = 0  # segments whose ``.pst`` file was missing or not valid
+        self.postings_files = True  # False: always decode Whoosh's postings (benchmarks)
+        self.key_table_builds = 0  # merged key tables missing or not valid, written here
+
+    def _open_segment(self, reader: Any) -> SegmentColumns:
+        seg = reader.segment()
+        segid = seg.segment_id()
+        ndocs = reader.doc_count_all()
+        src = dvstore.read(self.folder, segid, ndocs) if self.folder is not None else None
+        if src is None:
+            arrays, meta = docvalues.compute_segment(reader)  # (patched in tests)
+            self.builds += 1
+            src = _Computed(ndocs, arrays, meta)
+            if self.folder is not None:
+                try:
+                    dvstore.write(self.folder, segid, ndocs, arrays, meta)
+                except OSError:  # a read-only index: keep the columns in memory only
+                    pass
+        self.loads += 1
+        return SegmentColumns(segid, src, self.registries, self._open_postings(reader, ndocs))
+
+    def _open_postings(self, reader: Any, ndocs: int) -> pstore.PostingsFile | None:
+        """A segment's decoded postings file; written first if missing or not valid (an index
+        from before these files, or a damaged one). None without a folder or if it cannot be
+        written: the search then decodes Whoosh's postings, as before."""
+        if self.folder is None or not self.postings_files:
+            return None
+        segid = reader.segment().segment_id()
+        got = pstore.read(self.folder, segid, ndocs)
+        if got is None:
+            self.postings_builds += 1
+            try:
+                pstore.write_segment(self.folder, reader)
+            except OSError:  # a read-only index
+                return None
+            got = pstore.read(self.folder, segid, ndocs)
+        return got
+
+    def _adopt_key_table(self, cols: list[SegmentColumns]) -> None:
+        """Start the (empty) registries from the merged key table of these segments
+        (``search.keytable``), written first if missing or not valid; without a table
+        (no folder, a read-only one) each segment registers its keys as it is used."""
+        from newsquarry.search.engine import keytable
+
+        if self.folder is None or not cols:
+            return
+        segs = [(c.segid, c.ndocs) for c in cols]
+        table = keytable.read(self.folder, segs, VALUE_FIELDS)
+        if table is None:
+            self.key_table_builds += 1
+            try:
+                keytable.write(self.folder, segs, VALUE_FIELDS, [c.src for c in cols])
+            except OSError:  # a read-only index
+                return
+            table = keytable.read(self.folder, segs, VALUE_FIELDS)
+            if table is None:
+                return
+        for f in VALUE_FIELDS:
+            self.registries[f].adopt(lambda f=f: table.keys(f))
+            for i, c in enumerate(cols):
+                c.table_ids[f] = table.local_to_table(f, i)
+
+    def view(self, searcher: Any) -> View:
+        """The view for a searcher, opening only segments not seen before."""
+        leaves = leaves_of(searcher)
+        segkey = tuple(
+            (r.segment().segment_id(), r.segment().deleted_count(), off) for r, off in leaves
+        )
+        resolver = self.aliases() if self.aliases is not None else None
+        key = (segkey, resolver.version if resolver is not None else None)
+        v = self.views.get(key)
+        if v is not None:
+            return v
+        with self.lock:
+            v = self.views.get(key)
+            if v is not None:
+                return v
+            cols = []
+            for r, _ in leaves:
+                segid = r.segment().segment_id()
+                c = self.segments.get(segid)
+                if c is None:
+                    c = self.segments[segid] = self._open_segment(r)
+                cols.append(c)
+            if self.key_tables and all(reg.empty() for reg in self.registries.values()):
+                self._adopt_key_table(cols)
+            v = View(leaves, cols, self.registries, resolver)
+            v.segment_postings = self.postings
+            if self.views:  # the newest view: its decoded postings and names, where valid
+                v.inherit(next(reversed(self.views.values())))
+            # keep only what the newest views need
+            wanted = {segid for segid, _, _ in segkey}
+            for segid in list(self.segments):
+                if segid not in wanted:
+                    del self.segments[segid]
+            if len(self.views) >= 4:
+                self.views.pop(next(iter(self.views)))
+            self.views[key] = v
+            return v
+
+
+_CACHES: weakref.WeakKeyDictionary[Any, DocValuesCache] = weakref.WeakKeyDictionary()
+_CACHES_LOCK = threading.Lock()
+
+
+def cache_for(store: Any) -> DocValuesCache:
+    """The doc-values cache of a store (one per store object)."""
+    with _CACHES_LOCK:
+        c = _CACHES.get(store)
+        if c is None:
+            c = _CACHES[store] = DocValuesCache(getattr(store, "path", None))
+            if getattr(store, "alias_resolver", None) is not None:
+                # through a weak reference: the cache is the value of a weak-keyed
+                # dictionary, and a strong one would keep the store (and its
+                # background threads) alive forever
+                ref = weakref.ref(store)
+                c.aliases = lambda: s.alias_resolver() if (s := ref()) is not None else None
+        return c
+
+
+# -- query -> mask -------------------------------------------------------------
+
+
+
+
+def leaves_of(searcher: Any) -> list[tuple[Any, int]]:
+    """(segment reader, docnum offset) of a searcher, in docnum order."""
+    return [
+        (r, off)
+        for r, off in searcher.ixreader.leaf_readers()
+        if getattr(r, "segment", lambda: None)() is not None
+    ]
+
+
