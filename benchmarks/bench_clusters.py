@@ -57,6 +57,7 @@ from typing import Any
 import numpy as np
 
 from newsquarry.search.archive import quoteclusters as qc
+from newsquarry.search.archive import quotesigs as qsigs
 from newsquarry.search.core.models import Article, Entity, Passage, Quote
 from newsquarry.search.core.requests import SearchRequest
 from newsquarry.search.engine.store import WhooshStore
@@ -96,11 +97,11 @@ def enriched(path: str, n: int) -> list[tuple[Article, list[Passage]]]:
 
 
 class SignatureClock:
-    """Wraps ``quoteclusters.compute_segment`` to add up its time (the commit's share)."""
+    """Wraps ``quotesigs.compute_segment`` to add up its time (the commit's share)."""
 
     def __init__(self) -> None:
         self.seconds: list[float] = []
-        self.original = qc.compute_segment
+        self.original = qsigs.compute_segment
 
     def __call__(self, reader: Any) -> Any:
         t0 = time.perf_counter()
@@ -116,11 +117,11 @@ def write_once(
     """Write ``items`` into a new index; (wall s, process CPU s, signature s per commit)."""
     folder = tempfile.mkdtemp(prefix="nq-clusters-")
     clock = SignatureClock()
-    original = qc.persist_on_commit
+    original = qsigs.persist_on_commit
     if clustering:
-        qc.compute_segment = clock  # type: ignore[assignment]
+        qsigs.compute_segment = clock  # type: ignore[assignment]
     else:
-        qc.persist_on_commit = lambda writer: writer  # type: ignore[assignment]
+        qsigs.persist_on_commit = lambda writer: writer  # type: ignore[assignment]
     try:
         store = WhooshStore(folder, background_merges=False)
         gc.collect()
@@ -130,8 +131,8 @@ def write_once(
         took, cpu = time.perf_counter() - t0, time.process_time() - c0
         store.close()
     finally:
-        qc.persist_on_commit = original  # type: ignore[assignment]
-        qc.compute_segment = clock.original  # type: ignore[assignment]
+        qsigs.persist_on_commit = original  # type: ignore[assignment]
+        qsigs.compute_segment = clock.original  # type: ignore[assignment]
         shutil.rmtree(folder, ignore_errors=True)
     return took, cpu, clock.seconds
 
@@ -389,7 +390,7 @@ def synthetic_state(n: int, seed: int = 1, segments: int = 10) -> tuple[list, An
     for start in range(0, n, per):
         chunk = texts[start : start + per]
         recs = [(j, t, "", f"q{start + j}", "direct") for j, t in enumerate(chunk)]
-        parts.append((off, qc.compute(recs)))
+        parts.append((off, qsigs.compute(recs)))
         off += len(chunk)
     gen = np.random.default_rng(seed)
     day = np.sort(gen.integers(0, 365, n))  # copies come after their originals, mostly

@@ -37,7 +37,8 @@ class _NoNLP:
 
 
 def _build(path: Path, src: Path, n: int, commit_every: int, checksums: bool) -> float:
-    from newsquarry.search.engine.store import DurableFileStorage, WhooshStore
+    from newsquarry.search.engine.storage import DurableFileStorage
+    from newsquarry.search.engine.store import WhooshStore
     from newsquarry.search.ingest.indexer import index_articles
     from newsquarry.search.ingest.readers import read_paths
 

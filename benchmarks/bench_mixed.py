@@ -67,7 +67,7 @@ class Timeline:
     def __init__(self) -> None:
         import gc
 
-        from newsquarry.search.archive import aliases, quoteclusters
+        from newsquarry.search.archive import aliasfiles, quoteclusters
         from newsquarry.search.engine import merging, refresh
 
         self.t0 = time.perf_counter()
@@ -76,7 +76,7 @@ class Timeline:
         for cls, name, label in ((merging.Merger, "_in_process", "merge process"),
                                  (quoteclusters._Linker, "run_once", "cluster linking"),
                                  (refresh.Refresher, "check", "refresher"),
-                                 (aliases.AliasLearner, "run_once", "alias learning")):  # fmt: skip
+                                 (aliasfiles.AliasLearner, "run_once", "alias learning")):  # fmt: skip
             self._wrap(cls, name, label)
         self._gc: dict[int, float] = {}
         gc.callbacks.append(self._on_gc)

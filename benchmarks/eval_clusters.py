@@ -29,6 +29,8 @@ from typing import Any
 import numpy as np
 
 from newsquarry.search.archive import quoteclusters as qc
+from newsquarry.search.archive import quotelinks as qlinks
+from newsquarry.search.archive import quotesigs as qsigs
 from newsquarry.search.engine.store import WhooshStore, stored_document
 
 DIGIT = re.compile(r"\d")
@@ -77,12 +79,12 @@ def recall(path: str, sample: int, seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
     counts: dict[str, int] = {}
     for _, text, *_ in rows:
-        for x in qc.words(text):
+        for x in qsigs.words(text):
             counts[x] = counts.get(x, 0) + 1
     vocab = [x for x, _ in sorted(counts.items(), key=lambda kv: -kv[1]) if x.isalpha()]
     out: dict[str, Any] = {"quotations": len(rows)}
     for label, lo, hi in (("11+ words", 11, 10_000), ("6-10 words", 6, 10)):
-        pool = [r for r in rows if lo <= min(len(qc.words(r[1])), len(r[1].split())) <= hi]
+        pool = [r for r in rows if lo <= min(len(qsigs.words(r[1])), len(r[1].split())) <= hi]
         if label == "6-10 words":  # truncation and an ellipsis need room: word and quote marks
             kinds = ("changed word", "quote style")
         else:
@@ -98,8 +100,8 @@ def recall(path: str, sample: int, seed: int) -> dict[str, Any]:
                     enumerate(extra)]  # fmt: skip
         dates = np.asarray([r[5] for r in rows] + [e[6] for e in extra], dtype=np.int64)
         t0 = time.perf_counter()
-        data = qc.compute(records)
-        labels = qc.link(data.sig, data.nsh, data.speakers, data.figures, dates=dates,
+        data = qsigs.compute(records)
+        labels = qlinks.link(data.sig, data.nsh, data.speakers, data.figures, dates=dates,
                          indirect=data.indirect)  # fmt: skip
         took = time.perf_counter() - t0
         index_of = {r[3]: i for i, r in enumerate(rows)}

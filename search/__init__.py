@@ -18,6 +18,16 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from newsquarry.search.engine import hooks as _hooks
+
+# The composition root: the one place that knows every layer. The engine calls the
+# features and services these modules register (``engine.hooks``) when a store opens.
+_hooks.plug(
+    "newsquarry.search.archive.aliasfiles",  # the alias table, learnt from each commit
+    "newsquarry.search.archive.quotesigs",  # quotation signatures per segment
+    "newsquarry.search.query.searching",  # the search and stored records' display form
+)
+
 _EXPORTS = {
     "Index": "library",
     "SearchRequest": "core.requests",

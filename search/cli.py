@@ -1346,7 +1346,8 @@ def check(obj: Context, as_json: bool) -> None:
       newsquarry check
       newsquarry check --json
     """
-    from newsquarry.search.engine.integrity import check_index, toc_generations
+    from newsquarry.search.engine.check import check_index
+    from newsquarry.search.engine.integrity import toc_generations
 
     path = obj.index_dir
     if not os.path.isdir(path):
@@ -1419,8 +1420,8 @@ def repair(obj: Context, paths: tuple[str, ...], processes: int | None, as_json:
       newsquarry repair
       newsquarry repair ~/news/archive.jsonl
     """
-    from newsquarry.search.engine.repair import repair as run_repair
     from newsquarry.search.ingest.indexer import default_enricher, default_processes
+    from newsquarry.search.ingest.repair import repair as run_repair
 
     # spaCy loads only when there are files to enrich again
     enricher = default_enricher(n_process=processes or default_processes()) if paths else None

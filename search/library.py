@@ -27,6 +27,10 @@ from newsquarry.search.core.errors import InvalidRequest
 from newsquarry.search.core.models import Article
 from newsquarry.search.core.requests import FacetResult, SearchRequest, SearchResult
 from newsquarry.search.engine.store import WhooshStore, WriteReport
+from newsquarry.search.ingest.indexer import index_articles, index_paths, optimize
+from newsquarry.search.ingest.readers import article_from_mapping
+from newsquarry.search.query.clusters import quote_cluster
+from newsquarry.search.query.searching import facet_values, run_search
 
 _REQUEST_FIELDS = {f.name for f in fields(SearchRequest)}
 
@@ -77,8 +81,6 @@ class Index:
         reported in ``report.failed``, never raised. ``options`` go to
         ``indexer.index_articles`` (``commit_every``, ``on_progress``).
         """
-        from newsquarry.search.ingest.indexer import index_paths
-
         return index_paths(self.store, [str(p) for p in paths], force=force, **options)
 
     def add(
@@ -89,9 +91,6 @@ class Index:
         ``id``, ``title``, ``source``, ``date``, ``url``, ``author`` (the JSON Lines
         and API shape), or ``Article`` objects. A record that is not valid raises
         ``InvalidRequest`` before anything is written."""
-        from newsquarry.search.ingest.indexer import index_articles
-        from newsquarry.search.ingest.readers import article_from_mapping
-
         items: list[Article] = []
         for n, record in enumerate(articles):
             if isinstance(record, Article):
@@ -109,8 +108,6 @@ class Index:
 
     def optimize(self) -> dict[str, Any]:
         """Merge all segments into one (after a large import)."""
-        from newsquarry.search.ingest.indexer import optimize
-
         return optimize(self.store)
 
     # reading ---------------------------------------------------------------
@@ -119,8 +116,6 @@ class Index:
         """Passages matching ``q``; ``options`` are ``SearchRequest`` fields
         (``filters={"person": ["Juan Guaidó"]}``, ``facets=["speaker"]``, ``page``,
         ``per_page``, ``sort``, ``date_from``, ...)."""
-        from newsquarry.search.query.searching import run_search
-
         return run_search(self.store, _request(q, "passages", options), self.settings)
 
     def quotes(self, q: str | SearchRequest = "", **options: Any) -> SearchResult:
@@ -129,16 +124,12 @@ class Index:
         Each hit names its quotation cluster (``cluster``, ``cluster_articles``,
         ``first_seen``); ``group="cluster"`` lists the best copy of each quotation,
         with ``more_ids`` of its other matching copies and ``total_clusters``."""
-        from newsquarry.search.query.searching import run_search
-
         return run_search(self.store, _request(q, "quotes", options), self.settings)
 
     def quote_cluster(self, cluster: str) -> dict[str, Any]:
         """One quotation cluster (a quote hit's ``cluster``): its canonical text,
         speakers, first-seen copy, articles and sources, every copy first seen first
         (raises ``NotFound``)."""
-        from newsquarry.search.archive.quoteclusters import quote_cluster
-
         return quote_cluster(self.store, cluster)
 
     def facet_values(
@@ -146,8 +137,6 @@ class Index:
     ) -> FacetResult:
         """Values of one facet starting with ``prefix`` (folded), with their counts
         under the query and filters given in ``options`` (``q``, ``filters``, ...)."""
-        from newsquarry.search.query.searching import facet_values
-
         q = options.pop("q", "")
         request = _request(q, options.pop("mode", "passages"), options)
         return facet_values(self.store, facet, prefix, request, size=size,

@@ -466,7 +466,7 @@ def test_a_commit_appends_its_names_and_the_evidence_file_is_folded_when_the_jou
     store, tmp_path, monkeypatch
 ):
     from newsquarry.search.archive import aliases
-    from newsquarry.search.archive.aliases import AliasStore
+    from newsquarry.search.archive.aliasfiles import AliasStore
 
     ix = tmp_path / "ix"
     base = ix / "aliases-evidence.json"
@@ -500,7 +500,7 @@ def test_a_worker_that_read_the_evidence_replays_only_the_lines_other_workers_ap
     journal lines, and only those are replayed (the evidence file is not parsed again), with
     the same result as reading both files whole. A folded journal is read whole again."""
     from newsquarry.search.archive import aliases
-    from newsquarry.search.archive.aliases import AliasStore
+    from newsquarry.search.archive.aliasfiles import AliasStore
 
     ix = tmp_path / "ix"
     mine = AliasStore(ix)
@@ -527,7 +527,7 @@ def test_a_worker_that_read_the_evidence_replays_only_the_lines_other_workers_ap
 
 
 def test_a_journal_line_cut_short_makes_the_next_commit_rebuild_the_evidence(store, tmp_path):
-    from newsquarry.search.archive.aliases import AliasStore
+    from newsquarry.search.archive.aliasfiles import AliasStore
 
     ix = tmp_path / "ix"
     teach = teaching_ec("a3", "The European Community (EC) met.")
@@ -561,7 +561,7 @@ def test_an_article_replaced_with_the_same_names_leaves_the_table_file_alone(sto
 
 
 def test_a_large_archive_learns_its_table_in_a_background_process(store, tmp_path):
-    from newsquarry.search.archive.aliases import AliasStore, learn_table
+    from newsquarry.search.archive.aliasfiles import AliasStore, learn_table
 
     ix = tmp_path / "ix"
     table = ix / "aliases.json"
@@ -590,7 +590,7 @@ def test_a_large_archive_learns_its_table_in_a_background_process(store, tmp_pat
 
 
 def test_a_learner_that_finds_a_line_cut_short_keeps_the_table(store, tmp_path):
-    from newsquarry.search.archive.aliases import learn_table
+    from newsquarry.search.archive.aliasfiles import learn_table
 
     ix = tmp_path / "ix"
     store.aliases.background_from = 0
@@ -604,7 +604,7 @@ def test_a_learner_that_finds_a_line_cut_short_keeps_the_table(store, tmp_path):
 
 
 def test_a_view_after_a_commit_maps_only_the_new_segment_and_equals_a_fresh_view(store, tmp_path):
-    from newsquarry.search.archive.aliases import AliasStore
+    from newsquarry.search.archive.aliasfiles import AliasStore
     from newsquarry.search.engine.docvalues import ALIAS_FIELDS
     from newsquarry.search.engine.views import DocValuesCache, cache_for
 

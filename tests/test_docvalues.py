@@ -15,12 +15,8 @@ from newsquarry.search.core.models import Article, Entity
 from newsquarry.search.core.requests import SearchRequest
 from newsquarry.search.core.textnorm import fold
 from newsquarry.search.engine import dvstore, integrity, keytable, pstore
-from newsquarry.search.engine.docvalues import (
-    VALUE_FIELDS,
-    _Computed,
-    compute_segment,
-    segment_postings,
-)
+from newsquarry.search.engine.blocks import segment_postings
+from newsquarry.search.engine.docvalues import VALUE_FIELDS, _Computed, compute_segment
 from newsquarry.search.engine.merging import merge_tiered
 from newsquarry.search.engine.store import WhooshStore
 from newsquarry.search.engine.views import DocValuesCache, cache_for, leaves_of

@@ -26,9 +26,9 @@ from click.testing import CliRunner
 from newsquarry.search.cli import cli
 from newsquarry.search.core.errors import IndexDamaged
 from newsquarry.search.engine import integrity, keytable
-from newsquarry.search.engine.repair import repair
 from newsquarry.search.engine.store import WhooshStore
 from newsquarry.search.ingest.indexer import index_paths
+from newsquarry.search.ingest.repair import repair
 
 KINDS = ("toc", "segment", "articles list", "manifest", "doc values", "quote signatures",
          "decoded postings", "key table")  # fmt: skip

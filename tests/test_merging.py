@@ -203,8 +203,8 @@ def test_a_merge_process_stops_when_the_process_that_started_it_is_gone(tmp_path
 
     child = (
         "import sys, time\n"
-        "from newsquarry.search.engine.merging import _exit_with_parent\n"
-        "_exit_with_parent(int(sys.argv[1]), every=0.05)\n"  # as `--parent PID` does
+        "from newsquarry.search.core.background import exit_with_parent\n"
+        "exit_with_parent(int(sys.argv[1]), every=0.05)\n"  # as `--parent PID` does
         "time.sleep(60)\n"
     )
     parent = (

@@ -15,7 +15,7 @@ from test_docvalues import make_article
 
 from newsquarry.search.core.requests import SearchRequest
 from newsquarry.search.engine import pstore
-from newsquarry.search.engine.docvalues import segment_postings
+from newsquarry.search.engine.blocks import segment_postings
 from newsquarry.search.engine.schema import build_schema
 from newsquarry.search.engine.store import WhooshStore
 from newsquarry.search.engine.views import cache_for, leaves_of

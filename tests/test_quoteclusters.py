@@ -20,11 +20,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from newsquarry.search.archive import quoteclusters as qc
+from newsquarry.search.archive import quotelinks as qlinks
+from newsquarry.search.archive import quotesigs as qsigs
 from newsquarry.search.core.errors import InvalidRequest, NotFound
 from newsquarry.search.core.requests import SearchRequest
 from newsquarry.search.engine.store import WhooshStore
 from newsquarry.search.ingest.indexer import index_articles
 from newsquarry.search.ingest.readers import article_from_mapping
+from newsquarry.search.query import clusters as qclusters
 from newsquarry.search.query.searching import run_search
 
 try:
@@ -92,8 +95,8 @@ def test_edited_copies_join_their_original_and_distinct_quotations_stay_apart():
         for kind, edit in EDITS.items():
             texts.append(edit(rng, w))
             edits.append((i, kind))
-    data = qc.compute([(n, t, "", f"q{n}") for n, t in enumerate(texts)])
-    labels = qc.link(data.sig, data.nsh, data.speakers, data.figures)
+    data = qsigs.compute([(n, t, "", f"q{n}") for n, t in enumerate(texts)])
+    labels = qlinks.link(data.sig, data.nsh, data.speakers, data.figures)
     n = len(originals)
     joined = {kind: 0 for kind in EDITS}
     for k, (i, kind) in enumerate(edits):
@@ -106,18 +109,18 @@ def test_edited_copies_join_their_original_and_distinct_quotations_stay_apart():
 
 
 def test_quote_marks_ellipses_and_case_do_not_change_the_words():
-    assert qc.words("“No easy way out…” he said — «really»") == qc.words(
+    assert qsigs.words("“No easy way out…” he said — «really»") == qsigs.words(
         '"no easy way out..." HE SAID really'
     )
-    assert qc.words("it rose 7.5 pct to 4,400 dlrs") == [
+    assert qsigs.words("it rose 7.5 pct to 4,400 dlrs") == [
         "it", "rose", "7.5", "pct", "to", "4,400", "dlrs"
     ]  # fmt: skip
-    assert qc.words("Guaidó’s plan") == qc.words("guaido's plan")
+    assert qsigs.words("Guaidó’s plan") == qsigs.words("guaido's plan")
 
 
 def link_texts(*items: tuple[str, str]) -> np.ndarray:
-    data = qc.compute([(n, t, s, f"q{n}") for n, (t, s) in enumerate(items)])
-    return qc.link(data.sig, data.nsh, data.speakers, data.figures)
+    data = qsigs.compute([(n, t, s, f"q{n}") for n, (t, s) in enumerate(items)])
+    return qlinks.link(data.sig, data.nsh, data.speakers, data.figures)
 
 
 def test_templates_of_different_speakers_or_figures_are_not_one_quotation():
@@ -228,7 +231,7 @@ def test_copies_across_commits_form_one_cluster_with_its_first_seen_article(stor
 
 def test_cluster_detail_lists_articles_sources_and_speakers(story):
     hit = quote_search(story, q="farmers wheat", per_page=1).hits[0]
-    c = qc.quote_cluster(story, hit.cluster)
+    c = qclusters.quote_cluster(story, hit.cluster)
     assert c["id"] == hit.cluster
     assert c["first_seen"]["article_id"] == "a-first"
     assert [q["article_id"] for q in c["quotes"]] == ["a-first", "a-late", "b-cut", "b-dots"]
@@ -239,16 +242,16 @@ def test_cluster_detail_lists_articles_sources_and_speakers(story):
     }  # fmt: skip
     assert c["text"].rstrip(",") == QUOTE  # the longest wording (each is carried once)
     with pytest.raises(NotFound):
-        qc.quote_cluster(story, "c000000000000")
+        qclusters.quote_cluster(story, "c000000000000")
     with pytest.raises(NotFound):
-        qc.quote_cluster(story, "../etc/passwd")
+        qclusters.quote_cluster(story, "../etc/passwd")
     # within a scope (a read key's filters): only the quotations inside it
-    inside = qc.quote_cluster(
+    inside = qclusters.quote_cluster(
         story, hit.cluster, within=SearchRequest(filters={"source": ["Wire"]})
     )
     assert [q["article_id"] for q in inside["quotes"]] == ["a-first", "b-dots"]
     with pytest.raises(NotFound):
-        qc.quote_cluster(story, hit.cluster, within=SearchRequest(filters={"source": ["Nobody"]}))
+        qclusters.quote_cluster(story, hit.cluster, within=SearchRequest(filters={"source": ["Nobody"]}))
 
 
 def test_group_cluster_totals_and_paging_are_exact(story):
@@ -315,7 +318,7 @@ def test_a_cluster_id_keeps_working_when_an_earlier_copy_arrives(tmp_path):
     )  # fmt: skip
     hit = quote_search(store, q="farmers", per_page=1).hits[0]
     assert hit.cluster != old and hit.first_seen["article_id"] == "early"
-    assert qc.quote_cluster(store, old)["id"] == hit.cluster
+    assert qclusters.quote_cluster(store, old)["id"] == hit.cluster
 
 
 @pytest.mark.parametrize("damage", ["delete", "garbage", "truncate"])
@@ -500,7 +503,7 @@ def relink_pool(rng: random.Random) -> tuple[qc.QuoteData, np.ndarray]:
         records.append((n, text, speaker, f"q{n}", rng.choice(["direct", "indirect"])))
     for n in range(40):  # one quotation carried by 40 articles
         records.append((700 + n, " ".join(bases[0]), "", f"w{n}", "direct"))
-    pool = qc.compute(records)
+    pool = qsigs.compute(records)
     order = np.array(rng.sample(range(len(records)), len(records)))  # first-seen order
     return pool, order
 
@@ -513,7 +516,7 @@ def test_relinking_from_an_earlier_state_equals_linking_from_scratch():
     rng = random.Random(2323)
     pool, order = relink_pool(rng)
     records = pool.ids
-    keys = qc.quote_keys(pool)
+    keys = qlinks.quote_keys(pool)
     dates = np.array([20200301 + rng.randrange(20) for _ in records])
     live = set(rng.sample(range(len(records)), 300)) | set(range(700, 740))
     base = None
@@ -540,7 +543,7 @@ def test_relinking_from_an_earlier_state_equals_linking_from_scratch():
             assert over_buckets(pairs) == over_buckets(full)
             args = (len(idx), pairs, rank, dates[idx], pool.indirect[idx])
             assert np.array_equal(
-                qc.assign(*args), qc.assign(len(idx), full, rank, dates[idx], pool.indirect[idx])
+                qlinks.assign(*args), qlinks.assign(len(idx), full, rank, dates[idx], pool.indirect[idx])
             )
             again = qc.reassign(len(idx), base.founder, pairs, rank, dates[idx], pool.indirect[idx])
             assert np.array_equal(again, founder), step
@@ -566,7 +569,7 @@ def test_regrouping_what_changed_equals_grouping_from_scratch(steps):
     from scratch (``pairs_full`` then ``founders``), and so are the saved tables
     (``keyed``: keys, pairs, founders) of each state."""
     pool, order, dates = _pool()
-    keys = qc.quote_keys(pool)
+    keys = qlinks.quote_keys(pool)
     live: set[int] = set()
     base = None
     for seed, size in steps:
@@ -718,7 +721,7 @@ def test_saved_links_are_derived_data(tmp_path, damage):
 def test_signatures_keep_their_values_across_versions():
     """Saved signatures (``.qmh``) stay valid only while the seeded hashes are the same:
     the values of a fixed input, as the first version computed them."""
-    s = qc.signatures(np.array([1, 2, 3, 99, 2**40], dtype=np.uint64), np.array([3, 0, 2]))
+    s = qsigs.signatures(np.array([1, 2, 3, 99, 2**40], dtype=np.uint64), np.array([3, 0, 2]))
     assert s[:, :4].tolist() == [
         [1676292126, 123496615, 13711208, 115153826],
         [4294967295, 4294967295, 4294967295, 4294967295],

@@ -347,7 +347,7 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
         with its article and source. Read with a scoped key, only the copies inside
         the key's scope are listed; none inside it is a 404, as an unknown id.
         """
-        from newsquarry.search.archive.quoteclusters import quote_cluster as library_cluster
+        from newsquarry.search.query.clusters import quote_cluster as library_cluster
 
         store = backend().store()
         key = request_key(request, "json")

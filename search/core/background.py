@@ -8,6 +8,7 @@ waits until nothing runs or is asked for.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -115,3 +116,16 @@ class Foreground:
 
 
 FOREGROUND = Foreground()  # every search of the process (``searching.run_search``)
+
+
+def exit_with_parent(parent: int, every: float = 0.5) -> None:
+    """Stop this merge process when the process that started it has gone (a server
+    stopped or killed mid-merge): a merge cut short loses nothing, its leftovers are
+    removed by the next one, and no merge outlives the index's user."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every)
+        os._exit(3)
+
+    threading.Thread(target=watch, name="newsquarry-merge-parent", daemon=True).start()

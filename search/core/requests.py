@@ -22,6 +22,9 @@ MATCHES = ("most", "all", "any")
 # best hit of each quotation cluster (``quoteclusters``), with its other matching copies
 GROUPS = ("none", "article", "cluster")
 
+# the documents each search mode finds (``SearchRequest.mode``)
+DOCTYPE_FOR_MODE = {"passages": "passage", "quotes": "quote"}
+
 
 @dataclass
 class SearchRequest:

@@ -40,6 +40,8 @@ from typing import Any
 import numpy as np
 
 from newsquarry.search.core.durability import fsync_path
+from newsquarry.search.core.errors import IndexDamaged
+from newsquarry.search.engine import integrity
 
 MAGIC = b"NQDV\x00\x01\r\n"
 VERSION = 1
@@ -146,8 +148,6 @@ def read(
 ) -> SegmentFile | None:
     """The doc-values file of a segment, or None if it is missing or not valid for it."""
     path = Path(folder) / file_name(segment_id, ext)
-    from newsquarry.search.core.errors import IndexDamaged
-    from newsquarry.search.engine import integrity
 
     try:
         # against its checksum in the commit's manifest, once per process (search.integrity);

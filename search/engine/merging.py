@@ -27,8 +27,6 @@ import math
 import os
 import re
 import shutil
-import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
@@ -36,6 +34,8 @@ from typing import Any
 
 from newsquarry.search.core.background import Coalescing
 from newsquarry.search.core.durability import fsync_path
+from newsquarry.search.engine import dvstore, hooks, keytable, pstore
+from newsquarry.search.engine.docvalues import compute_segment, write_key_table
 
 log = logging.getLogger(__name__)
 
@@ -187,10 +187,6 @@ def _merge(store: Any, ix: Any) -> bool:
     from whoosh.reading import SegmentReader
     from whoosh.writing import SegmentWriter
 
-    from newsquarry.search.archive import quoteclusters
-    from newsquarry.search.engine import dvstore, keytable, pstore
-    from newsquarry.search.engine.docvalues import compute_segment, write_key_table
-
     folder = Path(ix.storage.folder)
     work = folder / MERGE_DIR
     shutil.rmtree(work, ignore_errors=True)  # left by a merge killed midway
@@ -205,7 +201,8 @@ def _merge(store: Any, ix: Any) -> bool:
     sources = [segments[i] for i in sorted(chosen)]
     # (segment id, deletions at the start, first new docnum, live docnums in order)
     maps: list[tuple[str, set[int], int, list[int]]] = []
-    quotes: list[Any] = []  # each source's quotation data (search.quoteclusters)
+    features = hooks.features()
+    derived: list[list[Any]] = []  # each source's data of each feature (``engine.hooks``)
     merged = None
     if any(s.doc_count() for s in sources):
         tmp = FileStorage(str(work)).create()
@@ -220,8 +217,10 @@ def _merge(store: Any, ix: Any) -> bool:
                 reader = SegmentReader(ix.storage, toc.schema, seg)
                 try:
                     w.add_reader(reader)
-                    # its quotation signatures, read while the segment is surely there
-                    quotes.append(quoteclusters.source_data(ix.storage.folder, seg, reader))
+                    # its features' derived data, read while the segment is surely there
+                    derived.append(
+                        [f.merge_source(ix.storage.folder, seg, reader) for f in features]
+                    )
                 finally:
                     reader.close()
                 maps.append((seg.segment_id(), deleted, base, live))
@@ -241,8 +240,9 @@ def _merge(store: Any, ix: Any) -> bool:
         finally:
             reader.close()
         dvstore.write(work, merged.segment_id(), merged.doc_count_all(), arrays, meta)
-        # quotation signatures: carried over from the sources (search.quoteclusters)
-        quoteclusters.write_merged(work, merged, sources, quotes, maps)
+        # features' derived data (quotation signatures): carried over from the sources
+        for i, f in enumerate(features):
+            f.write_merged(work, merged, sources, [d[i] for d in derived], maps)
         names = [n for n in os.listdir(work) if n.startswith(merged.segment_id() + ".")]
         for name in names:
             fsync_path(work / name)
@@ -342,7 +342,7 @@ class Merger(Coalescing):
         import sys
 
         factor, floor_docs, max_docs = params
-        cmd = [sys.executable, "-m", __name__, str(self.store.path), "--factor", str(factor),
+        cmd = [sys.executable, "-m", "newsquarry.search.engine.mergeprocess", str(self.store.path), "--factor", str(factor),
                "--floor-docs", str(floor_docs), "--max-docs", str(max_docs),
                "--lock-timeout", str(self.store.lock_timeout),
                "--parent", str(os.getpid())]  # fmt: skip
@@ -355,57 +355,3 @@ class Merger(Coalescing):
 
 class MergeFailed(Exception):
     """A merge process failed (its last line of output is the message); nothing was lost."""
-
-
-def _exit_with_parent(parent: int, every: float = 0.5) -> None:
-    """Stop this merge process when the process that started it has gone (a server
-    stopped or killed mid-merge): a merge cut short loses nothing, its leftovers are
-    removed by the next one, and no merge outlives the index's user."""
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(every)
-        os._exit(3)
-
-    threading.Thread(target=watch, name="newsquarry-merge-parent", daemon=True).start()
-
-
-def main(argv: list[str] | None = None) -> int:
-    """The merge process: run the due merges of the index in a folder; prints how many."""
-    import argparse
-    import sys
-
-    ap = argparse.ArgumentParser(prog="python -m newsquarry.search.engine.merging")
-    ap.add_argument("folder")
-    ap.add_argument("--factor", type=int, default=FACTOR)
-    ap.add_argument("--floor-docs", type=int, default=FLOOR_DOCS)
-    ap.add_argument("--max-docs", type=int, default=MAX_MERGE_DOCS)
-    ap.add_argument("--lock-timeout", type=float, default=30.0)
-    ap.add_argument("--parent", type=int, default=0, help="exit when this process is gone")
-    args = ap.parse_args(argv)
-    if args.parent:  # a background merge, started by a store after a commit
-        _exit_with_parent(args.parent)
-        from newsquarry.search.core.background import background_priority
-
-        background_priority()  # behind the serving processes' searches and writes
-    from newsquarry.search.engine.store import WhooshStore
-
-    merges = 0
-    try:
-        store = WhooshStore(args.folder, create=False, lock_timeout=args.lock_timeout,
-                            background_merges=False)  # fmt: skip
-        store.merge_policy = merge_tiered(args.factor, args.floor_docs, args.max_docs)
-        try:
-            while merge_once(store):
-                merges += 1
-        finally:
-            store.close()
-    except Exception as exc:  # noqa: BLE001 - one line for the parent's log
-        print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
-    print(merges)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

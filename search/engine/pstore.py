@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from newsquarry.search.engine import dvstore
+from newsquarry.search.engine.blocks import segment_postings
 
 EXT = ".pst"
 FORMAT = 1
@@ -144,8 +145,6 @@ def _arrays(
 def compute(reader: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """A segment's decoded postings (arrays and meta data of its ``.pst`` file), read from
     Whoosh's postings: for segments written without the file (old indexes, damage)."""
-    from newsquarry.search.engine.docvalues import segment_postings
-
     keys: list[bytes] = []
     id_parts: list[np.ndarray] = []
     w_parts: list[np.ndarray] = []

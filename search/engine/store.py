@@ -33,16 +33,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from whoosh.filedb.filestore import FileStorage
-from whoosh.index import TOC, EmptyIndexError
+from whoosh.index import EmptyIndexError
 from whoosh.query import Term
 from whoosh.writing import NO_MERGE
 
-from newsquarry.search.archive import quoteclusters
-from newsquarry.search.archive.aliases import AliasLearner, AliasStore, Resolver, article_names
-from newsquarry.search.core.durability import fsync_path
 from newsquarry.search.core.errors import (
-    READ_DAMAGE,
     IndexDamaged,
     IndexUnavailable,
     NoIndex,
@@ -52,13 +47,18 @@ from newsquarry.search.core.errors import (
 from newsquarry.search.core.ids import shorten
 from newsquarry.search.core.models import Article, Passage, quote_record
 from newsquarry.search.engine import (
+    dvstore,
+    hooks,
     integrity,
+    keytable,
+    pstore,
     whoosh_fixes,  # noqa: F401  (applies the fixes)
 )
 from newsquarry.search.engine.docvalues import persist_on_commit
 from newsquarry.search.engine.locking import WriteLock
 from newsquarry.search.engine.merging import Merger, free_bytes, merge_tiered, segment_bytes
 from newsquarry.search.engine.schema import SCHEMA_VERSION, build_schema, spelling_words
+from newsquarry.search.engine.storage import INDEX_NAME, DurableFileStorage, reading
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,6 @@ DEFAULT_LOCK_TIMEOUT = 30.0
 # (Whoosh's default is 128) the spill and the merge of the runs cost 40% more
 # writing per article (docs/benchmarks.md, "Full Reuters on a quiet machine").
 WRITER_MEMORY_MB = 256
-INDEX_NAME = "newsquarry"
 # Whoosh writes a TOC as "_<name>_<gen>.toc.<time>" and renames it into place; a
 # writer killed between the two leaves this file behind, and Whoosh never removes it
 _STALE_TOC = re.compile(rf"^_{INDEX_NAME}_\d+\.toc\.[0-9.]+$")
@@ -233,26 +232,6 @@ def stored_document(searcher: Any, doc_id: str, doctype: str) -> dict[str, Any] 
     return None
 
 
-def stored_names(searcher: Any) -> dict[str, list]:
-    """Article id -> the [facet, value] names of its stored passages (alias evidence)."""
-    names: dict[str, set[tuple[str, str]]] = {}
-    for doc in searcher.documents(doctype="passage"):
-        try:
-            data = json.loads(doc.get("data") or "{}")
-        except ValueError:
-            continue
-        found = names.setdefault(doc["article_id"], set())
-        for e in data.get("entities", []):
-            if e.get("type") in ("person", "org", "place") and e.get("name"):
-                found.add((e["type"], e["name"]))
-        for q in data.get("quotes", []):
-            if q.get("speaker"):
-                found.add(("speaker", q["speaker"]))
-    for doc in searcher.documents(doctype="article"):
-        names.setdefault(doc["article_id"], set())
-    return {aid: [list(p) for p in sorted(v)] for aid, v in names.items()}
-
-
 class WriteSession:
     """Puts and deletes inside one commit; use ``WhooshStore.writer()``."""
 
@@ -263,9 +242,8 @@ class WriteSession:
         self._seen: set[str] = set()
         self.report = WriteReport()
         self.changed = False  # anything put or deleted: without it, nothing is committed
-        # alias evidence of this commit (search.aliases): names per article put, ids deleted
-        self.learnt: dict[str, list[tuple[str, str]]] = {}
-        self.forgotten: set[str] = set()
+        # what features keep of this session (``engine.hooks``), by feature name
+        self.notes: dict[str, Any] = {}
 
     def _exists(self, article_id: str) -> bool:
         return stored_document(self._searcher, article_id, "article") is not None
@@ -282,7 +260,8 @@ class WriteSession:
         for doc in passage_documents(article, passages):
             self._writer.add_document(**{k: v for k, v in doc.items() if v is not None})
         self.report.passages += len(passages)
-        self.learnt[article.id] = article_names(passages)
+        for f in self._store.features:
+            f.put(self, article, passages)
         outcome = "replaced" if existed else "added"
         getattr(self.report, outcome).append(article.id)
         return outcome
@@ -294,148 +273,9 @@ class WriteSession:
         self._writer.delete_by_term("article_id", article_id)
         self.changed = True
         self.report.deleted.append(article_id)
-        self.forgotten.add(article_id)
-        self.learnt.pop(article_id, None)
+        for f in self._store.features:
+            f.delete(self, article_id)
         return True
-
-
-class _OneFile:
-    """A storage stand-in that serves one file under another name (for ``TOC.read``)."""
-
-    def __init__(self, storage: FileStorage, real: str) -> None:
-        self._storage = storage
-        self._real = real
-
-    def open_file(self, name: str, *a: Any, **kw: Any) -> Any:
-        return FileStorage.open_file(self._storage, self._real, *a, **kw)
-
-
-class DurableFileStorage(FileStorage):
-    """Whoosh's file storage, with the writes of a commit on disk and checksummed before it counts.
-
-    Whoosh writes a commit's segment files, then a new table of contents (TOC)
-    under a temporary name, then renames the TOC into place: the rename is the
-    commit. Just before that rename, the checksum manifest of the new
-    generation is written (``search.integrity``); then every file created since
-    the last commit that still exists (the segment files, the segment's article
-    list, the temporary TOC) and the folder are fsynced (Whoosh itself never
-    calls fsync, so after a power cut the renamed TOC could be on disk while the
-    data it points to is not), and the folder again after the rename. Files
-    Whoosh deletes before that (the parts it assembles into one compound
-    segment file) cost nothing.
-
-    Reading: every file a manifest lists is checked against its CRC the first
-    time this process opens it (``verify=True``, see ``integrity.Verifier``).
-    ``discard_uncommitted()`` removes what a failed commit wrote.
-    """
-
-    def __init__(self, *args: Any, verify: bool = True, **kw: Any) -> None:
-        super().__init__(*args, **kw)
-        self.verify = verify
-        self._created: set[str] = set()
-        self._created_lock = threading.Lock()
-        self._learned: tuple[int, int] | None = None  # (generation, manifest mtime) learned
-
-    def create_file(self, name: str, excl: bool = False, mode: str = "wb", **kw: Any) -> Any:
-        with self._created_lock:
-            self._created.add(name)
-        return super().create_file(name, excl=excl, mode=mode, **kw)
-
-    def open_file(self, name: str, *args: Any, **kw: Any) -> Any:
-        if self.verify:
-            m = integrity.TOC_RE.match(name)
-            if m:
-                self._learn(int(m.group(1)))
-            integrity.VERIFIER.verify(self._fpath(name))
-        return super().open_file(name, *args, **kw)
-
-    def _learn(self, generation: int) -> None:
-        """Read the manifest of ``generation`` once, so the files it lists are verified."""
-        folder = Path(self.folder)
-        try:
-            mtime = os.stat(folder / integrity.manifest_name(generation)).st_mtime_ns
-        except FileNotFoundError:
-            return
-        if self._learned == (generation, mtime):
-            return
-        try:
-            manifest = integrity.read_manifest(folder, generation)
-        except (integrity.ManifestMissing, ValueError, OSError):
-            return  # reads go on unverified; `check` names it and writes refuse
-        integrity.VERIFIER.learn(folder, manifest)
-        self._learned = (generation, mtime)
-
-    def rename_file(self, oldname: str, newname: str, safe: bool = False) -> None:
-        m = integrity.TOC_RE.match(newname)
-        if m:  # the commit: checksums, then everything reaches the disk, then the rename
-            with self._created_lock:
-                created = set(self._created)
-            self._write_manifest(oldname, int(m.group(1)))
-            with self._created_lock:
-                created |= self._created
-            for name in sorted(created):
-                self._sync(self._fpath(name))
-            self._sync(self.folder)
-        super().rename_file(oldname, newname, safe)
-        if m:
-            with self._created_lock:
-                self._created -= created
-            self._sync(self.folder)  # then the rename itself
-
-    def _write_manifest(self, temp_toc: str, generation: int) -> None:
-        folder = Path(self.folder)
-        toc = TOC.read(_OneFile(self, temp_toc), INDEX_NAME, generation)
-        previous = integrity.latest_manifest(folder, below=generation)
-        manifest = integrity.build_manifest(
-            folder, self, toc.schema, toc.segments, generation, temp_toc, previous
-        )
-        integrity.write_manifest_file(folder, manifest)
-
-    def discard_uncommitted(self) -> list[str]:
-        """Delete the files written since the last commit (a commit that failed); their names."""
-        with self._created_lock:
-            created, self._created = self._created, set()
-        removed = []
-        for name in sorted(created):
-            try:
-                os.remove(self._fpath(name))
-                removed.append(name)
-            except OSError:
-                pass
-        folder = Path(self.folder)
-        current = max(integrity.toc_generations(folder), default=-1)
-        for name in os.listdir(folder):  # a manifest written for the commit that failed
-            mm = integrity.MANIFEST_RE.match(name)
-            if (
-                (mm and int(mm.group(1)) > current)
-                or name.endswith(".sums.tmp")
-                or (".sums." in name and name.endswith(".tmp"))
-            ):
-                try:
-                    os.remove(folder / name)
-                    removed.append(name)
-                except OSError:
-                    pass
-        temp = folder / f"{INDEX_NAME}.tmp"  # the writer's posting pools
-        if temp.is_dir():
-            shutil.rmtree(temp, ignore_errors=True)
-            removed.append(temp.name)
-        return removed
-
-    # a path deleted meanwhile (a compound segment's parts) or a folder: best effort
-    _sync = staticmethod(fsync_path)
-
-
-@contextmanager
-def reading(path: Path) -> Iterator[None]:
-    """Turn the ways Whoosh fails on a damaged file into ``IndexDamaged``."""
-    try:
-        yield
-    except READ_DAMAGE as exc:
-        raise IndexDamaged(
-            f"the index could not be read ({type(exc).__name__}: {exc}): it may be damaged. "
-            "Run `newsquarry check` for the details and `newsquarry repair` to rebuild it"
-        ) from None
 
 
 MERGE_KEEP_SECONDS = 2.0  # at most this long on the state before a merge (``searcher``)
@@ -518,8 +358,12 @@ class WhooshStore:
         merge_process: bool = True,
     ) -> None:
         self.path = Path(path)
-        self.aliases = AliasStore(self.path)  # search.aliases: one name per entity
-        self.alias_learner = AliasLearner(self.path)  # learns a large archive's table
+        # the features that keep derived data beside the index (``engine.hooks``), and
+        # what they lend the store (``store.aliases`` is the alias feature's table)
+        self.features = hooks.features()
+        self._lent: dict[str, Any] = {}
+        for f in self.features:
+            self._lent.update(f.open(self))
         self.lock_timeout = lock_timeout
         self.merge_policy = merge_tiered()  # see search.merging
         # merges run in the background (a separate process unless ``merge_process`` is
@@ -652,7 +496,8 @@ class WhooshStore:
                 w = self.ix.writer(_lk=False, limitmb=WRITER_MEMORY_MB)
             self._warm_before_publishing(w)  # innermost: runs once the files below exist
             persist_on_commit(w)  # new and merged segments get their doc-values file
-            quoteclusters.persist_on_commit(w)  # ... and their quotation signatures
+            for f in self.features:  # ... and every feature's segment files
+                f.writer_opened(w)
             try:
                 yield w
             except BaseException:
@@ -720,21 +565,24 @@ class WhooshStore:
                 w.cancel()
                 self.ix.storage.discard_uncommitted()
                 return
-            # the alias table (evidence and learnt table) is written beside the commit,
+            # features' per-commit files (the alias table) are written beside the commit,
             # under the same lock, and put in place once the commit succeeded
+            installs: list[Callable[[], None]] = []
             try:
-                install = self.aliases.prepare(
-                    session.learnt, session.forgotten, lambda: stored_names(session._searcher)
-                )
+                for f in self.features:
+                    install = f.prepare_commit(self, session)
+                    if install is not None:
+                        installs.append(install)
                 # merges run in the background (``merging.Merger``), off the write path
                 w.commit(mergetype=NO_MERGE if self.merger else self.merge_policy)
             except BaseException:
-                self.aliases.discard()
+                for f in self.features:
+                    f.abort_commit(self)
                 raise
-            install()
-        if self.aliases.stale:  # a large archive: its table is learnt in the background
-            self.aliases.stale = False
-            self.alias_learner.request()
+            for install in installs:
+                install()
+        for f in self.features:
+            f.committed(self)
         if self.merger:
             self.merger.request()
         for hook in list(self.after_commit):
@@ -771,19 +619,17 @@ class WhooshStore:
     def _remove_orphan_doc_values(self) -> None:
         """Remove doc-values files of segments no commit names (a failed commit's: they are
         written straight to the folder before the TOC, not through the storage)."""
-        from newsquarry.search.engine import dvstore, pstore
-
         try:
             live = {
                 dvstore.file_name(s.segment_id(), ext)
                 for s in self.ix._segments()
-                for ext in (dvstore.EXT, quoteclusters.EXT, pstore.EXT)
+                for ext in (dvstore.EXT, pstore.EXT, *hooks.segment_exts())
             }
             names = os.listdir(self.path)
         except Exception:  # noqa: BLE001 - best effort: the next commit's cleanup tries again
             return
         for name in names:
-            if name.endswith((dvstore.EXT, quoteclusters.EXT, pstore.EXT)) and name not in live:
+            if name.endswith((dvstore.EXT, pstore.EXT, *hooks.segment_exts())) and name not in live:
                 try:
                     os.remove(self.path / name)
                 except OSError:
@@ -792,8 +638,6 @@ class WhooshStore:
     def _remove_other_key_tables(self) -> None:
         """Remove the merged key tables (``search.keytable``) of other segment lists than
         the current one's (written by a commit that failed, or of earlier commits)."""
-        from newsquarry.search.engine import keytable
-
         try:
             segs = [(s.segment_id(), s.doc_count_all()) for s in self.ix._segments()]
         except Exception:  # noqa: BLE001 - best effort: the next commit's cleanup tries again
@@ -995,32 +839,26 @@ class WhooshStore:
         return {"id": article_id, **data, "passages": passages}
 
     def _canonical(self) -> Any:
-        """Puts a passage record's names in their index-wide display form (as hits show them)."""
-        from newsquarry.search.engine.views import cache_for
-        from newsquarry.search.query.facets import canonical_record
+        """Puts a passage record's names in their index-wide display form (as hits show them):
+        the ``record_view`` service of the query side (``engine.hooks``), else as stored."""
+        make = hooks.service("record_view")
+        return make(self) if make is not None else (lambda record: record)
 
-        view = cache_for(self).view(self.searcher())
-        return lambda record: canonical_record(view, record)
+    def key_resolver(self) -> Any:
+        """The mapping of name keys to canonical keys a feature provides (the alias table),
+        or None: doc values count, filter and show names through it."""
+        for f in self.features:
+            resolver = f.key_resolver(self)
+            if resolver is not None:
+                return resolver
+        return None
 
-    def rebuild_aliases(self) -> int:
-        """Recompute the alias evidence and table from the stored passages (an index made
-        before the alias table existed, or whose evidence file was lost).
-
-        Runs under the write lock; returns the number of articles read.
-        """
-        with self.write_lock():
-            with reading(self.path):
-                searcher = self.ix.searcher()
-            try:
-                names = stored_names(searcher)
-            finally:
-                searcher.close()
-            self.aliases.replace(names)
-        return len(names)
-
-    def alias_resolver(self) -> Resolver:
-        """The alias table's current mapping (reloaded when its files change)."""
-        return self.aliases.resolver()
+    def __getattr__(self, name: str) -> Any:
+        # what features lend the store (``engine.hooks``: ``open``)
+        lent = self.__dict__.get("_lent")
+        if lent is not None and name in lent:
+            return lent[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def get_passage(self, passage_id: str) -> dict[str, Any]:
         """One passage with its entities, quotes and its article's metadata."""
@@ -1085,18 +923,22 @@ class WhooshStore:
         return float(_retrying(self.ix.last_modified))
 
     def search(self, request: Any) -> Any:
-        """Run a search request (see ``search.searching``)."""
-        from newsquarry.search.query.searching import run_search
-
+        """Run a search request: the ``search`` service of the query side (``engine.hooks``,
+        ``query.searching.run_search``)."""
+        run = hooks.service("search")
+        if run is None:
+            raise RuntimeError("no search service is plugged in (engine.hooks)")
         with reading(self.path):
-            return run_search(self, request)
+            return run(self, request)
 
     def wait_for_merges(self, timeout: float | None = None) -> bool:
-        """Wait until no background merge is running or due and the alias table has been
-        learnt from every commit (False: ``timeout`` passed)."""
+        """Wait until no background merge is running or due and every feature's background
+        work for past commits is done (the alias table learnt; False: ``timeout`` passed)."""
         t0 = time.monotonic()
-        if not self.alias_learner.wait(timeout):
-            return False
+        for f in self.features:
+            left = None if timeout is None else max(0.0, timeout - (time.monotonic() - t0))
+            if not f.wait(self, left):
+                return False
         left = None if timeout is None else max(0.0, timeout - (time.monotonic() - t0))
         return self.merger.wait(left) if self.merger else True
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from newsquarry.search.engine import docvalues, dvstore, pstore
+from newsquarry.search.engine import docvalues, dvstore, keytable, pstore
 from newsquarry.search.engine.docvalues import (
     _LENGTHS,
     ALIAS_FIELDS,
@@ -242,15 +242,14 @@ class View:
     def _make_field(self, fname: str) -> tuple[np.ndarray, np.ndarray, int, list[str]]:
         """(global docnums, key ids, key count, keys) of a field over this view's segments."""
         if self.resolver is not None and fname in ALIAS_FIELDS:
-            from newsquarry.search.archive.aliases import remap
-
             # each segment is mapped once per alias table (kept across views: a commit
             # maps only its new segment)
             def raw(c: SegmentColumns) -> Any:
                 return lambda f: (c.field(f).docs, c.field(f).gids)
 
-            parts, nkeys, keys, self.canon[fname] = remap(
-                fname, [(c.segid, raw(c)) for c in self.cols], self.registries, self.resolver
+            # the key resolver a feature provides (the alias table, ``store.key_resolver``)
+            parts, nkeys, keys, self.canon[fname] = self.resolver.remap(
+                fname, [(c.segid, raw(c)) for c in self.cols], self.registries
             )
             self._parts[fname] = parts
             pairs = zip(parts, self.offsets, strict=True)
@@ -613,8 +612,6 @@ class DocValuesCache:
         """Start the (empty) registries from the merged key table of these segments
         (``search.keytable``), written first if missing or not valid; without a table
         (no folder, a read-only one) each segment registers its keys as it is used."""
-        from newsquarry.search.engine import keytable
-
         if self.folder is None or not cols:
             return
         segs = [(c.segid, c.ndocs) for c in cols]
@@ -682,18 +679,16 @@ def cache_for(store: Any) -> DocValuesCache:
         c = _CACHES.get(store)
         if c is None:
             c = _CACHES[store] = DocValuesCache(getattr(store, "path", None))
-            if getattr(store, "alias_resolver", None) is not None:
+            if getattr(store, "key_resolver", None) is not None:
                 # through a weak reference: the cache is the value of a weak-keyed
                 # dictionary, and a strong one would keep the store (and its
                 # background threads) alive forever
                 ref = weakref.ref(store)
-                c.aliases = lambda: s.alias_resolver() if (s := ref()) is not None else None
+                c.aliases = lambda: s.key_resolver() if (s := ref()) is not None else None
         return c
 
 
 # -- query -> mask -------------------------------------------------------------
-
-
 
 
 def leaves_of(searcher: Any) -> list[tuple[Any, int]]:
@@ -703,5 +698,3 @@ def leaves_of(searcher: Any) -> list[tuple[Any, int]]:
         for r, off in searcher.ixreader.leaf_readers()
         if getattr(r, "segment", lambda: None)() is not None
     ]
-
-

@@ -117,7 +117,7 @@ class Progress:
 
 def default_enricher(**kw: Any) -> Any:
     """The spaCy enricher (entities, quotes), loaded lazily."""
-    from newsquarry.search.ingest.enrich import Enricher
+    from newsquarry.search.ingest.enrich import Enricher  # lazy: start-up time (spaCy)
 
     return Enricher(**kw)
 

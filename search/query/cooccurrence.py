@@ -24,11 +24,13 @@ from typing import Any
 import numpy as np
 
 from newsquarry.search.core import npsets
+from newsquarry.search.core.config import load_settings
 from newsquarry.search.core.errors import InvalidRequest, UnknownFacet
 from newsquarry.search.core.requests import SearchRequest
 from newsquarry.search.core.textnorm import fold
 from newsquarry.search.engine.schema import FACET_FIELDS
 from newsquarry.search.query.facets import NAME_FACETS, build_filters, partial_name_gids
+from newsquarry.search.query.searching import _generation, _Prepared, validate
 
 TARGETS = ("person", "org", "place", "speaker", "source")
 DEFAULT_TARGETS = ("person", "org", "place", "speaker")
@@ -97,9 +99,6 @@ def cooccurrence(
     of the matched articles that the article counts look at, so a key never reveals
     names from passages outside its scope.
     """
-    from newsquarry.search.core.config import load_settings
-    from newsquarry.search.query.searching import _generation, _Prepared, validate
-
     settings = settings if settings is not None else load_settings()
     request.mode, request.facets = "passages", []
     request = validate(request, settings)

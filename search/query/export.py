@@ -20,7 +20,9 @@ from typing import Any
 
 import orjson
 
+from newsquarry.search.core.errors import NewsquarryError
 from newsquarry.search.core.requests import SearchRequest, SearchResult
+from newsquarry.search.query.searching import run_search
 
 PASSAGE_COLUMNS = (
     "id", "article_id", "position", "start", "end", "title", "source", "date", "url",
@@ -105,9 +107,7 @@ class Export:
         settings: dict[str, Any],
         search: Callable[[Any, SearchRequest, dict[str, Any]], SearchResult] | None = None,
     ) -> None:
-        if search is None:
-            from newsquarry.search.query.searching import run_search as search
-        self._search = search
+        self._search = search if search is not None else run_search
         self.store = store
         self.settings = settings
         self.per_page = int(settings["max_per_page"])
@@ -124,8 +124,6 @@ class Export:
         A search error after the first page is raised, or handed to ``on_error``
         (error, page) which ends the stream (a server has sent its status by then).
         """
-        from newsquarry.search.core.errors import NewsquarryError
-
         req, result = self.request, self.first
         while True:
             for hit in result.hits:

@@ -30,9 +30,10 @@ import numpy as np
 from newsquarry.search.core.errors import InvalidRequest
 from newsquarry.search.core.requests import FacetResult, FacetValue
 from newsquarry.search.core.textnorm import fold
+from newsquarry.search.engine import hooks
 from newsquarry.search.engine.schema import FACET_FIELDS
 from newsquarry.search.engine.store import stored_document
-from newsquarry.search.engine.views import View
+from newsquarry.search.engine.views import View, cache_for
 
 _DATE_VALUE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
 
@@ -351,3 +352,12 @@ class FacetCounter:
             other=int(sum(int(counts[g]) for g in hits[size:])),
             more=max(0, len(hits) - size),
         )
+
+
+def record_view(store: Any) -> Any:
+    """Puts a passage record's names in their index-wide display form (as hits show them)."""
+    view = cache_for(store).view(store.searcher())
+    return lambda record: canonical_record(view, record)
+
+
+hooks.provide("record_view", record_view)

@@ -19,10 +19,12 @@ from typing import Any
 import numpy as np
 
 from newsquarry.search.core.errors import QueryError, SearchTimeout
-from newsquarry.search.core.requests import Interpretation
+from newsquarry.search.core.requests import DOCTYPE_FOR_MODE, Interpretation
 from newsquarry.search.core.textnorm import fold
 from newsquarry.search.engine.views import View
-from newsquarry.search.query.parse import STOP_WORDS, loose_tokens
+from newsquarry.search.query.facets import FilterSet, filter_mask
+from newsquarry.search.query.parse import STOP_WORDS, loose_tokens, parse_query
+from newsquarry.search.query.postings import match_mask
 
 FACETS = ("speaker", "person", "org", "place")
 SPEECH_WORDS = frozenset(
@@ -117,9 +119,6 @@ def _word_index(index: tuple, registry: Any, n: int) -> dict[str, list[int]]:
 
 def interpretations(prep: Any) -> list[Interpretation]:
     """The readings of ``prep``'s query (a ``searching._Prepared``), most hits first."""
-    from newsquarry.search.query.parse import parse_query
-    from newsquarry.search.query.postings import match_mask
-
     r = prep.request
     if prep.parsed.empty:
         return []
@@ -198,8 +197,6 @@ def _without(text: str, start: int, end: int, *, drop_speech: bool, tokens: list
 def _count(prep: Any, q: str, mode: str, facet: str, value: str, parse_query: Any,
            match_mask: Any) -> int:  # fmt: skip
     """Hits of the offered search (the request's other filters kept)."""
-    from newsquarry.search.query.searching import DOCTYPE_FOR_MODE
-
     r = prep.request
     # one name is often offered under several facets (a place and an org): the rest
     # of the query is parsed and matched once per search
@@ -224,7 +221,6 @@ def _count(prep: Any, q: str, mode: str, facet: str, value: str, parse_query: An
     if base is False:
         return 0
     # the request's filters (masks built once per search), this facet's replaced by the value
-    from newsquarry.search.query.facets import FilterSet, filter_mask
 
     masks = {**prep.filters.masks, facet: filter_mask(prep.view, facet, [value])}
     fs = FilterSet(masks=masks, always=prep.filters.always)

@@ -21,10 +21,11 @@ import re
 import time
 from dataclasses import dataclass, field, replace
 
-from newsquarry.search.core.errors import NewsquarryError
+from newsquarry.search.core.errors import InvalidRequest, NewsquarryError
 from newsquarry.search.core.requests import SearchRequest
 from newsquarry.search.core.textnorm import fold
 from newsquarry.search.engine.schema import FACETS
+from newsquarry.search.query.facets import date_bounds
 
 PREFIX = "nqk_"
 MAX_KEY_LENGTH = 4000  # characters (the API refuses longer ``key`` parameters too)
@@ -143,9 +144,6 @@ def verify_key(secret: str, key: str, now: float | None = None) -> Scope:
 
 def _check_date(value: str, name: str) -> None:
     """A key's date bound: YYYY, YYYY-MM or YYYY-MM-DD, a real date (KeyRefused if not)."""
-    from newsquarry.search.core.errors import InvalidRequest
-    from newsquarry.search.query.facets import date_bounds
-
     try:
         date_bounds(value, what=name)
     except InvalidRequest as exc:
@@ -186,8 +184,6 @@ def apply_scope(request: SearchRequest, scope: Scope) -> SearchRequest:
     for name in ("date_from", "date_to"):
         value = getattr(request, name)
         if value:
-            from newsquarry.search.query.facets import date_bounds
-
             date_bounds(str(value), what=name)
     filters = {k: list(v) for k, v in request.filters.items()}
     for name, allowed in scope.filters.items():

@@ -13,7 +13,7 @@ import numpy as np
 from whoosh import query as wq
 
 from newsquarry.search.core.errors import SearchTimeout
-from newsquarry.search.engine.docvalues import segment_postings
+from newsquarry.search.engine.blocks import segment_postings
 from newsquarry.search.engine.views import View, leaves_of
 
 
@@ -30,8 +30,6 @@ class Deadline:
     def check(self) -> None:
         if self.expired():
             raise SearchTimeout(f"the search took longer than {self.seconds:g} s and was stopped")
-
-
 
 
 class Postings:

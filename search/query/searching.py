@@ -36,13 +36,14 @@ from typing import Any
 import numpy as np
 
 from newsquarry.search.archive import quoteclusters
-from newsquarry.search.archive.quoteclusters import clusters_for, describe_hits
+from newsquarry.search.archive.quoteclusters import clusters_for
 from newsquarry.search.core.background import FOREGROUND
 from newsquarry.search.core.config import load_settings
 from newsquarry.search.core.errors import InvalidRequest, QueryError, SearchTimeout, UnknownFacet
 from newsquarry.search.core.models import quote_record
 from newsquarry.search.core.requests import (
     DATE_INTERVALS,
+    DOCTYPE_FOR_MODE,
     GROUPS,
     MATCHES,
     MODES,
@@ -53,11 +54,14 @@ from newsquarry.search.core.requests import (
     SearchRequest,
     SearchResult,
 )
-from newsquarry.search.engine.docvalues import VALUE_FIELDS
+from newsquarry.search.engine import hooks
+from newsquarry.search.engine.docvalues import SCORED_FIELDS, VALUE_FIELDS
+from newsquarry.search.engine.refresh import Refresher
 from newsquarry.search.engine.schema import FACETS
 from newsquarry.search.engine.store import generation_of as _generation
 from newsquarry.search.engine.store import stored_document
 from newsquarry.search.engine.views import View, cache_for
+from newsquarry.search.query.clusters import describe_hits
 from newsquarry.search.query.facets import (
     FacetCounter,
     build_filters,
@@ -67,7 +71,7 @@ from newsquarry.search.query.facets import (
 )
 from newsquarry.search.query.highlight import highlight
 from newsquarry.search.query.interpret import FACETS as INTERPRETED
-from newsquarry.search.query.interpret import index_words
+from newsquarry.search.query.interpret import index_words, interpretations
 from newsquarry.search.query.parse import ParsedQuery, parse_query
 from newsquarry.search.query.postings import Deadline, Postings, match_mask
 from newsquarry.search.query.proximity import RERANK, rerank
@@ -83,9 +87,6 @@ from newsquarry.search.query.scoring import (
     top_k,
 )
 from newsquarry.search.query.suggest import corrected_text
-
-DOCTYPE_FOR_MODE = {"passages": "passage", "quotes": "quote"}
-
 
 # -- validation ------------------------------------------------------------------
 
@@ -319,7 +320,6 @@ def _run_search(
     suggestion = None
     if request.suggest and not prep.parsed.empty:
         suggestion = _suggest(prep, total)
-    from newsquarry.search.query.interpret import interpretations
 
     offered = interpretations(prep) if request.suggest else []
     return SearchResult(
@@ -741,8 +741,6 @@ def warm_up(store: Any, refresh: bool = True, writes: bool = False) -> float:
     if early is not None and _warm_unpublished not in early:
         early.append(_warm_unpublished)
     if refresh and hasattr(store, "refresher") and store.refresher is None:
-        from newsquarry.search.engine.refresh import Refresher
-
         store.refresher = Refresher(store, warm_refreshed)
     return time.monotonic() - t0
 
@@ -786,8 +784,6 @@ def warm_refreshed(store: Any, background_links: bool = True) -> int:
 def _warm_view(view: View) -> None:
     """Build a view's arrays that searches read: key ids, filters' documents by key,
     dates, doctype masks, lengths, the ranking's per-article arrays and tie-breaks."""
-    from newsquarry.search.engine.docvalues import SCORED_FIELDS
-
     for fname in VALUE_FIELDS:
         view.nkeys[fname]  # resolves the field's key ids
         view.key_docs(fname)  # documents by key: what a filter on the field reads
@@ -868,3 +864,6 @@ def _a_word(store: Any) -> str | None:
         if m:
             return m.group(0).lower()
     return None
+
+
+hooks.provide("search", run_search)

@@ -17,8 +17,8 @@ from collections import OrderedDict
 from typing import Any
 
 from newsquarry.search.core.textnorm import fold
-from newsquarry.search.engine.views import View
-from newsquarry.search.query.parse import USER_FIELDS, Token
+from newsquarry.search.engine.views import View, leaves_of
+from newsquarry.search.query.parse import USER_FIELDS, Token, edit_distance
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -30,8 +30,6 @@ RATIO = 10  # ... of a word one edit away found in at least RATIO times as many 
 def _df(searcher: Any, word: str, cap: int | None = None) -> int:
     """Articles holding ``word``; with ``cap``, counting stops once it is exceeded
     (segment by segment: a common word is known to be common after one lookup)."""
-    from newsquarry.search.engine.views import leaves_of
-
     total = 0
     try:
         for reader, _ in leaves_of(searcher):
@@ -69,8 +67,6 @@ def _vocabulary(searcher: Any) -> list[frozenset[str]]:
     read once per process (a bounded cache): after a commit only new segments
     are read.
     """
-    from newsquarry.search.engine.views import leaves_of
-
     out = []
     for reader, _ in leaves_of(searcher):
         segid = reader.segment().segment_id()
@@ -122,8 +118,6 @@ def _correct_word(searcher: Any, word: str, articles: int | None = None) -> str 
 
 def _correct_value(view: View, fname: str, value: str) -> str | None:
     """The facet word closest to a misspelt word of a facet value."""
-    from newsquarry.search.query.parse import edit_distance
-
     folded = fold(value)
     words = {w for k in view.keys[fname] for w in k.split()}
     if folded in words or not folded:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from newsquarry.search.core.models import Article, Passage
     from newsquarry.search.ingest.enrich.assign import assign
-    from newsquarry.search.ingest.enrich.nlp import load_nlp
+    from newsquarry.search.ingest.enrich.nlp import load_nlp  # lazy: start-up time (spaCy)
     from newsquarry.search.ingest.enrich.pipeline import Enricher, enrich_doc
 
 __all__ = ["Enricher", "assign", "enrich_article", "enrich_doc", "load_nlp"]
@@ -48,7 +48,10 @@ def __getattr__(name: str) -> Any:
 def enrich_article(article: Article, passages: list[Passage]) -> list[Passage]:
     """Fill ``entities`` and ``quotes`` of one article's passages (in place) and return them."""
     from newsquarry.search.ingest.enrich.nlp import load_nlp
-    from newsquarry.search.ingest.enrich.pipeline import _parse, enrich_doc
+    from newsquarry.search.ingest.enrich.pipeline import (
+        _parse,
+        enrich_doc,
+    )  # lazy: start-up time (spaCy)
 
     doc = next(_parse(load_nlp(), [article.text], 1))  # by windows when long
     return enrich_doc(doc, passages, article.source)

@@ -61,7 +61,7 @@ def enrichment_fingerprint() -> str:
     """What decides the enrichment's output in this process: our code, spaCy's and the model's version."""
     import spacy
 
-    from newsquarry.search.ingest.enrich.nlp import model_path
+    from newsquarry.search.ingest.enrich.nlp import model_path  # lazy: start-up time (spaCy)
 
     h = hashlib.sha256()
     for f in sorted(Path(__file__).parent.glob("*.py")):

@@ -314,7 +314,7 @@ def _char_bounds(doc: Doc, text: str, s: int, e: int) -> tuple[int, int]:
 
 def _lemma_index() -> Any:
     """The lookup lemmatizer's index (part of speech -> words), or {} without one."""
-    from newsquarry.search.ingest.enrich.nlp import load_nlp
+    from newsquarry.search.ingest.enrich.nlp import load_nlp  # lazy: start-up time (spaCy)
 
     nlp = load_nlp()
     if "lemmatizer" not in nlp.pipe_names:

@@ -40,10 +40,15 @@ from whoosh.reading import SegmentReader
 from newsquarry.search.core.durability import fsync_path
 from newsquarry.search.core.errors import IndexUnavailable, NotEnoughSpace
 from newsquarry.search.core.models import Article, Entity, Passage, Quote
+from newsquarry.search.engine import check as checking
 from newsquarry.search.engine import integrity
 from newsquarry.search.engine.locking import WriteLock
 from newsquarry.search.engine.merging import free_bytes, segment_bytes
 from newsquarry.search.engine.schema import build_schema
+from newsquarry.search.engine.storage import DurableFileStorage
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.ingest.indexer import default_enricher, index_articles
+from newsquarry.search.ingest.readers import ReadFailure, Skipped, read_paths
 
 INDEX_NAME = integrity.INDEX_NAME
 WORK_DIR = ".repair"
@@ -83,11 +88,11 @@ class RepairReport:
         }
 
 
-def _segments(folder: Path, report: integrity.CheckReport) -> list[Any] | None:
+def _segments(folder: Path, report: checking.CheckReport) -> list[Any] | None:
     """The segments of the damaged generation with their deletions (TOC, else manifest)."""
     if report.toc_ok and report.generation is not None:
         try:
-            return list(integrity._read_toc(folder, report.generation).segments)
+            return list(checking._read_toc(folder, report.generation).segments)
         except Exception:  # noqa: BLE001 - fall back to the manifest's copy
             pass
     manifest = report.manifest
@@ -162,8 +167,6 @@ class _Survivors:
         self.unreadable: set[str] = set()
 
     def __iter__(self) -> Iterator[tuple[Article, list[Passage]]]:
-        from newsquarry.search.engine.store import DurableFileStorage
-
         storage = DurableFileStorage(str(self.folder), verify=False)
         schema = build_schema()
         for seg in self.segments:
@@ -220,17 +223,13 @@ def repair(
     ``IndexUnavailable`` when there is no index, ``NotEnoughSpace`` when the
     rebuild would not fit, ``IndexBusy`` when a writer holds the lock.
     """
-    from newsquarry.search.engine.store import WhooshStore
-    from newsquarry.search.ingest.indexer import default_enricher, index_articles
-    from newsquarry.search.ingest.readers import ReadFailure, Skipped, read_paths
-
     folder = Path(path)
     if not folder.is_dir():
         raise IndexUnavailable(f"no index at {folder}")
     paths = [str(p) for p in paths]
     with WriteLock(folder) as lock:
         lock.acquire(timeout)
-        check = integrity.check_index(folder)
+        check = checking.check_index(folder)
         report = RepairReport(str(folder), check.generation)
         report.damage = [p.to_dict() for p in check.problems]
         if check.ok:
@@ -304,7 +303,7 @@ def repair(
         finally:
             shutil.rmtree(work, ignore_errors=True)
         report.repaired = True
-    after = integrity.check_index(folder)
+    after = checking.check_index(folder)
     report.clean_after = after.ok
     return report
 
@@ -323,8 +322,6 @@ class _StoredPassages:
 def _install(folder: Path, work: Path) -> int:
     """Make the rebuilt index in ``work`` the next generation of the index in ``folder``."""
     from whoosh.filedb.filestore import FileStorage
-
-    from newsquarry.search.engine.store import DurableFileStorage
 
     work_gen = max(integrity.toc_generations(work))
     toc = TOC.read(FileStorage(str(work)), INDEX_NAME, work_gen)
