@@ -31,7 +31,8 @@ import numpy as np
 from newsquarry.search.archive import quoteclusters as qc
 from newsquarry.search.archive import quotelinks as qlinks
 from newsquarry.search.archive import quotesigs as qsigs
-from newsquarry.search.engine.store import WhooshStore, stored_document
+from newsquarry.search.engine.documents import stored_document
+from newsquarry.search.engine.store import WhooshStore
 
 DIGIT = re.compile(r"\d")
 MARKS = [("“", "”"), ('"', '"'), ("«", "»"), ("'", "'"), ("‘", "’")]

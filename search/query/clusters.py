@@ -13,7 +13,7 @@ from newsquarry.search.archive.quotesigs import words
 from newsquarry.search.core import npsets
 from newsquarry.search.core.errors import NotFound
 from newsquarry.search.core.ids import shorten
-from newsquarry.search.engine.store import stored_document
+from newsquarry.search.engine.documents import stored_document
 from newsquarry.search.engine.views import cache_for
 from newsquarry.search.query.facets import build_filters, display_form
 

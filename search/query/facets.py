@@ -31,8 +31,8 @@ from newsquarry.search.core.errors import InvalidRequest
 from newsquarry.search.core.requests import FacetResult, FacetValue
 from newsquarry.search.core.textnorm import fold
 from newsquarry.search.engine import hooks
+from newsquarry.search.engine.documents import stored_document
 from newsquarry.search.engine.schema import FACET_FIELDS
-from newsquarry.search.engine.store import stored_document
 from newsquarry.search.engine.views import View, cache_for
 
 _DATE_VALUE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")

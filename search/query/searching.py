@@ -55,11 +55,11 @@ from newsquarry.search.core.requests import (
     SearchResult,
 )
 from newsquarry.search.engine import hooks
+from newsquarry.search.engine.documents import stored_document
 from newsquarry.search.engine.docvalues import SCORED_FIELDS, VALUE_FIELDS
 from newsquarry.search.engine.refresh import Refresher
 from newsquarry.search.engine.schema import FACETS
 from newsquarry.search.engine.store import generation_of as _generation
-from newsquarry.search.engine.store import stored_document
 from newsquarry.search.engine.views import View, cache_for
 from newsquarry.search.query.clusters import describe_hits
 from newsquarry.search.query.facets import (
