@@ -20,3 +20,21 @@ def test_spelling_words_are_the_analyzers_distinct_terms(text):
 def test_spelling_words_of_a_sentence():
     words = spelling_words("Guaidó's men said: \"Don't go\", and the MEN went.")
     assert sorted(words.split()) == ["and", "don't", "go", "guaido", "men", "said", "the", "went"]
+
+
+def test_the_schema_is_pickled_under_the_import_path_every_index_has_used(tmp_path):
+    """Whoosh pickles the schema into each table of contents: the analyzer's class keeps
+    the path indexes were written with before the library moved into subpackages, so an
+    index of any release opens with this one and the other way round."""
+    import glob
+
+    from newsquarry.search.engine.store import WhooshStore
+
+    store = WhooshStore(tmp_path / "ix")
+    try:
+        toc = sorted(glob.glob(str(tmp_path / "ix" / "_newsquarry_*.toc")))[-1]
+        data = open(toc, "rb").read()
+    finally:
+        store.close()
+    assert b"cnewsquarry.search.schema\nPossessiveFilter\n" in data
+    assert b"newsquarry.search.engine" not in data

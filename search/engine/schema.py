@@ -55,6 +55,13 @@ class PossessiveFilter(Filter):
             yield t
 
 
+# Whoosh pickles the schema, with this class's import path, into every table of contents.
+# The path stays the one it had before the library moved into subpackages
+# (``search/schema.py`` re-exports the class there): indexes written before open, and
+# releases before read indexes written now.
+PossessiveFilter.__module__ = "newsquarry.search.schema"
+
+
 def text_analyzer():
     """Words, lower-cased, accents folded, Porter-stemmed: "Tortured" ~ "torture"."""
     return (

@@ -1,0 +1,97 @@
+"""The layout docs/architecture.md describes: layers that import only downwards (import-linter's
+contracts in pyproject.toml), no import cycle anywhere, and modules a reader can take in."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+MAX_LINES = 900
+
+
+def test_the_import_contracts_hold():
+    exe = shutil.which("lint-imports") or str(Path(sys.executable).parent / "lint-imports")
+    done = subprocess.run([exe], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "0 broken" in done.stdout
+
+
+def _cycles(graph: grimp.ImportGraph, modules: set[str]) -> list[list[str]]:
+    """Strongly connected groups of more than one module (Tarjan, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+    for root in sorted(modules):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.find_modules_directly_imported_by(root) & modules)))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, children = work[-1]
+            for w in children:
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append(
+                        (w, iter(sorted(graph.find_modules_directly_imported_by(w) & modules)))
+                    )
+                    break
+                if w in on:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    group = []
+                    while True:
+                        w = stack.pop()
+                        on.discard(w)
+                        group.append(w)
+                        if w == v:
+                            break
+                    if len(group) > 1:
+                        found.append(sorted(group))
+    return found
+
+
+def test_no_module_imports_another_in_a_circle():
+    graph = grimp.build_graph("newsquarry.search", "newsquarry.api")
+    modules = {m for m in graph.modules if m.startswith("newsquarry.")}
+    assert _cycles(graph, modules) == []
+
+
+def test_the_cycle_finder_finds_a_cycle(tmp_path, monkeypatch):
+    pkg = tmp_path / "cyclic_pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from cyclic_pkg import b\n")
+    (pkg / "b.py").write_text("from cyclic_pkg import a\n")
+    (pkg / "c.py").write_text("from cyclic_pkg import a\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    graph = grimp.build_graph("cyclic_pkg", cache_dir=None)
+    assert _cycles(graph, set(graph.modules)) == [["cyclic_pkg.a", "cyclic_pkg.b"]]
+
+
+@pytest.mark.parametrize("folder", ["search", "api"])
+def test_no_module_is_over_900_lines(folder):
+    long = {
+        str(p.relative_to(ROOT)): n
+        for p in (ROOT / folder).rglob("*.py")
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert long == {}
