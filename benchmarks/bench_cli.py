@@ -5,14 +5,14 @@ Usage::
     python -m benchmarks.bench_cli --index /tmp/reuters-16 --rounds 10
     python -m benchmarks.bench_cli --index /tmp/reuters-16 --baseline /tmp/base/pkg
 
-Commands run as the ``newsquarry`` script runs them (``search.launch``). Each round runs
+Commands run as the ``newsquarry`` script runs them (``search.cli.launch``). Each round runs
 every command once as a new process, in the same order (``--help`` first), so machine
 noise hits them alike; the figures are the median wall time per command over the
 rounds, the ratio of that median to the median of ``--help``, and the median CPU time
 (user + system). Rows:
 
 - ``search``, ``quotes``, ``facets``: as a user's second and later commands run, in the
-  resident searcher (``search.daemon``, started by a first command before the rounds,
+  resident searcher (``search.cli.daemon``, started by a first command before the rounds,
   in a runtime folder of the bench's own). Their CPU counts the client process and the
   resident searcher's child that ran the command (from ``/proc``);
 - ``... (own process)``: the same commands with ``NEWSQUARRY_DAEMON=0``, as the first
@@ -46,7 +46,7 @@ FILTERS = ["--place", "U.S.", "--since", "1987-03"]  # two filters
 
 
 def commands(
-    index: str, query: str, module: str = "newsquarry.search.launch"
+    index: str, query: str, module: str = "newsquarry.search.cli.launch"
 ) -> dict[str, list[str]]:
     cli = [sys.executable, "-m", module]
     facets = [a for f in ("person", "org", "place", "date") for a in ("--facet", f)]
@@ -85,7 +85,7 @@ def run_once(cmd: list[str], env: dict[str, str] | None = None,
 
 
 def daemon_status(env: dict[str, str]) -> dict | None:
-    done = subprocess.run([sys.executable, "-m", "newsquarry.search.launch", "daemon", "status",
+    done = subprocess.run([sys.executable, "-m", "newsquarry.search.cli.launch", "daemon", "status",
                            "--json"], cwd=ROOT, env=env, capture_output=True, text=True)  # fmt: skip
     return json.loads(done.stdout) if done.returncode == 0 else None
 
@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> None:
                 cpus[name].append(cpu)
         served = daemon_status(resident_env)
     finally:
-        subprocess.run([sys.executable, "-m", "newsquarry.search.launch", "daemon", "stop"],
+        subprocess.run([sys.executable, "-m", "newsquarry.search.cli.launch", "daemon", "stop"],
                        cwd=ROOT, env=resident_env, capture_output=True)  # fmt: skip
     print(f"resident searcher: {served['served'] if served else '?'} commands served")
     floor = statistics.median(walls["--help"])

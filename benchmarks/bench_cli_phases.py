@@ -43,10 +43,10 @@ def one(index: str, query: str) -> list[tuple[str, float]]:
     import click  # noqa: F401
 
     import newsquarry.search.config  # noqa: F401
-    import newsquarry.search.output  # noqa: F401
+    import newsquarry.search.cli.output  # noqa: F401
 
     mark("click, output, config: what --help imports")
-    import newsquarry.search.cli  # noqa: F401
+    import newsquarry.search.cli.app  # noqa: F401
 
     mark("the rest of the cli module")
     import numpy  # noqa: F401

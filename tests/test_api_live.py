@@ -111,8 +111,8 @@ def test_request_id_in_access_log(tmp_path_factory):
 
 
 def test_cli_remote_client_matches_the_library(live):
-    """``newsquarry --url`` (search.remote) gets what the library gives locally."""
-    from newsquarry.search.remote import RemoteClient
+    """``newsquarry --url`` (search.cli.remote) gets what the library gives locally."""
+    from newsquarry.search.cli.remote import RemoteClient
     from newsquarry.search.requests import SearchRequest
     from newsquarry.search.searching import facet_values, run_search
     from newsquarry.search.store import WhooshStore

@@ -9,7 +9,7 @@ import pytest
 from api_support import LiveServer
 from click.testing import CliRunner
 
-from newsquarry.search.cli import cli
+from newsquarry.search.cli.app import cli
 
 SEED_ID = "000_e23b3335c9472580"
 
@@ -111,7 +111,7 @@ def test_a_wrong_address_on_a_newsquarry_server_is_not_newsquarry(served):
         f"Error: not a newsquarry server at {url}/docs (it answered HTTP 404 to GET /v1/search)\n"
     )
 def test_a_hit_cut_by_the_api_says_so_and_a_whole_one_looks_local():
-    from newsquarry.search.remote import _drop_text_bounds
+    from newsquarry.search.cli.remote import _drop_text_bounds
 
     whole = {"text": "Short.", "text_start": 0, "text_length": 6}
     assert _drop_text_bounds(whole) == {"text": "Short."}

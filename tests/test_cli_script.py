@@ -20,10 +20,10 @@ from api_support import ARTICLES, TagEnricher
 from click.testing import CliRunner
 
 from newsquarry.api import create_app
-from newsquarry.search.cli import ProgressReporter, cli
+from newsquarry.search.cli.app import ProgressReporter, cli
 from newsquarry.search.export import PASSAGE_COLUMNS, QUOTE_COLUMNS
 from newsquarry.search.indexer import Progress, index_articles
-from newsquarry.search.output import make_console, plural, print_facet
+from newsquarry.search.cli.output import make_console, plural, print_facet
 from newsquarry.search.readers import article_from_mapping
 from newsquarry.search.store import WhooshStore
 

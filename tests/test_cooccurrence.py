@@ -13,7 +13,7 @@ from api_support import NAMES, TagEnricher
 from click.testing import CliRunner
 
 from newsquarry.api.app import create_app
-from newsquarry.search.cli import cli
+from newsquarry.search.cli.app import cli
 from newsquarry.search.cooccurrence import cooccurrence
 from newsquarry.search.errors import InvalidRequest, UnknownFacet
 from newsquarry.search.indexer import index_articles

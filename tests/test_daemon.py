@@ -1,7 +1,7 @@
-"""The resident searcher (``search.daemon``) and the script that talks to it
-(``search.launch``): real processes, a real Unix socket, a real index under tmp_path.
+"""The resident searcher (``search.cli.daemon``) and the script that talks to it
+(``search.cli.launch``): real processes, a real Unix socket, a real index under tmp_path.
 
-Each test runs the console script's entry (``python -m newsquarry.search.launch``) as a
+Each test runs the console script's entry (``python -m newsquarry.search.cli.launch``) as a
 user would run ``newsquarry``, with its own runtime folder (so its own resident
 searcher), and compares what the user sees (stdout, stderr, exit code) with the same
 command run in its own process (``NEWSQUARRY_DAEMON=0``).
@@ -22,13 +22,13 @@ from pathlib import Path
 import pytest
 from api_support import TagEnricher, build_index
 
-from newsquarry.search import launch
+from newsquarry.search.cli import launch
 from newsquarry.search.indexer import index_articles
 from newsquarry.search.readers import article_from_mapping
 from newsquarry.search.store import WhooshStore
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = [sys.executable, "-m", "newsquarry.search.launch"]
+SCRIPT = [sys.executable, "-m", "newsquarry.search.cli.launch"]
 
 
 @pytest.fixture
@@ -168,7 +168,7 @@ def test_other_code_never_answers(env, ix):
     command runs in its own process, and the old searcher exits."""
     sock = launch.socket_path(env)
     assert launch.private_folder(sock.parent)
-    old = subprocess.Popen([sys.executable, "-m", "newsquarry.search.daemon", "--socket",
+    old = subprocess.Popen([sys.executable, "-m", "newsquarry.search.cli.daemon", "--socket",
                             str(sock), "--warm", ix, "--stamp", "other-code"], env=env)  # fmt: skip
     ready(env, ix)
     r = nq(env, "--index", ix, "search", "oil", "--json")

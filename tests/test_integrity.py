@@ -24,7 +24,7 @@ from api_support import TagEnricher
 from click.testing import CliRunner
 
 from newsquarry.search import integrity, keytable
-from newsquarry.search.cli import cli
+from newsquarry.search.cli.app import cli
 from newsquarry.search.errors import IndexDamaged
 from newsquarry.search.indexer import index_paths
 from newsquarry.search.repair import repair

@@ -16,7 +16,7 @@ import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
-from .errors import (
+from ..errors import (
     IndexBusy,
     IndexUnavailable,
     InvalidRequest,
@@ -25,9 +25,9 @@ from .errors import (
     QueryError,
     UnknownFacet,
 )
-from .ids import url_segment
-from .requests import SearchRequest
-from .schema import FACETS
+from ..ids import url_segment
+from ..requests import SearchRequest
+from ..schema import FACETS
 
 API_PREFIX = "/v1"
 
@@ -46,7 +46,7 @@ PROBLEM = "application/problem+json"
 def request_params(request: SearchRequest, *, facets: bool = True) -> list[tuple[str, str]]:
     """A SearchRequest as the API's query parameters (dates checked here, with the
     library's messages, rather than by the API's pattern)."""
-    from .facets import date_bounds
+    from ..facets import date_bounds
 
     for name in ("date_from", "date_to"):
         if getattr(request, name):

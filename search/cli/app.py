@@ -33,8 +33,8 @@ import click
 # newsquarry never does. One thread, unless the user chose otherwise.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from .config import SETTINGS_BY_NAME, default_index_dir, load_settings
-from .errors import READ_DAMAGE, NewsquarryError, NoIndex, NotFound
+from ..config import SETTINGS_BY_NAME, default_index_dir, load_settings
+from ..errors import READ_DAMAGE, NewsquarryError, NoIndex, NotFound
 from .output import (
     jsonl_lines,
     make_console,
@@ -84,10 +84,10 @@ class Context:
             if resident is not None:  # in the resident searcher: open and warm already
                 self._store = resident
                 return resident
-            from ._light import install
+            from .._light import install
 
             install()  # Whoosh without the modules it would import for nothing
-            from .store import WhooshStore
+            from ..store import WhooshStore
 
             self._store = WhooshStore(
                 self.index_dir, create=create, lock_timeout=self.settings["lock_timeout"]
@@ -252,7 +252,7 @@ def build_request(
     limit: int = 10, page: int = 1, sort: str = "relevance", highlight: bool = True,
     facet_size: int = 10, match: str = "most", group: str = "none",
 ) -> Any:  # fmt: skip
-    from .requests import SearchRequest
+    from ..requests import SearchRequest
 
     filters = {name: list(kw[name]) for name in FILTER_NAMES if kw.get(name)}
     return SearchRequest(
@@ -338,12 +338,12 @@ def ensure_index(obj: Context, serving: bool = False) -> None:
         obj.store().searcher()  # opens (and checks) every segment: damage is reported here
         return
     store = obj.store()  # first: it imports Whoosh without the modules it never uses
-    from .store import WhooshStore
+    from ..store import WhooshStore
 
     # a live document count from the segments' metadata: ``stats()`` would walk them all
     if isinstance(store, WhooshStore) and store.searcher().doc_count() == 0:
-        from .corpus import bundled_corpus_path
-        from .indexer import index_paths
+        from ..corpus import bundled_corpus_path
+        from ..indexer import index_paths
 
         click.echo(f"No index yet at {obj.index_dir}: indexing the bundled corpus…", err=True)
         report = index_paths(store, [str(bundled_corpus_path())])
@@ -382,7 +382,7 @@ def stream_all(obj: Context, request: Any, url: str | None, fmt: str | None) -> 
             out.write(chunk)
         out.flush()
         return 0 if total else EXIT_NO_RESULTS
-    from .export import Export, records
+    from ..export import Export, records
 
     ensure_index(obj)
     settings = dict(obj.settings, max_page_depth=sys.maxsize)
@@ -424,7 +424,7 @@ def emit(result: dict[str, Any], fmt: str | None, show_facets: bool) -> int:
     if fmt == "json":
         click.echo(to_json(result))
     elif fmt in ("jsonl", "csv"):
-        from .export import records
+        from ..export import records
 
         out = binary_stdout()
         for chunk in records(result["hits"], fmt, result["request"]["mode"]):
@@ -557,8 +557,8 @@ def index(obj: Context, paths: tuple[str, ...], force: bool, commit_every: int |
       newsquarry index archive.jsonl --processes 2 --optimize
       newsquarry index archive.jsonl --cluster tcp://scheduler-host:8786
     """
-    from .errors import ClusterError
-    from .indexer import default_enricher, default_processes, index_paths, optimize
+    from ..errors import ClusterError
+    from ..indexer import default_enricher, default_processes, index_paths, optimize
 
     if cluster and processes:
         raise click.UsageError("--processes is for local workers; --cluster uses the cluster's")
@@ -567,13 +567,13 @@ def index(obj: Context, paths: tuple[str, ...], force: bool, commit_every: int |
     executor = None
     if cluster:
         try:
-            from .enrich.cluster import DaskExecutor, enrichment_fingerprint
+            from ..enrich.cluster import DaskExecutor, enrichment_fingerprint
         except ImportError as exc:
             reporter.close()
             fail(str(exc), 2)
         import logging
 
-        from .enrich.nlp import load_nlp
+        from ..enrich.nlp import load_nlp
 
         # "Couldn't gather keys, rescheduling" and the like: the executor reports
         # workers leaving in its own words (reporter.note)
@@ -837,7 +837,7 @@ def cooccur(obj: Context, query: str, targets: tuple[str, ...], limit: int, fmt:
       newsquarry cooccur --speaker "Harry Solano" --facet speaker --json
       newsquarry cooccur aid --place Venezuela --facet org --csv
     """
-    from .cooccurrence import DEFAULT_TARGETS
+    from ..cooccurrence import DEFAULT_TARGETS
 
     request = build_request(query, kw)
     chosen = list(targets) or list(DEFAULT_TARGETS)
@@ -847,7 +847,7 @@ def cooccur(obj: Context, query: str, targets: tuple[str, ...], limit: int, fmt:
 
         result = RemoteClient(url).cooccurrence(request, chosen, limit)
     else:
-        from .cooccurrence import cooccurrence
+        from ..cooccurrence import cooccurrence
 
         ensure_index(obj)
         result = cooccurrence(obj.store(), request, chosen, limit, obj.settings).to_dict()
@@ -900,7 +900,7 @@ def facets(obj: Context, facet: str, prefix: str, query: str, limit: int, fmt: s
     else:
         from dataclasses import asdict
 
-        from .searching import facet_values
+        from ..searching import facet_values
 
         ensure_index(obj)
         result = asdict(facet_values(obj.store(), facet, prefix, request, limit))
@@ -1069,8 +1069,8 @@ def aliases(
       newsquarry aliases --search fed --facet org
       newsquarry aliases --rebuild
     """
-    from .aliases import OVERRIDE_HELP
-    from .textnorm import fold
+    from ..aliases import OVERRIDE_HELP
+    from ..textnorm import fold
 
     store = obj.store(create=False)
     if rebuild:
@@ -1155,7 +1155,7 @@ def serve(obj: Context, host: str, port: int, workers: int, threads: int) -> Non
       curl 'http://127.0.0.1:8080/v1/search?q=torture'
     """
     if obj.settings.get("secret"):
-        from .keys import check_secret
+        from ..keys import check_secret
 
         check_secret(str(obj.settings["secret"]))  # gunicorn would refuse it too, less clearly
     port_free_or_fail(host, port)
@@ -1210,7 +1210,7 @@ def key(obj: Context, since: str | None, until: str | None, expires_in: str,
       NEWSQUARRY_SECRET=... newsquarry key --source "News from the world" --expires-in 7d
       newsquarry key --speaker "Harry Solano" --expires-in never
     """
-    from .keys import Scope, check_secret, make_key
+    from ..keys import Scope, check_secret, make_key
 
     if not secret:
         fail("no server secret: set NEWSQUARRY_SECRET to the server's secret, or pass --secret")
@@ -1317,7 +1317,7 @@ def optimize_command(obj: Context) -> None:
     Example:
       newsquarry optimize
     """
-    from .indexer import optimize
+    from ..indexer import optimize
 
     result = optimize(obj.store(create=False))
     click.echo(
@@ -1341,7 +1341,7 @@ def check(obj: Context, as_json: bool) -> None:
       newsquarry check
       newsquarry check --json
     """
-    from .integrity import check_index, toc_generations
+    from ..integrity import check_index, toc_generations
 
     path = obj.index_dir
     if not os.path.isdir(path):
@@ -1414,8 +1414,8 @@ def repair(obj: Context, paths: tuple[str, ...], processes: int | None, as_json:
       newsquarry repair
       newsquarry repair ~/news/archive.jsonl
     """
-    from .indexer import default_enricher, default_processes
-    from .repair import repair as run_repair
+    from ..indexer import default_enricher, default_processes
+    from ..repair import repair as run_repair
 
     # spaCy loads only when there are files to enrich again
     enricher = default_enricher(n_process=processes or default_processes()) if paths else None

@@ -41,7 +41,7 @@ SERVED = frozenset({"search", "quotes", "facets", "cooccur", "show", "stats"})
 GROUP_VALUE_OPTIONS = frozenset({"--index", "--url"})
 OFF = frozenset({"0", "off", "no", "false"})
 HANDSHAKE_TIMEOUT = 2.0  # seconds to wait for the resident searcher to take a command
-PACKAGE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parent.parent  # newsquarry.search: the code it runs
 HEADER = struct.Struct("!I")  # length of the JSON message that follows
 
 
@@ -231,7 +231,7 @@ def start_resident(index: str) -> None:
             [
                 sys.executable,
                 "-m",
-                "newsquarry.search.daemon",
+                "newsquarry.search.cli.daemon",
                 "--socket",
                 str(path),
                 "--warm",
@@ -264,7 +264,7 @@ def main() -> None:
         code, absent = try_resident(argv, folder)
         if code is not None:
             sys.exit(code)
-    from .cli import main as cli_main
+    from .app import main as cli_main
 
     try:
         cli_main()

@@ -58,11 +58,11 @@ class Resident:
     warmed last."""
 
     def __init__(self, folder: str) -> None:
-        from ._light import install
+        from .._light import install
 
         install()
-        from .searching import warm_up
-        from .store import WhooshStore
+        from ..searching import warm_up
+        from ..store import WhooshStore
 
         self.folder = folder
         self.inode = os.stat(folder).st_ino
@@ -79,7 +79,7 @@ class Resident:
 
     def refresh(self) -> None:
         """Warm the newest committed state if another process committed since."""
-        from .searching import warm_refreshed
+        from ..searching import warm_refreshed
 
         if self.store.generation != self.generation:  # links here: no thread may run
             self.generation = warm_refreshed(self.store, background_links=False)
@@ -318,7 +318,7 @@ def run_child(message: dict[str, Any], fds: list[int], close: list[Any],
         sys.stdout = sys.__stdout__ = _text_stream(1, "w", streams[1], os.isatty(1))
         sys.stderr = sys.__stderr__ = _text_stream(2, "w", streams[2], True)
         sys.argv = ["newsquarry", *message["argv"]]
-        from . import cli
+        from . import app as cli
 
         cli.RESIDENT.update({folder: r.store for folder, r in residents.items()})
         try:
@@ -363,7 +363,7 @@ def serve(path: Path, warm: list[str], idle: float, stamp: str | None = None) ->
         level=logging.INFO,
         format="%(asctime)s %(levelname)s %(message)s",
     )
-    from . import cli  # noqa: F401 - imported once here, not in every child
+    from . import app  # noqa: F401 - imported once here, not in every child
 
     daemon = Daemon(path, idle, stamp)
     for folder in warm:
