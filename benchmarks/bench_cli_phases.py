@@ -42,8 +42,8 @@ def one(index: str, query: str) -> list[tuple[str, float]]:
 
     import click  # noqa: F401
 
-    import newsquarry.search.config  # noqa: F401
     import newsquarry.search.cli.output  # noqa: F401
+    import newsquarry.search.config  # noqa: F401
 
     mark("click, output, config: what --help imports")
     import newsquarry.search.cli.app  # noqa: F401

@@ -21,9 +21,9 @@ from click.testing import CliRunner
 
 from newsquarry.api import create_app
 from newsquarry.search.cli.app import ProgressReporter, cli
+from newsquarry.search.cli.output import make_console, plural, print_facet
 from newsquarry.search.export import PASSAGE_COLUMNS, QUOTE_COLUMNS
 from newsquarry.search.indexer import Progress, index_articles
-from newsquarry.search.cli.output import make_console, plural, print_facet
 from newsquarry.search.readers import article_from_mapping
 from newsquarry.search.store import WhooshStore
 
