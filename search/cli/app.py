@@ -1249,26 +1249,27 @@ def daemon(obj: Context, action: str, as_json: bool) -> None:
       newsquarry daemon start            # start it now, warming the index
       newsquarry daemon stop
     """
-    from . import daemon as resident
-    from . import launch
+    # lazy: start-up time (socket, subprocess, hashlib: for this command only)
+    from .control import ask, start_resident
+    from .wire import enabled, socket_path
 
     if action == "start":
-        if not launch.enabled():
+        if not enabled():
             fail("NEWSQUARRY_DAEMON is off: unset it (or set it to 1) to start one")
         folder = os.path.abspath(os.path.expanduser(obj.index_dir))
-        if resident.ask("status") is None:
-            launch.start_resident(folder)
+        if ask("status") is None:
+            start_resident(folder)
         deadline = time.monotonic() + 120
-        while (reply := resident.ask("status")) is None and time.monotonic() < deadline:
+        while (reply := ask("status")) is None and time.monotonic() < deadline:
             time.sleep(0.05)
         if reply is None:
             fail(
-                f"the resident searcher did not start (see {launch.socket_path().with_suffix('.log')})",
+                f"the resident searcher did not start (see {socket_path().with_suffix('.log')})",
                 5,
             )
         click.echo(f"Resident searcher running (pid {reply['pid']}).")
         return
-    reply = resident.ask(action)
+    reply = ask(action)
     if reply is None:
         if as_json:
             click.echo(to_json({"status": "stopped"}))
