@@ -20,7 +20,8 @@ from api_support import ARTICLES, TagEnricher
 from click.testing import CliRunner
 
 from newsquarry.api import create_app
-from newsquarry.search.cli.app import ProgressReporter, cli
+from newsquarry.search.cli.app import cli
+from newsquarry.search.cli.commands.write import ProgressReporter
 from newsquarry.search.cli.output import make_console, plural, print_facet
 from newsquarry.search.export import PASSAGE_COLUMNS, QUOTE_COLUMNS
 from newsquarry.search.indexer import Progress, index_articles

@@ -327,8 +327,8 @@ def run_child(message: dict[str, Any], fds: list[int], close: list[Any],
         sys.stderr = sys.__stderr__ = _text_stream(2, "w", streams[2], True)
         sys.argv = ["newsquarry", *message["argv"]]
         # lazy: start-up time (serve() imported them before any fork: a lookup here)
-        from .app import RESIDENT
         from .app import main as run_command
+        from .common import RESIDENT
 
         RESIDENT.update({folder: r.store for folder, r in residents.items()})
         try:
