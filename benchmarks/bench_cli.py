@@ -5,14 +5,14 @@ Usage::
     python -m benchmarks.bench_cli --index /tmp/reuters-16 --rounds 10
     python -m benchmarks.bench_cli --index /tmp/reuters-16 --baseline /tmp/base/pkg
 
-Commands run as the ``newsquarry`` script runs them (``search.launch``). Each round runs
+Commands run as the ``newsquarry`` script runs them (``search.cli.launch``). Each round runs
 every command once as a new process, in the same order (``--help`` first), so machine
 noise hits them alike; the figures are the median wall time per command over the
 rounds, the ratio of that median to the median of ``--help``, and the median CPU time
 (user + system). Rows:
 
 - ``search``, ``quotes``, ``facets``: as a user's second and later commands run, in the
-  resident searcher (``search.daemon``, started by a first command before the rounds,
+  resident searcher (``search.cli.daemon``, started by a first command before the rounds,
   in a runtime folder of the bench's own). Their CPU counts the client process and the
   resident searcher's child that ran the command (from ``/proc``);
 - ``... (own process)``: the same commands with ``NEWSQUARRY_DAEMON=0``, as the first

@@ -65,7 +65,7 @@ DRIVER = (
     "import sys\n"
     "if sys.argv[1] == 'off':\n"
     "    import search.integrity as i; i.VERIFIER.verify = lambda path: None\n"
-    "from search.cli import main\n"
+    "from search.cli.app import main\n"
     "sys.argv = ['newsquarry'] + sys.argv[2:]\n"
     "main()\n"
 )

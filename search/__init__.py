@@ -9,7 +9,7 @@ The public Python API (docs/python.md) is the names in ``__all__``::
         for hit in ix.search("torture", facets=["person"]).hits:
             print(hit.id, hit.title)
 
-Names are imported on first use, so ``import newsquarry.search.cli`` (the
+Names are imported on first use, so ``import newsquarry.search.cli.app`` (the
 command-line tool) does not pay for modules it does not need.
 """
 

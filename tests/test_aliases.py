@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from newsquarry.search.archive.aliases import AliasTable, normal_form, parse_overrides
-from newsquarry.search.cli import cli
+from newsquarry.search.cli.app import cli
 from newsquarry.search.core.errors import InvalidRequest
 from newsquarry.search.core.models import Article, Entity, Passage, Quote
 from newsquarry.search.core.requests import SearchRequest

@@ -111,7 +111,7 @@ def test_request_id_in_access_log(tmp_path_factory):
 
 
 def test_cli_remote_client_matches_the_library(live):
-    """``newsquarry --url`` (search.remote) gets what the library gives locally."""
+    """``newsquarry --url`` (search.cli.remote) gets what the library gives locally."""
     from newsquarry.search.cli.remote import RemoteClient
     from newsquarry.search.core.requests import SearchRequest
     from newsquarry.search.engine.store import WhooshStore

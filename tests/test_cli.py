@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from newsquarry.search.cli import cli
+from newsquarry.search.cli.app import cli
 
 SEED_ID = "000_e23b3335c9472580"
 ROOT = Path(__file__).resolve().parent.parent

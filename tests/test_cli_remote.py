@@ -9,7 +9,7 @@ import pytest
 from api_support import LiveServer
 from click.testing import CliRunner
 
-from newsquarry.search.cli import cli
+from newsquarry.search.cli.app import cli
 
 SEED_ID = "000_e23b3335c9472580"
 

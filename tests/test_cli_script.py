@@ -20,7 +20,8 @@ from api_support import ARTICLES, TagEnricher
 from click.testing import CliRunner
 
 from newsquarry.api import create_app
-from newsquarry.search.cli import ProgressReporter, cli
+from newsquarry.search.cli.app import cli
+from newsquarry.search.cli.commands.write import ProgressReporter
 from newsquarry.search.cli.output import make_console, plural, print_facet
 from newsquarry.search.engine.store import WhooshStore
 from newsquarry.search.ingest.indexer import Progress, index_articles

@@ -13,7 +13,7 @@ from api_support import NAMES, TagEnricher
 from click.testing import CliRunner
 
 from newsquarry.api.app import create_app
-from newsquarry.search.cli import cli
+from newsquarry.search.cli.app import cli
 from newsquarry.search.core.errors import InvalidRequest, UnknownFacet
 from newsquarry.search.core.requests import SearchRequest
 from newsquarry.search.core.textnorm import fold

@@ -126,7 +126,7 @@ def _fork_indexer(index_dir: Path, corpus: Path, log_path: Path, out_path: Path,
         out = open(out_path, "w", buffering=1)  # noqa: SIM115
         sys.stdout = sys.stderr = out
         _instrument(str(log_path), phase, at_commit)
-        from newsquarry.search.cli import cli
+        from newsquarry.search.cli.app import cli
 
         cli.main(args=_index_args(index_dir, corpus), prog_name="newsquarry")
         code = 0

@@ -1,5 +1,5 @@
-"""The resident searcher (``search.daemon``) and the script that talks to it
-(``search.launch``): real processes, a real Unix socket, a real index under tmp_path.
+"""The resident searcher (``search.cli.daemon``) and the script that talks to it
+(``search.cli.launch``): real processes, a real Unix socket, a real index under tmp_path.
 
 Each test runs the console script's entry (``python -m newsquarry.search.cli.launch``) as a
 user would run ``newsquarry``, with its own runtime folder (so its own resident

@@ -22,7 +22,7 @@ import pytest
 from _synthetic import articles, write_jsonl
 from click.testing import CliRunner
 
-from newsquarry.search.cli import cli
+from newsquarry.search.cli.app import cli
 from newsquarry.search.engine.store import WhooshStore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -312,7 +312,7 @@ def test_an_unreachable_scheduler_is_one_line_and_exit_5(tmp_path, corpus):
 def test_cluster_without_distributed_installed_says_what_to_install(tmp_path, corpus):
     # as if the optional extra were not installed: importing distributed fails
     code = (
-        "import sys; sys.modules['distributed'] = None; from search.cli import main; "
+        "import sys; sys.modules['distributed'] = None; from search.cli.app import main; "
         f"sys.argv = ['newsquarry', '--index', {str(tmp_path / 'ix')!r}, 'index', "
         f"{str(corpus)!r}, '--cluster', 'tcp://127.0.0.1:1']; main()"
     )

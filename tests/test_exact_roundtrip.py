@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from newsquarry.api import create_app
-from newsquarry.search.cli import cli
+from newsquarry.search.cli.app import cli
 from newsquarry.search.core.ids import url_segment
 from newsquarry.search.core.models import Entity, Quote
 from newsquarry.search.core.requests import SearchRequest

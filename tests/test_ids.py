@@ -15,7 +15,7 @@ from api_support import TOKEN, TagEnricher
 from click.testing import CliRunner
 
 from newsquarry.api import create_app
-from newsquarry.search.cli import cli
+from newsquarry.search.cli.app import cli
 from newsquarry.search.core.errors import InvalidArticle
 from newsquarry.search.core.ids import MAX_ID_LENGTH, check_id, derived_id, id_problem, url_segment
 from newsquarry.search.engine.store import WhooshStore

@@ -203,7 +203,7 @@ def test_repeated_id_in_stream_is_enriched_once_per_version(tmp_path):
 def test_cli_index_shows_eta_and_optimize_merges(tmp_path):
     from click.testing import CliRunner
 
-    from newsquarry.search.cli import cli
+    from newsquarry.search.cli.app import cli
 
     src = tmp_path / "a.jsonl"
     with src.open("w") as fh:

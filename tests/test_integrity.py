@@ -23,7 +23,7 @@ from _synthetic import articles, write_jsonl
 from api_support import TagEnricher
 from click.testing import CliRunner
 
-from newsquarry.search.cli import cli
+from newsquarry.search.cli.app import cli
 from newsquarry.search.core.errors import IndexDamaged
 from newsquarry.search.engine import integrity, keytable
 from newsquarry.search.engine.store import WhooshStore

@@ -66,7 +66,7 @@ def test_short_secret_and_bad_facet_refused():
 def test_cli_key_command(tmp_path):
     from click.testing import CliRunner
 
-    from newsquarry.search.cli import cli
+    from newsquarry.search.cli.app import cli
 
     r = CliRunner().invoke(
         cli, ["key", "--speaker", "Harry Solano", "--expires-in", "1h"],

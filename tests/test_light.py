@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PROBE = r"""
 import json, sys
 from click.testing import CliRunner
-from newsquarry.search.cli import cli
+from newsquarry.search.cli.app import cli
 r = CliRunner().invoke(cli, ["--index", sys.argv[1], "search", "Maduro", "--facet", "person",
                              "--facet", "org", "--facet", "place", "--json"])
 assert r.exit_code == 0, (r.exit_code, r.output[-300:])

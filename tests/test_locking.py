@@ -137,7 +137,7 @@ def test_optimize_records_its_pid_and_command_while_it_holds_the_lock(tmp_path):
         "    print('holding', flush=True); time.sleep(3); return orig(self, *a, **kw)\n"
         "ww.SegmentWriter.commit = slow\n"
         f"sys.argv = ['newsquarry', '--index', {str(path)!r}, 'optimize']\n"
-        "from search.cli import main\n"
+        "from search.cli.app import main\n"
         "main()\n"
     )
     proc = subprocess.Popen([sys.executable, "-c", driver], cwd=ROOT, stdout=subprocess.PIPE,

@@ -150,7 +150,7 @@ def test_a_full_disk_mid_commit_keeps_committed_work_and_leaves_no_file(small_di
     from _integrity import assert_exact, expected_passage_ids, index_contents
     from click.testing import CliRunner
 
-    from newsquarry.search.cli import cli
+    from newsquarry.search.cli.app import cli
     from newsquarry.search.ingest.indexer import index_articles
 
     ix = small_disk / "ix"
@@ -185,7 +185,7 @@ def test_a_full_disk_mid_commit_keeps_committed_work_and_leaves_no_file(small_di
 def test_optimize_refuses_without_twice_the_space_and_says_how_much(small_disk):
     from click.testing import CliRunner
 
-    from newsquarry.search.cli import cli
+    from newsquarry.search.cli.app import cli
     from newsquarry.search.core.errors import NotEnoughSpace
     from newsquarry.search.ingest.indexer import index_articles
 

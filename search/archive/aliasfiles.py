@@ -38,7 +38,7 @@ from newsquarry.search.core.background import Coalescing, background_priority, e
 from newsquarry.search.core.durability import fsync_path
 from newsquarry.search.core.errors import InvalidRequest
 from newsquarry.search.engine import hooks
-from newsquarry.search.engine.store import reading
+from newsquarry.search.engine.storage import reading
 
 
 class AliasStore:

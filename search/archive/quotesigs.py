@@ -18,7 +18,7 @@ import numpy as np
 
 from newsquarry.search.core.textnorm import fold
 from newsquarry.search.engine import dvstore, hooks
-from newsquarry.search.engine.docvalues import segment_postings
+from newsquarry.search.engine.blocks import segment_postings
 
 EXT = ".qmh"
 NUM_PERM = 64

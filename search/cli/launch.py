@@ -6,13 +6,15 @@ Reuters, docs/benchmarks.md), whatever the index stores on disk. Tools that are
 asked many small questions in a row keep a warm process instead (Gradle's daemon,
 Nailgun, ``dmypy``, Watchman): so does newsquarry. ``search``, ``quotes``,
 ``facets``, ``cooccur``, ``show`` and ``stats`` on a local index are passed to a
-resident process (``search.daemon``) that holds the index open and warm; it forks a
+resident process (``search.cli.daemon``) that holds the index open and warm; it forks a
 child that runs the very same click command with this process's standard input,
 output and error (passed over a Unix socket), working folder, environment and
 arguments, so output, colours, pipes, exit codes and Ctrl-C behave as if the
 command ran here.
 
-This module imports only the standard library: the client costs a bare interpreter.
+This module imports only the standard library (and ``wire`` and ``control``, which do
+the same): the client costs a bare interpreter. It imports the click commands
+(``app``) only when it runs one here.
 
 When no resident searcher runs, the command runs here, in this process, as before,
 and then starts one in the background for the next command (it warms the index the
@@ -25,67 +27,27 @@ the command runs here: it is never answered by stale code, and never twice.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import signal
 import socket
-import struct
-import subprocess
 import sys
 from pathlib import Path
+
+from newsquarry.search.cli.control import start_resident
+from newsquarry.search.cli.wire import (  # noqa: F401 - re-exported: the client's view of the socket folder
+    HANDSHAKE_TIMEOUT,
+    code_stamp,
+    enabled,
+    private_folder,
+    recv_message,
+    send_message,
+    socket_path,
+)
 
 # commands that only read a local index: the ones the resident searcher runs
 SERVED = frozenset({"search", "quotes", "facets", "cooccur", "show", "stats"})
 # options of the group that take a value (what follows them is not the command)
 GROUP_VALUE_OPTIONS = frozenset({"--index", "--url"})
-OFF = frozenset({"0", "off", "no", "false"})
-HANDSHAKE_TIMEOUT = 2.0  # seconds to wait for the resident searcher to take a command
-PACKAGE = Path(__file__).resolve().parent
-HEADER = struct.Struct("!I")  # length of the JSON message that follows
-
-
-def enabled(env: dict[str, str] | os._Environ = os.environ) -> bool:
-    """Whether commands may go to the resident searcher (``NEWSQUARRY_DAEMON``)."""
-    return env.get("NEWSQUARRY_DAEMON", "1").strip().lower() not in OFF
-
-
-def socket_path(env: dict[str, str] | os._Environ = os.environ) -> Path:
-    """Where this user's resident searcher of this installation listens:
-    ``$XDG_RUNTIME_DIR/newsquarry/`` (a folder only the user can enter), else
-    ``/tmp/newsquarry-<uid>/``; one per interpreter and package folder, so two virtual
-    environments do not take turns stopping each other's."""
-    runtime = env.get("XDG_RUNTIME_DIR")
-    if runtime and os.path.isdir(runtime):
-        folder = Path(runtime) / "newsquarry"
-    else:
-        folder = Path("/tmp") / f"newsquarry-{os.getuid()}"
-    install = hashlib.sha1(f"{sys.executable}\n{PACKAGE}".encode()).hexdigest()[:12]
-    return folder / f"daemon-{install}.sock"
-
-
-def private_folder(folder: Path) -> bool:
-    """Create ``folder`` (mode 0700) if needed; whether it is this user's alone (a
-    socket in a folder others can write to could be someone else's)."""
-    try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        st = folder.stat()
-    except OSError:
-        return False
-    return st.st_uid == os.getuid() and not st.st_mode & 0o022
-
-
-def code_stamp() -> str:
-    """A digest of this installation's code (each module's path, size and mtime) and
-    interpreter: a resident searcher started from other code does not serve."""
-    h = hashlib.sha1(sys.executable.encode() + sys.version.encode())
-    for folder, dirs, files in os.walk(PACKAGE):
-        dirs.sort()
-        for name in sorted(files):
-            if name.endswith(".py"):
-                st = os.stat(os.path.join(folder, name))
-                h.update(f"{folder}/{name}:{st.st_size}:{st.st_mtime_ns}\n".encode())
-    return h.hexdigest()
 
 
 def command_of(argv: list[str]) -> tuple[str | None, bool, str | None]:
@@ -121,36 +83,6 @@ def index_folder(index: str | None, env: dict[str, str] | os._Environ = os.envir
         base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
         folder = str(Path(base) / "newsquarry" / "index")
     return os.path.abspath(os.path.expanduser(folder))
-
-
-def send_message(sock: socket.socket, message: dict, fds: list[int] | None = None) -> None:
-    """One length-prefixed JSON message, with file descriptors if any (SCM_RIGHTS)."""
-    data = json.dumps(message).encode("utf-8")
-    data = HEADER.pack(len(data)) + data
-    if fds:
-        sent = socket.send_fds(sock, [data], fds)
-        data = data[sent:]
-    sock.sendall(data)
-
-
-def recv_message(sock: socket.socket, want_fds: int = 0) -> tuple[dict | None, list[int]]:
-    """The next message (None when the other side closed) and the descriptors it carried."""
-    fds: list[int] = []
-    buf = b""
-    if want_fds:
-        data, fds, _flags, _addr = socket.recv_fds(sock, 65536, want_fds)
-        buf = data
-    while len(buf) < HEADER.size or len(buf) < HEADER.size + HEADER.unpack_from(buf)[0]:
-        if len(buf) > 16 * 1024 * 1024:
-            raise ValueError("message too long")
-        chunk = sock.recv(65536)
-        if not chunk:
-            for fd in fds:
-                os.close(fd)
-            return None, []
-        buf += chunk
-    size = HEADER.unpack_from(buf)[0]
-    return json.loads(buf[HEADER.size : HEADER.size + size]), fds
 
 
 def _stream_info(stream: object) -> list[str | None]:
@@ -220,33 +152,6 @@ def _wait_for(sock: socket.socket, pid: int) -> int:
     return int(done["exit"])
 
 
-def start_resident(index: str) -> None:
-    """Start a resident searcher in the background, warming ``index``; it exits by itself
-    when idle. Quiet: it only makes later commands faster."""
-    path = socket_path()
-    if not private_folder(path.parent):
-        return
-    try:
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "newsquarry.search.cli.daemon",
-                "--socket",
-                str(path),
-                "--warm",
-                index,
-            ],  # fmt: skip
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,  # not in the terminal's process group: no Ctrl-C
-            close_fds=True,
-        )
-    except OSError:
-        pass
-
-
 def main() -> None:
     """Console-script entry point: the resident searcher when it can, else the CLI here."""
     argv = sys.argv[1:]
@@ -264,7 +169,9 @@ def main() -> None:
         code, absent = try_resident(argv, folder)
         if code is not None:
             sys.exit(code)
-    from newsquarry.search.cli import main as cli_main
+    from newsquarry.search.cli.app import (
+        main as cli_main,  # lazy: start-up time (this client is stdlib only)
+    )
 
     try:
         cli_main()

@@ -4,8 +4,9 @@ each read command of the ``newsquarry`` tool in a child forked from that warm st
 Why: the costs of a new process are the interpreter, its imports (click, numpy,
 Whoosh) and the index's first state (segments, doc values, key tables, name words):
 ~0.3-0.4 s on Reuters, paid by every command. A fork of a process that has them costs
-a few milliseconds, and the child shares the parent's mapped arrays. ``search.launch``
-(the console script) is the client; see its docstring for what the user sees.
+a few milliseconds, and the child shares the parent's mapped arrays. ``search.cli.launch``
+(the console script) is the client; see its docstring for what the user sees. The socket
+and its messages are ``wire``'s; ``control`` starts this process and asks it to stop.
 
 How: the parent is single-threaded (no lock can be held by another thread at a fork)
 and serves one command at a time; a command that arrives while another runs is
@@ -45,7 +46,14 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from newsquarry.search.cli import launch
+from newsquarry.search.cli.wire import (
+    HANDSHAKE_TIMEOUT,
+    code_stamp,
+    private_folder,
+    recv_message,
+    send_message,
+    socket_path,
+)
 
 log = logging.getLogger("newsquarry.daemon")
 
@@ -97,7 +105,7 @@ class Daemon:
     def __init__(self, path: Path, idle: float, stamp: str | None = None) -> None:
         self.path = path
         self.idle = idle
-        self.stamp = stamp or launch.code_stamp()
+        self.stamp = stamp or code_stamp()
         self.residents: dict[str, Resident] = {}
         self.served = 0
         self.started = time.time()
@@ -152,13 +160,13 @@ class Daemon:
             conn, _ = self.listener.accept()
         except OSError:
             return
-        conn.settimeout(launch.HANDSHAKE_TIMEOUT)
+        conn.settimeout(HANDSHAKE_TIMEOUT)
         try:
             if not self.same_user(conn):
                 conn.close()
                 return
             self.last = time.monotonic()
-            message, _ = launch.recv_message(conn)
+            message, _ = recv_message(conn)
             if message is not None:
                 self.handle(conn, message)
                 return
@@ -175,12 +183,12 @@ class Daemon:
     def handle(self, conn: socket.socket, message: dict[str, Any]) -> None:
         op = message.get("op")
         if op == "status":
-            launch.send_message(conn, self.status())
+            send_message(conn, self.status())
             conn.close()
             return
         if op == "stop":
             self.stopping = True
-            launch.send_message(conn, {"status": "stopping", "pid": os.getpid()})
+            send_message(conn, {"status": "stopping", "pid": os.getpid()})
             conn.close()
             return
         if message.get("stamp") != self.stamp:
@@ -208,8 +216,8 @@ class Daemon:
             self.reply_and_close(conn, "cold")
             return
         self.residents[folder] = self.residents.pop(folder)  # most recently used last
-        launch.send_message(conn, {"status": "ready"})
-        go, fds = launch.recv_message(conn, want_fds=3)
+        send_message(conn, {"status": "ready"})
+        go, fds = recv_message(conn, want_fds=3)
         if not go or not go.get("go") or len(fds) != 3:
             for fd in fds:
                 os.close(fd)
@@ -219,7 +227,7 @@ class Daemon:
 
     def reply_and_close(self, conn: socket.socket, status: str) -> None:
         try:
-            launch.send_message(conn, {"status": status})
+            send_message(conn, {"status": status})
         except OSError:
             pass
         conn.close()
@@ -235,7 +243,7 @@ class Daemon:
         self.child = (pid, conn, pidfd)
         self.selector.register(pidfd, selectors.EVENT_READ, "child")
         try:
-            launch.send_message(conn, {"pid": pid})
+            send_message(conn, {"pid": pid})
         except OSError:
             pass  # the client went away: the child finds its streams closed
 
@@ -249,7 +257,7 @@ class Daemon:
         if code < 0:
             code = 128 - code  # killed by a signal, as a shell reports it
         try:
-            launch.send_message(conn, {"exit": code})
+            send_message(conn, {"exit": code})
         except OSError:
             pass
         conn.close()
@@ -318,11 +326,13 @@ def run_child(message: dict[str, Any], fds: list[int], close: list[Any],
         sys.stdout = sys.__stdout__ = _text_stream(1, "w", streams[1], os.isatty(1))
         sys.stderr = sys.__stderr__ = _text_stream(2, "w", streams[2], True)
         sys.argv = ["newsquarry", *message["argv"]]
-        from newsquarry.search import cli
+        # lazy: start-up time (serve() imported them before any fork: a lookup here)
+        from newsquarry.search.cli.app import main as run_command
+        from newsquarry.search.cli.common import RESIDENT
 
-        cli.RESIDENT.update({folder: r.store for folder, r in residents.items()})
+        RESIDENT.update({folder: r.store for folder, r in residents.items()})
         try:
-            cli.main()
+            run_command()
             code = 0
         except SystemExit as done:
             if done.code is None:
@@ -350,7 +360,7 @@ def run_child(message: dict[str, Any], fds: list[int], close: list[Any],
 def serve(path: Path, warm: list[str], idle: float, stamp: str | None = None) -> int:
     """Run a resident searcher at ``path`` until idle or stopped; 0, or 1 when another one
     holds the lock (it serves)."""
-    if not launch.private_folder(path.parent):
+    if not private_folder(path.parent):
         return 1
     lock = open(str(path) + ".lock", "a")  # noqa: SIM115 - held for the process's life
     try:
@@ -363,7 +373,8 @@ def serve(path: Path, warm: list[str], idle: float, stamp: str | None = None) ->
         level=logging.INFO,
         format="%(asctime)s %(levelname)s %(message)s",
     )
-    from newsquarry.search import cli  # noqa: F401 - imported once here, not in every child
+    # lazy: start-up time (one that loses the lock exits without it); once here, not per child
+    from newsquarry.search.cli import app  # noqa: F401
 
     daemon = Daemon(path, idle, stamp)
     for folder in warm:
@@ -380,25 +391,9 @@ def serve(path: Path, warm: list[str], idle: float, stamp: str | None = None) ->
     return 0
 
 
-def ask(op: str) -> dict[str, Any] | None:
-    """Send ``status`` or ``stop`` to the running resident searcher; its answer, or None
-    when none runs."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(launch.HANDSHAKE_TIMEOUT)
-    try:
-        sock.connect(str(launch.socket_path()))
-        launch.send_message(sock, {"op": op})
-        reply, _ = launch.recv_message(sock)
-        return reply
-    except (OSError, ValueError):
-        return None
-    finally:
-        sock.close()
-
-
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description="newsquarry's resident searcher")
-    ap.add_argument("--socket", default=str(launch.socket_path()))
+    ap.add_argument("--socket", default=str(socket_path()))
     ap.add_argument("--warm", action="append", default=[], help="index folder to open first")
     ap.add_argument("--idle", type=float, default=None,
                     help=f"seconds without a command before exiting (default: "
