@@ -437,7 +437,7 @@ def bench_scale(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def bench_latency(args: argparse.Namespace) -> dict[str, Any]:
-    from newsquarry.search.query.parse import searching
+    from newsquarry.search.query import searching
 
     store = WhooshStore(args.index, create=False, background_merges=False)
     if args.no_postings_cache:

@@ -216,7 +216,7 @@ def test_wildcard_and_fuzzy_expansion_stops_at_the_time_limit(store):
 
 
 def test_a_suggestion_that_runs_out_of_time_is_dropped_not_the_search(store, monkeypatch):
-    from newsquarry.search.query.parse import searching
+    from newsquarry.search.query import searching
 
     calls = []
     real = searching.match_mask

@@ -27,7 +27,7 @@ from newsquarry.search.core.requests import SearchRequest
 from newsquarry.search.engine.store import WhooshStore
 from newsquarry.search.ingest.indexer import index_articles
 from newsquarry.search.ingest.readers import article_from_mapping
-from newsquarry.search.query.parse import clusters as qclusters
+from newsquarry.search.query import clusters as qclusters
 from newsquarry.search.query.searching import run_search
 
 try:
