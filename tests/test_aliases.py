@@ -457,7 +457,7 @@ def test_a_damaged_evidence_file_is_rebuilt_from_the_stored_passages(store, tmp_
 
 def evidence_of_index(store) -> dict:
     """The names of every article read back from the stored passages (the rebuild path)."""
-    from newsquarry.search.engine.store import stored_names
+    from newsquarry.search.archive.aliasfiles import stored_names
 
     return {aid: [list(p) for p in sorted(v)] for aid, v in stored_names(store.searcher()).items()}
 
@@ -465,7 +465,7 @@ def evidence_of_index(store) -> dict:
 def test_a_commit_appends_its_names_and_the_evidence_file_is_folded_when_the_journal_grows(
     store, tmp_path, monkeypatch
 ):
-    from newsquarry.search.archive import aliases
+    from newsquarry.search.archive import aliasfiles as aliases
     from newsquarry.search.archive.aliasfiles import AliasStore
 
     ix = tmp_path / "ix"
@@ -499,7 +499,7 @@ def test_a_worker_that_read_the_evidence_replays_only_the_lines_other_workers_ap
     """In a server each worker keeps the evidence it read; another worker's commits append
     journal lines, and only those are replayed (the evidence file is not parsed again), with
     the same result as reading both files whole. A folded journal is read whole again."""
-    from newsquarry.search.archive import aliases
+    from newsquarry.search.archive import aliasfiles as aliases
     from newsquarry.search.archive.aliasfiles import AliasStore
 
     ix = tmp_path / "ix"

@@ -36,5 +36,5 @@ def test_the_schema_is_pickled_under_the_import_path_every_index_has_used(tmp_pa
         data = open(toc, "rb").read()
     finally:
         store.close()
-    assert b"cnewsquarry.search.engine.schema\nPossessiveFilter\n" in data
+    assert b"cnewsquarry.search.schema\nPossessiveFilter\n" in data
     assert b"newsquarry.search.engine" not in data

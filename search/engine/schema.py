@@ -59,7 +59,7 @@ class PossessiveFilter(Filter):
 # The path stays the one it had before the library moved into subpackages
 # (``search/schema.py`` re-exports the class there): indexes written before open, and
 # releases before read indexes written now.
-PossessiveFilter.__module__ = "newsquarry.search.engine.schema"
+PossessiveFilter.__module__ = "newsquarry.search.schema"
 
 
 def text_analyzer():
