@@ -113,7 +113,7 @@ class Export:
         self.per_page = int(settings["max_per_page"])
         self.depth = int(settings["max_page_depth"])
         self.request = replace(request, page=1, per_page=self.per_page, facets=[], suggest=False)
-        self.first = search(store, self.request, settings)
+        self.first = self._search(store, self.request, settings)
         self.total = self.first.total
         self.written = 0
         self.partial = False
