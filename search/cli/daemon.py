@@ -66,10 +66,10 @@ class Resident:
     warmed last."""
 
     def __init__(self, folder: str) -> None:
-        from .._light import install
+        from .._light import install  # lazy: start-up time
 
         install()
-        from ..searching import warm_up
+        from ..searching import warm_up  # lazy: start-up time
         from ..store import WhooshStore
 
         self.folder = folder
@@ -87,7 +87,7 @@ class Resident:
 
     def refresh(self) -> None:
         """Warm the newest committed state if another process committed since."""
-        from ..searching import warm_refreshed
+        from ..searching import warm_refreshed  # lazy: start-up time
 
         if self.store.generation != self.generation:  # links here: no thread may run
             self.generation = warm_refreshed(self.store, background_links=False)

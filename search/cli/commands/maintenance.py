@@ -28,7 +28,7 @@ def check(obj: Context, as_json: bool) -> None:
       newsquarry check
       newsquarry check --json
     """
-    from ...integrity import check_index, toc_generations
+    from ...integrity import check_index, toc_generations  # lazy: start-up time
 
     path = obj.index_dir
     if not os.path.isdir(path):
@@ -101,7 +101,7 @@ def repair(obj: Context, paths: tuple[str, ...], processes: int | None, as_json:
       newsquarry repair
       newsquarry repair ~/news/archive.jsonl
     """
-    from ...indexer import default_enricher, default_processes
+    from ...indexer import default_enricher, default_processes  # lazy: start-up time
     from ...repair import repair as run_repair
 
     # spaCy loads only when there are files to enrich again
@@ -159,7 +159,7 @@ def aliases(
       newsquarry aliases --search fed --facet org
       newsquarry aliases --rebuild
     """
-    from ...aliases import OVERRIDE_HELP
+    from ...aliases import OVERRIDE_HELP  # lazy: start-up time
     from ...textnorm import fold
 
     store = obj.store(create=False)

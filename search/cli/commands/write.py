@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from ...config import SETTINGS_BY_NAME
+from ...errors import ClusterError
 from ..common import EXIT_INTERRUPTED, EXIT_NO_RESULTS, Context, fail, handle_errors
 from ..output import make_console, plural
 
@@ -89,7 +90,7 @@ def index(obj: Context, paths: tuple[str, ...], force: bool, commit_every: int |
       newsquarry index archive.jsonl --processes 2 --optimize
       newsquarry index archive.jsonl --cluster tcp://scheduler-host:8786
     """
-    from ...errors import ClusterError
+    # lazy: start-up time
     from ...indexer import default_enricher, default_processes, index_paths, optimize
 
     if cluster and processes:
@@ -99,11 +100,12 @@ def index(obj: Context, paths: tuple[str, ...], force: bool, commit_every: int |
     executor = None
     if cluster:
         try:
+            # lazy: an optional dependency (newsquarry[cluster]), and start-up time
             from ...enrich.cluster import DaskExecutor, enrichment_fingerprint
         except ImportError as exc:
             reporter.close()
             fail(str(exc), 2)
-        import logging
+        import logging  # lazy: start-up time
 
         from ...enrich.nlp import load_nlp
 
@@ -193,6 +195,7 @@ class ProgressReporter:
         self._progress = None
         self._task = None
         if self.tty:
+            # lazy: start-up time
             from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
             self._progress = Progress(
@@ -276,7 +279,7 @@ def optimize_command(obj: Context) -> None:
     Example:
       newsquarry optimize
     """
-    from ...indexer import optimize
+    from ...indexer import optimize  # lazy: start-up time
 
     result = optimize(obj.store(create=False))
     click.echo(
