@@ -66,10 +66,10 @@ class Context:
             if resident is not None:  # in the resident searcher: open and warm already
                 self._store = resident
                 return resident
-            from newsquarry.search.engine.light import install
+            from newsquarry.search.engine.light import install  # lazy: start-up time
 
             install()  # Whoosh without the modules it would import for nothing
-            from newsquarry.search.engine.store import WhooshStore
+            from newsquarry.search.engine.store import WhooshStore  # lazy: start-up time
 
             self._store = WhooshStore(
                 self.index_dir, create=create, lock_timeout=self.settings["lock_timeout"]
@@ -234,7 +234,7 @@ def build_request(
     limit: int = 10, page: int = 1, sort: str = "relevance", highlight: bool = True,
     facet_size: int = 10, match: str = "most", group: str = "none",
 ) -> Any:  # fmt: skip
-    from newsquarry.search.core.requests import SearchRequest
+    from newsquarry.search.core.requests import SearchRequest  # lazy: start-up time
 
     filters = {name: list(kw[name]) for name in FILTER_NAMES if kw.get(name)}
     return SearchRequest(
@@ -300,11 +300,11 @@ def ensure_index(obj: Context, serving: bool = False) -> None:
         obj.store().searcher()  # opens (and checks) every segment: damage is reported here
         return
     store = obj.store()  # first: it imports Whoosh without the modules it never uses
-    from newsquarry.search.engine.store import WhooshStore
+    from newsquarry.search.engine.store import WhooshStore  # lazy: start-up time
 
     # a live document count from the segments' metadata: ``stats()`` would walk them all
     if isinstance(store, WhooshStore) and store.searcher().doc_count() == 0:
-        from newsquarry.search.ingest.corpus import bundled_corpus_path
+        from newsquarry.search.ingest.corpus import bundled_corpus_path  # lazy: start-up time
         from newsquarry.search.ingest.indexer import index_paths
 
         click.echo(f"No index yet at {obj.index_dir}: indexing the bundled corpus…", err=True)

@@ -66,11 +66,11 @@ class Resident:
     warmed last."""
 
     def __init__(self, folder: str) -> None:
-        from newsquarry.search.engine.light import install
+        from newsquarry.search.engine.light import install  # lazy: start-up time
 
         install()
         from newsquarry.search.engine.store import WhooshStore
-        from newsquarry.search.query.searching import warm_up
+        from newsquarry.search.query.searching import warm_up  # lazy: start-up time
 
         self.folder = folder
         self.inode = os.stat(folder).st_ino
@@ -87,7 +87,7 @@ class Resident:
 
     def refresh(self) -> None:
         """Warm the newest committed state if another process committed since."""
-        from newsquarry.search.query.searching import warm_refreshed
+        from newsquarry.search.query.searching import warm_refreshed  # lazy: start-up time
 
         if self.store.generation != self.generation:  # links here: no thread may run
             self.generation = warm_refreshed(self.store, background_links=False)

@@ -32,7 +32,7 @@ def plural(n: int, word: str, words: str | None = None) -> str:
 
 def make_console(stderr: bool = False) -> Console:
     """A console that writes plain text when not on a terminal or when NO_COLOR is set."""
-    from rich.console import Console
+    from rich.console import Console  # lazy: start-up time
 
     stream = sys.stderr if stderr else sys.stdout
     no_color = bool(os.environ.get("NO_COLOR"))
@@ -88,7 +88,7 @@ def _indented(console: Console, text: Text) -> None:
     cut when the output goes to a file or a pager.
     """
     if console.is_terminal:
-        from rich.padding import Padding
+        from rich.padding import Padding  # lazy: start-up time
 
         console.print(Padding(text, (0, 0, 0, 3)))
     else:
@@ -99,7 +99,7 @@ def _indented(console: Console, text: Text) -> None:
 
 def marked(text: str, matches: list[list[int]], style: str = "bold yellow") -> Text:
     """Text with the [start, length] ranges styled."""
-    from rich.text import Text
+    from rich.text import Text  # lazy: start-up time
 
     t = Text(text)
     for start, length in matches or []:
@@ -144,7 +144,7 @@ def also_in(hit: dict[str, Any]) -> str:
 
 def print_hits(console: Console, result: dict[str, Any], show_facets: bool = False) -> None:
     """The human-readable list of passage or quote hits, then the facets if asked."""
-    from rich.text import Text
+    from rich.text import Text  # lazy: start-up time
 
     hits = result["hits"]
     group = (result.get("request") or {}).get("group")
@@ -212,7 +212,7 @@ def print_hits(console: Console, result: dict[str, Any], show_facets: bool = Fal
 
 def print_facet(console: Console, facet: dict[str, Any], name: str | None = None) -> None:
     """One facet: its values with counts, selected ones marked."""
-    from rich.text import Text
+    from rich.text import Text  # lazy: start-up time
 
     console.print(Text(name or facet["name"], style="bold underline"))
     values = facet.get("values") or []
@@ -230,7 +230,7 @@ def print_facet(console: Console, facet: dict[str, Any], name: str | None = None
 
 def print_cooccurrence(console: Console, result: dict[str, Any]) -> None:
     """Co-occurring values: per facet, the same-passage and same-article lists side by side."""
-    from rich.text import Text
+    from rich.text import Text  # lazy: start-up time
 
     p, a = result["passages"], result["articles"]
     console.print(Text(

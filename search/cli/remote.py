@@ -46,7 +46,7 @@ PROBLEM = "application/problem+json"
 def request_params(request: SearchRequest, *, facets: bool = True) -> list[tuple[str, str]]:
     """A SearchRequest as the API's query parameters (dates checked here, with the
     library's messages, rather than by the API's pattern)."""
-    from newsquarry.search.query.facets import date_bounds
+    from newsquarry.search.query.facets import date_bounds  # lazy: start-up time
 
     for name in ("date_from", "date_to"):
         if getattr(request, name):

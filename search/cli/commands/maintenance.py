@@ -29,7 +29,7 @@ def check(obj: Context, as_json: bool) -> None:
       newsquarry check --json
     """
     from newsquarry.search.engine.check import check_index
-    from newsquarry.search.engine.integrity import toc_generations
+    from newsquarry.search.engine.integrity import toc_generations  # lazy: start-up time
 
     path = obj.index_dir
     if not os.path.isdir(path):
@@ -102,7 +102,10 @@ def repair(obj: Context, paths: tuple[str, ...], processes: int | None, as_json:
       newsquarry repair
       newsquarry repair ~/news/archive.jsonl
     """
-    from newsquarry.search.ingest.indexer import default_enricher, default_processes
+    from newsquarry.search.ingest.indexer import (  # lazy: start-up time
+        default_enricher,
+        default_processes,
+    )
     from newsquarry.search.ingest.repair import repair as run_repair
 
     # spaCy loads only when there are files to enrich again
@@ -160,7 +163,7 @@ def aliases(
       newsquarry aliases --search fed --facet org
       newsquarry aliases --rebuild
     """
-    from newsquarry.search.archive.aliases import OVERRIDE_HELP
+    from newsquarry.search.archive.aliases import OVERRIDE_HELP  # lazy: start-up time
     from newsquarry.search.core.textnorm import fold
 
     store = obj.store(create=False)

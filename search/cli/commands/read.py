@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import shlex
 import sys
+from dataclasses import asdict
 from typing import Any
 
 import click
@@ -59,7 +60,7 @@ def run_request(obj: Context, request: Any, url: str | None) -> dict[str, Any]:
     """Run a search locally or against a running API; the same dict either way."""
     url = url or obj.url
     if url:
-        from newsquarry.search.cli.remote import RemoteClient
+        from newsquarry.search.cli.remote import RemoteClient  # lazy: start-up time
 
         return RemoteClient(url).search(request)
     ensure_index(obj)
@@ -81,14 +82,14 @@ def stream_all(obj: Context, request: Any, url: str | None, fmt: str | None) -> 
         raise click.UsageError("--all writes records only: leave out --facet")
     out = binary_stdout()
     if url:
-        from newsquarry.search.cli.remote import RemoteClient
+        from newsquarry.search.cli.remote import RemoteClient  # lazy: start-up time
 
         total, chunks = RemoteClient(url).export(request, fmt)
         for chunk in chunks:
             out.write(chunk)
         out.flush()
         return 0 if total else EXIT_NO_RESULTS
-    from newsquarry.search.query.export import Export, records
+    from newsquarry.search.query.export import Export, records  # lazy: start-up time
 
     ensure_index(obj)
     settings = dict(obj.settings, max_page_depth=sys.maxsize)
@@ -130,7 +131,7 @@ def emit(result: dict[str, Any], fmt: str | None, show_facets: bool) -> int:
     if fmt == "json":
         click.echo(to_json(result))
     elif fmt in ("jsonl", "csv"):
-        from newsquarry.search.query.export import records
+        from newsquarry.search.query.export import records  # lazy: start-up time
 
         out = binary_stdout()
         for chunk in records(result["hits"], fmt, result["request"]["mode"]):
@@ -284,17 +285,17 @@ def cooccur(obj: Context, query: str, targets: tuple[str, ...], limit: int, fmt:
       newsquarry cooccur --speaker "Harry Solano" --facet speaker --json
       newsquarry cooccur aid --place Venezuela --facet org --csv
     """
-    from newsquarry.search.query.cooccurrence import DEFAULT_TARGETS
+    from newsquarry.search.query.cooccurrence import DEFAULT_TARGETS  # lazy: start-up time
 
     request = build_request(query, kw)
     chosen = list(targets) or list(DEFAULT_TARGETS)
     url = kw.get("url") or obj.url
     if url:
-        from newsquarry.search.cli.remote import RemoteClient
+        from newsquarry.search.cli.remote import RemoteClient  # lazy: start-up time
 
         result = RemoteClient(url).cooccurrence(request, chosen, limit)
     else:
-        from newsquarry.search.query.cooccurrence import cooccurrence
+        from newsquarry.search.query.cooccurrence import cooccurrence  # lazy: start-up time
 
         ensure_index(obj)
         result = cooccurrence(obj.store(), request, chosen, limit, obj.settings).to_dict()
@@ -341,13 +342,11 @@ def facets(obj: Context, facet: str, prefix: str, query: str, limit: int, fmt: s
     request = build_request(query, kw, facet_size=limit)
     url = kw.get("url")
     if url:
-        from newsquarry.search.cli.remote import RemoteClient
+        from newsquarry.search.cli.remote import RemoteClient  # lazy: start-up time
 
         result = RemoteClient(url).facet_values(facet, prefix, request, limit)
     else:
-        from dataclasses import asdict
-
-        from newsquarry.search.query.searching import facet_values
+        from newsquarry.search.query.searching import facet_values  # lazy: start-up time
 
         ensure_index(obj)
         result = asdict(facet_values(obj.store(), facet, prefix, request, limit))
@@ -389,7 +388,7 @@ def show(obj: Context, item_id: str, as_json: bool, force_article: bool, url: st
       newsquarry show 000_e23b3335c9472580 --json
     """
     if url:
-        from newsquarry.search.cli.remote import RemoteClient
+        from newsquarry.search.cli.remote import RemoteClient  # lazy: start-up time
 
         source: Any = RemoteClient(url)
         get_passage, get_article = source.passage, source.article
@@ -410,7 +409,7 @@ def show(obj: Context, item_id: str, as_json: bool, force_article: bool, url: st
     if as_json:
         click.echo(to_json(record))
         return
-    from rich.text import Text
+    from rich.text import Text  # lazy: start-up time
 
     console = make_console()
     console.print(Text(record.get("title") or record["id"], style="bold"))
@@ -449,7 +448,7 @@ def stats(obj: Context, as_json: bool, url: str | None) -> None:
       newsquarry stats --json
     """
     if url:
-        from newsquarry.search.cli.remote import RemoteClient
+        from newsquarry.search.cli.remote import RemoteClient  # lazy: start-up time
 
         data = RemoteClient(url).stats()
     else:

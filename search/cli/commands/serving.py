@@ -4,6 +4,7 @@ keys), ``daemon`` (the resident searcher's status, start, stop) and ``completion
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import time
@@ -23,8 +24,7 @@ def port_free_or_fail(host: str, port: int) -> None:
     only, so connections of a stopped server in TIME_WAIT do not count) fails
     on any listening socket, shared or not.
     """
-    import errno
-    import socket
+    import socket  # lazy: start-up time
 
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
@@ -73,7 +73,7 @@ def serve(obj: Context, host: str, port: int, workers: int, threads: int) -> Non
       curl 'http://127.0.0.1:8080/v1/search?q=torture'
     """
     if obj.settings.get("secret"):
-        from newsquarry.search.query.keys import check_secret
+        from newsquarry.search.query.keys import check_secret  # lazy: start-up time
 
         check_secret(str(obj.settings["secret"]))  # gunicorn would refuse it too, less clearly
     port_free_or_fail(host, port)
@@ -128,7 +128,7 @@ def key(obj: Context, since: str | None, until: str | None, expires_in: str,
       NEWSQUARRY_SECRET=... newsquarry key --source "News from the world" --expires-in 7d
       newsquarry key --speaker "Harry Solano" --expires-in never
     """
-    from newsquarry.search.query.keys import Scope, check_secret, make_key
+    from newsquarry.search.query.keys import Scope, check_secret, make_key  # lazy: start-up time
 
     if not secret:
         fail("no server secret: set NEWSQUARRY_SECRET to the server's secret, or pass --secret")
@@ -218,7 +218,7 @@ def completion(ctx: click.Context, shell: str) -> None:
       eval "$(newsquarry completion bash)"        # in ~/.bashrc
       newsquarry completion fish > ~/.config/fish/completions/newsquarry.fish
     """
-    from click.shell_completion import get_completion_class
+    from click.shell_completion import get_completion_class  # lazy: start-up time
 
     cls = get_completion_class(shell)
     group = ctx.find_root().command  # the newsquarry group (``app``)

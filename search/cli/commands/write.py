@@ -19,6 +19,7 @@ from newsquarry.search.cli.common import (
 )
 from newsquarry.search.cli.output import make_console, plural
 from newsquarry.search.core.config import SETTINGS_BY_NAME
+from newsquarry.search.core.errors import ClusterError
 
 
 @click.command()
@@ -95,7 +96,7 @@ def index(obj: Context, paths: tuple[str, ...], force: bool, commit_every: int |
       newsquarry index archive.jsonl --processes 2 --optimize
       newsquarry index archive.jsonl --cluster tcp://scheduler-host:8786
     """
-    from newsquarry.search.core.errors import ClusterError
+    # lazy: start-up time
     from newsquarry.search.ingest.indexer import (
         default_enricher,
         default_processes,
@@ -110,11 +111,12 @@ def index(obj: Context, paths: tuple[str, ...], force: bool, commit_every: int |
     executor = None
     if cluster:
         try:
+            # lazy: an optional dependency (newsquarry[cluster]), and start-up time
             from newsquarry.search.ingest.enrich.cluster import DaskExecutor, enrichment_fingerprint
         except ImportError as exc:
             reporter.close()
             fail(str(exc), 2)
-        import logging
+        import logging  # lazy: start-up time
 
         from newsquarry.search.ingest.enrich.nlp import load_nlp
 
@@ -204,6 +206,7 @@ class ProgressReporter:
         self._progress = None
         self._task = None
         if self.tty:
+            # lazy: start-up time
             from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
             self._progress = Progress(
@@ -287,7 +290,7 @@ def optimize_command(obj: Context) -> None:
     Example:
       newsquarry optimize
     """
-    from newsquarry.search.ingest.indexer import optimize
+    from newsquarry.search.ingest.indexer import optimize  # lazy: start-up time
 
     result = optimize(obj.store(create=False))
     click.echo(
