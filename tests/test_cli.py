@@ -238,6 +238,29 @@ def test_facets_command(runner, seeded):
     assert r.exit_code == 2 and "Error:" in r.stderr
 
 
+def test_who_is_quoted_most_counts_quotations_not_passages(runner, seeded):
+    """`facets speaker --mode quotes` and `quotes --facet speaker` count quotations (the
+    API's /v1/facets/speaker?mode=quotes): a speaker quoted twice in one passage counts 2."""
+
+    def counts(data):
+        return {v["value"]: v["count"] for v in data}
+
+    out = run(runner, seeded, "quotes", "--speaker", "Harry Solano", "--all", "--jsonl").stdout
+    quotes = [json.loads(line) for line in out.splitlines()]
+    passages = counts(
+        json.loads(run(runner, seeded, "facets", "speaker", "--json").stdout)["values"]
+    )
+    by_quotes = counts(
+        json.loads(run(runner, seeded, "facets", "speaker", "--mode", "quotes", "--json").stdout)[
+            "values"
+        ]
+    )
+    assert by_quotes["Harry Solano"] == len(quotes) > passages["Harry Solano"]
+    r = run(runner, seeded, "quotes", "--facet", "speaker", "--json")
+    facet = json.loads(r.stdout)["facets"]["speaker"]["values"]
+    assert counts(facet)["Harry Solano"] == len(quotes)
+
+
 def test_colour_only_on_terminal_and_never_with_no_color(runner, seeded):
     # CliRunner is not a terminal: plain text
     r = run(runner, seeded, "search", "Guaido")
@@ -249,7 +272,9 @@ def test_colour_only_on_terminal_and_never_with_no_color(runner, seeded):
     for no_color, expect in ((None, True), ("1", False)):
         if no_color:
             env["NO_COLOR"] = no_color
-        out = _run_in_pty(pty, [sys.executable, "-m", "newsquarry.search.cli", "search", "Guaido"], env)
+        out = _run_in_pty(
+            pty, [sys.executable, "-m", "newsquarry.search.cli", "search", "Guaido"], env
+        )
         assert "Guaidó" in out
         assert ("\x1b[" in out) is expect, out[:200]
 

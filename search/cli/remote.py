@@ -224,6 +224,8 @@ class RemoteClient:
     ) -> dict[str, Any]:
         params = request_params(request, facets=False) + [("prefix", prefix), ("size", str(size))]
         params = [(k, v) for k, v in params if k not in ("page", "per_page", "sort")]
+        if request.mode == "quotes":  # counts of quotations (the API's mode=quotes)
+            params.append(("mode", "quotes"))
         if facet not in FACETS:  # as locally (the API answers 404 for it)
             raise UnknownFacet(
                 f"unknown facet {facet!r}; facets are: {', '.join(FACETS)}", field="facet"

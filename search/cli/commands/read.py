@@ -223,13 +223,20 @@ def search(obj: Context, query: str, facets: tuple[str, ...], facet_size: int, s
     help="Results per page, or 'all' (see --all).",
 )  # fmt: skip
 @click.option("--page", type=click.IntRange(1), default=1, show_default=True)
+@click.option(
+    "--facet", "facets", multiple=True,
+    help="Show counts of quotations for this facet (repeatable): --facet speaker is who is "
+    "quoted most.",
+)  # fmt: skip
+@click.option("--facet-size", type=click.IntRange(1), default=10, show_default=True)
 @all_option
 @match_options
 @output_options
 @click.pass_obj
 @handle_errors
-def quotes(obj: Context, query: str, sort: str, limit: int | str, page: int, everything: bool,
-           fmt: str | None, match: str, group: str, **kw: Any) -> None:  # fmt: skip
+def quotes(obj: Context, query: str, sort: str, limit: int | str, page: int,
+           facets: tuple[str, ...], facet_size: int, everything: bool, fmt: str | None,
+           match: str, group: str, **kw: Any) -> None:  # fmt: skip
     """List quotations with their speakers, optionally matching QUERY.
 
     \b
@@ -239,17 +246,18 @@ def quotes(obj: Context, query: str, sort: str, limit: int | str, page: int, eve
       newsquarry quotes --speaker Alvarenga --kind direct --json
       newsquarry quotes --speaker "Harry Solano" --all --csv > solano.csv
       newsquarry quotes "fair price" --group cluster
+      newsquarry quotes aid --facet speaker     # who is quoted most about aid?
     """
     everything = everything or limit == "all"
     request = build_request(
-        query, kw, mode="quotes", limit=10 if everything else limit, page=page, sort=sort,
-        match=match, group=group,
+        query, kw, mode="quotes", facets=facets, limit=10 if everything else limit, page=page,
+        sort=sort, facet_size=facet_size, match=match, group=group,
     )  # fmt: skip
     if everything:
         no_grouping_with_all(group)
         sys.exit(stream_all(obj, request, kw.get("url"), fmt))
     result = run_request(obj, request, kw.get("url"))
-    sys.exit(emit(result, fmt, show_facets=False))
+    sys.exit(emit(result, fmt, show_facets=bool(facets)))
 
 
 @click.command()
@@ -324,11 +332,15 @@ def cooccur(obj: Context, query: str, targets: tuple[str, ...], limit: int, fmt:
 @click.option("-q", "--query", default="", help="Count under this query.")
 @filter_options
 @click.option("-n", "--limit", type=click.IntRange(1), default=20, show_default=True)
+@click.option(
+    "--mode", type=click.Choice(["passages", "quotes"]), default="passages", show_default=True,
+    help="Count passages, or quotations (--mode quotes: who is quoted most).",
+)  # fmt: skip
 @output_options
 @click.pass_obj
 @handle_errors
-def facets(obj: Context, facet: str, prefix: str, query: str, limit: int, fmt: str | None,
-           **kw: Any) -> None:  # fmt: skip
+def facets(obj: Context, facet: str, prefix: str, query: str, limit: int, mode: str,
+           fmt: str | None, **kw: Any) -> None:  # fmt: skip
     """The values of one facet with their counts.
 
     FACET is one of person, org, place, speaker, article, source, date, quote_kind.
@@ -338,8 +350,9 @@ def facets(obj: Context, facet: str, prefix: str, query: str, limit: int, fmt: s
       newsquarry facets person
       newsquarry facets speaker --prefix al
       newsquarry facets person --query torture --csv
+      newsquarry facets speaker --mode quotes --query aid   # who is quoted most on aid
     """
-    request = build_request(query, kw, facet_size=limit)
+    request = build_request(query, kw, mode=mode, facet_size=limit)
     url = kw.get("url")
     if url:
         from newsquarry.search.cli.remote import RemoteClient  # lazy: start-up time
