@@ -355,3 +355,16 @@ def test_quotes_group_cluster(runner, tmp_path):
     assert r.exit_code != 0 and "mode=quotes" in r.output and "Traceback" not in r.output
     r = run(runner, ix, "quotes", "--group", "cluster", "--all")
     assert r.exit_code == 2 and "--group" in r.output
+
+
+def test_a_query_error_says_where_once(runner, seeded):
+    r = run(runner, seeded, "search", "foo AND (bar")
+    assert r.exit_code == 2
+    assert r.stderr.count("8") == 1 and "position 8" in r.stderr
+
+
+def test_stats_names_the_size_in_the_unit_it_prints(runner, seeded):
+    r = run(runner, seeded, "stats")
+    (line,) = [x for x in r.stdout.splitlines() if x.startswith("size")]
+    assert line.split()[0] == "size" and line.endswith(" MB")
+    assert "size_bytes" in json.loads(run(runner, seeded, "stats", "--json").stdout)

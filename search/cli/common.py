@@ -94,8 +94,11 @@ def handle_errors(fn: Callable) -> Callable:
         except NewsquarryError as exc:
             if debug:
                 raise
-            where = f" (at character {exc.position})" if getattr(exc, "position", None) else ""
-            fail(f"{option_message(exc, ctx.info_name)}{where}", exc.exit_code)
+            message = option_message(exc, ctx.info_name)
+            position = getattr(exc, "position", None)
+            # the position once: most query errors already say where
+            where = f" (at character {position})" if position and "position" not in message else ""
+            fail(f"{message}{where}", exc.exit_code)
         except BrokenPipeError:  # the reader stopped (`| head`): quiet, like SIGPIPE
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(EXIT_BROKEN_PIPE)

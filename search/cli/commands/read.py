@@ -469,8 +469,9 @@ def stats(obj: Context, as_json: bool, url: str | None) -> None:
     if as_json:
         click.echo(to_json(data))
         return
-    width = max(len(k) for k in data)
-    for key, value in data.items():
-        if key == "size_bytes":
-            value = f"{value / 1e6:.1f} MB"
+    shown = {("size" if k == "size_bytes" else k): v for k, v in data.items()}
+    width = max(len(k) for k in shown)
+    for key, value in shown.items():
+        if key == "size":  # bytes in the JSON; here in megabytes, labelled as such
+            value = f"{data['size_bytes'] / 1e6:.1f} MB"
         click.echo(f"{key:<{width}}  {value}")

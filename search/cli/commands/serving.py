@@ -61,7 +61,9 @@ def port_free_or_fail(host: str, port: int) -> None:
 def serve(obj: Context, host: str, port: int, workers: int, threads: int) -> None:
     """Serve the HTTP API, search page and widget under gunicorn.
 
-    Indexes the bundled corpus first when the index is empty. Settings come
+    At the default index folder, indexes the bundled corpus first when the index is
+    empty; at another folder (--index) it starts on a new, empty index, filled through the
+    API. Settings come
     from NEWSQUARRY_* environment variables (see docs/api.md), e.g.
     NEWSQUARRY_WRITE_TOKEN enables the write endpoints.
 
