@@ -294,3 +294,30 @@ def test_an_article_the_rules_fail_on_is_reported_and_the_rest_indexed(tmp_path,
     monkeypatch.setattr(pipeline, "extract_quotes", real)
     again = index_articles(store, arts, enricher=Enricher(n_process=1))
     assert again.added == ["bad"] and sorted(again.unchanged) == ["a0", "a1", "a2"]
+
+
+def test_the_first_commit_comes_early_and_batches_grow_to_commit_every(tmp_path):
+    """A Ctrl-C a minute into a large import keeps work: the first commit holds 50
+    articles, then each batch doubles up to ``commit_every``."""
+    from newsquarry.search.core.models import Article
+    from newsquarry.search.engine.store import WhooshStore
+    from newsquarry.search.ingest.indexer import index_articles
+
+    class Plain:
+        def enrich(self, items):
+            yield from items
+
+    arts = [Article(id=f"a{i}", title=f"T{i}", text=f"Paragraph number {i}.") for i in range(420)]
+    sizes: list[int] = []
+
+    def on_progress(progress, report):
+        if progress.commits > len(sizes):
+            sizes.append(progress.committed - sum(sizes))
+
+    store = WhooshStore(tmp_path / "ix")
+    try:
+        index_articles(store, arts, enricher=Plain(), commit_every=150, on_progress=on_progress)
+        assert sizes == [50, 100, 150, 120]
+        assert store.stats()["articles"] == 420
+    finally:
+        store.close()
