@@ -310,10 +310,10 @@ def test_progress_has_a_rate_and_eta_before_the_first_commit(tmp_path, capsys):
     assert before_commit[-1][1] == 40  # every article enriched, none committed yet
     assert all(rate > 0 and eta is not None for _, n, rate, eta in before_commit if n)
     lines = capsys.readouterr().err.splitlines()
-    first = next(line for line in lines if "· 0 committed" in line and " 5 enriched" in line)
+    first = next(line for line in lines if "· 0 committed" in line and " 5/40 " in line)
     # a rate of zero, not one that ends in zero ("2630.0 articles/s")
     assert not re.search(r"(?<![\d.])0\.0 articles/s", first)
-    assert "ETA …" not in first and "5/40 done" in first
+    assert "ETA …" not in first and " 5/40 " in first
     store.close()
 
 
@@ -341,3 +341,25 @@ def test_url_after_the_command_and_before_it_are_the_same(ix):
     # NEWSQUARRY_URL still applies, and a --url before the command wins over it
     r3 = cli_run("--url", "http://127.0.0.1:9", "stats", env={"NEWSQUARRY_URL": "http://x.invalid"})
     assert r3.stderr == r1.stderr
+
+
+def test_the_progress_line_fits_80_columns_with_rate_and_eta_first(capsys):
+    from types import SimpleNamespace
+
+    from newsquarry.search.engine.store import WriteReport
+
+    # a long import, two thirds done: six-digit counts, a rate in the hundreds
+    progress = SimpleNamespace(
+        total=234_567, processed=123_456, read=123_456, enriched=123_456, committed=120_000,
+        rate=312.5, eta=3555.0, skipped_files=[],
+    )  # fmt: skip
+    report = WriteReport()
+    report.failed = [{"path": "x", "reason": "y"}] * 12
+    reporter = ProgressReporter(interval=0.0)
+    reporter.tty = False
+    reporter.update(progress, report)
+    (line,) = capsys.readouterr().err.splitlines()
+    assert len(line) <= 80, line
+    first, second = line.split(" · ")[:2]
+    assert first == "312.5 articles/s" and second == "ETA 00:59:15"
+    assert "120000 committed" in line and "12 failed" in line and "unchanged" not in line

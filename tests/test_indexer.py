@@ -215,7 +215,7 @@ def test_cli_index_shows_eta_and_optimize_merges(tmp_path):
     args = ["--index", ix, "index", str(src), "--processes", "1", "--commit-every", "4"]
     r = runner.invoke(cli, args, catch_exceptions=False)
     assert r.exit_code == 0, r.output
-    assert "12 added" in r.stdout and "ETA" in r.stderr and "/12 done" in r.stderr
+    assert "12 added" in r.stdout and "ETA" in r.stderr and "/12 ·" in r.stderr
     r = runner.invoke(cli, [*args, "--optimize"], catch_exceptions=False)
     assert "12 unchanged" in r.stdout and "-> 1 segments" in r.stdout
     r = runner.invoke(cli, ["--index", ix, "optimize"], catch_exceptions=False)

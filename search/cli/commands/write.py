@@ -221,16 +221,20 @@ class ProgressReporter:
 
     def update(self, progress: Any, report: Any) -> None:
         self.skipped = progress.skipped_files
-        msg = (
-            f"{progress.read} read · {progress.enriched} enriched · "
-            f"{progress.committed} committed · "
-            f"{len(report.unchanged)} unchanged · {len(report.failed)} failed · "
-            f"{progress.rate:.1f} articles/s"
-        )
+        # rate and ETA first, and within 80 columns: a narrow terminal cuts the end
+        parts = [f"{progress.rate:.1f} articles/s"]
         if getattr(progress, "total", None):  # ETA from the up-front count (see indexer)
             eta = progress.eta
             left = "…" if eta is None else time.strftime("%H:%M:%S", time.gmtime(eta))
-            msg += f" · {progress.processed}/{progress.total} done · ETA {left}"
+            parts += [f"ETA {left}", f"{progress.processed}/{progress.total}"]
+        else:
+            parts += [f"{progress.read} read", f"{progress.enriched} enriched"]
+        parts.append(f"{progress.committed} committed")
+        if report.unchanged:
+            parts.append(f"{len(report.unchanged)} unchanged")
+        if report.failed:
+            parts.append(f"{len(report.failed)} failed")
+        msg = " · ".join(parts)
         if self._progress is not None:
             self._progress.update(self._task, description=msg)
             return
