@@ -197,16 +197,24 @@ def search(obj: Context, query: str, facets: tuple[str, ...], facet_size: int, s
       newsquarry search "soldiers tortured in Venezuela" --group article
       newsquarry search "guard caracas" --match all
     """
-    everything = everything or limit == "all"
-    request = build_request(
-        query, kw, facets=facets, limit=10 if everything else limit, page=page, sort=sort,
-        highlight=not no_highlight, facet_size=facet_size, match=match, group=group,
+    list_hits(
+        obj, query, kw, fmt, everything or limit == "all", facets=facets, limit=limit,
+        page=page, sort=sort, highlight=not no_highlight, facet_size=facet_size, match=match,
+        group=group,
     )  # fmt: skip
+
+
+def list_hits(obj: Context, query: str, kw: dict[str, Any], fmt: str | None, everything: bool,
+              **options: Any) -> None:  # fmt: skip
+    """Run a search or quotation request and print one page, or stream every hit (--all)."""
     if everything:
-        no_grouping_with_all(group)
+        options["limit"] = 10
+    request = build_request(query, kw, **options)
+    if everything:
+        no_grouping_with_all(options["group"])
         sys.exit(stream_all(obj, request, kw.get("url"), fmt))
     result = run_request(obj, request, kw.get("url"))
-    sys.exit(emit(result, fmt, show_facets=bool(facets)))
+    sys.exit(emit(result, fmt, show_facets=bool(options.get("facets"))))
 
 
 @click.command()
@@ -248,16 +256,10 @@ def quotes(obj: Context, query: str, sort: str, limit: int | str, page: int,
       newsquarry quotes "fair price" --group cluster
       newsquarry quotes aid --facet speaker     # who is quoted most about aid?
     """
-    everything = everything or limit == "all"
-    request = build_request(
-        query, kw, mode="quotes", facets=facets, limit=10 if everything else limit, page=page,
-        sort=sort, facet_size=facet_size, match=match, group=group,
+    list_hits(
+        obj, query, kw, fmt, everything or limit == "all", mode="quotes", facets=facets,
+        limit=limit, page=page, sort=sort, facet_size=facet_size, match=match, group=group,
     )  # fmt: skip
-    if everything:
-        no_grouping_with_all(group)
-        sys.exit(stream_all(obj, request, kw.get("url"), fmt))
-    result = run_request(obj, request, kw.get("url"))
-    sys.exit(emit(result, fmt, show_facets=bool(facets)))
 
 
 @click.command()
