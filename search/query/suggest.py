@@ -7,6 +7,15 @@ wildcards or fuzzy terms); words in facet fields (``speaker:alvarnga``) are
 corrected against that facet's values. The caller runs the corrected query
 and offers it (one suggestion per query, with its hit count) only when it finds
 more than the original.
+
+A suggestion must be very likely right, because a wrong one misleads more than
+none. So, as Lucene's ``DirectSpellChecker`` does by default: words shorter than
+``MIN_LENGTH`` are never corrected ("did" is not a misspelling of "aid"), a
+candidate keeps the word's first letter, and words of up to five letters take one
+edit only. A word the query finds as it is typed (its stem is in the index: "say"
+finds "says") or a stop word is never corrected, and a query with a word that is
+neither known nor correctable gets no suggestion at all ("zzqxj blorf" is not
+"zzqxj born").
 """
 
 from __future__ import annotations
@@ -17,14 +26,32 @@ from collections import OrderedDict
 from typing import Any
 
 from newsquarry.search.core.textnorm import fold
+from newsquarry.search.engine.schema import text_analyzer
 from newsquarry.search.engine.views import View, leaves_of
-from newsquarry.search.query.parse import USER_FIELDS, Token, edit_distance
+from newsquarry.search.query.parse import STOP_WORDS, USER_FIELDS, Token, edit_distance
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
 RARE = 50  # a known word in at most this many articles may be a misspelling ...
 RATIO = 10  # ... of a word one edit away found in at least RATIO times as many articles
+MIN_LENGTH = 4  # shorter words are never corrected (Lucene's minQueryLength)
+SHORT = 5  # words of up to this many letters take one edit, longer ones up to two
+_ANALYZER = text_analyzer()
+
+
+def _found_as_typed(searcher: Any, word: str) -> bool:
+    """Whether the query finds ``word`` as typed: its analysed (stemmed) form is a term of
+    the text field, so "say" (indexed as "say" from "says") is no misspelling."""
+    terms = [t.text for t in _ANALYZER(word)]
+    if not terms:
+        return True  # a stop word or punctuation: nothing to correct
+    try:
+        return all(
+            any(reader.doc_frequency("text", t) for reader, _ in leaves_of(searcher)) for t in terms
+        )
+    except (KeyError, ValueError):
+        return False
 
 
 def _df(searcher: Any, word: str, cap: int | None = None) -> int:
@@ -97,20 +124,26 @@ def _correct_word(searcher: Any, word: str, articles: int | None = None) -> str 
     does (tens of milliseconds on a large index).
     """
     folded = fold(word)
-    if len(folded) < 3 or folded.isdigit() or not folded.isalnum():
+    if len(folded) < MIN_LENGTH or folded.isdigit() or not folded.isalnum():
+        return None
+    if folded in STOP_WORDS:
         return None
     df = _df(searcher, folded, cap=RARE)
     if df > RARE or (df and articles is not None and articles < RATIO * (df + 1)):
         return None  # common, or no neighbour could be RATIO times as frequent
     vocab = _vocabulary(searcher)
     best, best_df = None, 0
-    for cand in sorted(c for c in edits1(folded) if any(c in v for v in vocab)):
+    for cand in sorted(
+        c for c in edits1(folded) if c[:1] == folded[:1] and any(c in v for v in vocab)
+    ):
         n = _df(searcher, cand)
         if n > best_df:
             best, best_df = cand, n
     if df == 0:
         if best is not None:
             return best
+        if len(folded) <= SHORT:
+            return None
         got = searcher.corrector("spell").suggest(folded, limit=1, maxdist=2, prefix=1)
         return got[0] if got else None
     return best if best is not None and best_df >= RATIO * df else None
@@ -146,6 +179,8 @@ def corrected_text(text: str, tokens: list[Token], searcher: Any, view: View) ->
             word = m.group(0)
             if in_field in (None, "text", "title", "quote"):
                 fix = _correct_word(searcher, word, view.live_count("article"))
+                if not fix and not _found_as_typed(searcher, word):
+                    return None  # an unknown word nothing corrects: no plausible query
             else:
                 fix = _correct_value(view, in_field, word)
             if fix and fix != fold(word):
