@@ -8,6 +8,14 @@ that value as a filter and the name taken out of the query, with its hit count.
 A speaker named in a question about what was said ("what did Trump say about
 Venezuela") is offered as the quotes view instead: "Quotes by Donald Trump
 matching Venezuela". The query itself is never rewritten.
+
+A name is matched whole, never by one of its words: a run of query words inside a longer
+run that names someone is not looked up again ("Tony Blair" is not also "Ian Blair"); a
+surname alone names a person only when one full name of the facet ends with it and the
+query word before it is not part of another name ("Michael Howard" is not "George
+Michael"); a place or an organisation is not offered as a speaker. The offered search keeps
+the query's operators ("Maduro NOT Guaido" offers Maduro's passages NOT matching Guaido), so
+its link returns what its label says.
 """
 
 from __future__ import annotations
@@ -130,12 +138,20 @@ def interpretations(prep: Any) -> list[Interpretation]:
     seen: set[tuple[str, int]] = set()
     text = prep.parsed.text
     asks_speech = any(w in SPEECH_WORDS for _, w in words)
+    named: set[int] = set()  # query words of a longer run that names someone
     for n in range(min(MAX_WORDS, len(words)), 0, -1):
         for i in range(len(words) - n + 1):
             run = words[i : i + n]
             if any(run[j + 1][0] != run[j][0] + 1 for j in range(n - 1)):
                 continue  # not consecutive in the query
+            if all(k in named for k, _ in run):
+                continue  # part of a longer name the query gives
             seq = tuple(w for _, w in run)
+            before = tokens[run[0][0] - 1] if run[0][0] else None
+            # the word before is a capitalised word: this run is the end of another name
+            in_other_name = (
+                before is not None and before.kind == "word" and before.text[:1].isupper()
+            )
             for facet in FACETS:
                 if facet == "speaker" and r.mode == "passages" and not asks_speech:
                     continue
@@ -146,12 +162,23 @@ def interpretations(prep: Any) -> list[Interpretation]:
                 # keep this order in what is offered
                 keys = prep.view.registries[facet].keys
                 gids = sorted(_names(prep.view, facet, seq[-1]).get(seq, []), key=keys.__getitem__)
+                gids = [g for g in gids if g < prep.view.nkeys[facet]]
+                whole = [g for g in gids if len(_WORD.findall(keys[g])) == len(seq)]
+                partial = [g for g in gids if g not in whole]
+                # a surname names a person only alone and unambiguously
+                if len(partial) > 1 or in_other_name:
+                    partial = []
+                gids = whole + partial
+                if gids:
+                    named.update(k for k, _ in run)
                 for gid in gids:
                     if (facet, gid) in seen or gid >= prep.view.nkeys[facet]:
                         continue
                     seen.add((facet, gid))
                     value = prep.view.display(facet, gid)
                     if fold(value) in {fold(v) for v in r.filters.get(facet, [])}:
+                        continue
+                    if facet == "speaker" and _place_or_org(prep.view, keys[gid]):
                         continue
                     start, end = tokens[run[0][0]].start, tokens[run[-1][0]].end
                     kind = "quotes" if facet == "speaker" else "filter"
@@ -183,11 +210,29 @@ def interpretations(prep: Any) -> list[Interpretation]:
     return offered[:MAX_OFFERED]
 
 
+def _place_or_org(view: View, key: str) -> bool:
+    """Whether a speaker's key is known as a place or an organisation and not as a person
+    (a country "said" is the tagger's reading of a government, not someone to quote)."""
+
+    def known(facet: str) -> bool:
+        view.nkeys[facet]  # registers the view's keys of the field
+        return key in view.registries[facet].ids
+
+    return (known("place") or known("org")) and not known("person")
+
+
+OPERATORS = frozenset({"AND", "OR", "NOT"})
+
+
 def _without(text: str, start: int, end: int, *, drop_speech: bool, tokens: list) -> str:
-    """The query without the name (and, for the quotes view, the question words)."""
+    """The query without the name (and, for the quotes view, the question words); its
+    operators, signs, fields and quotation marks kept, so "NOT x" stays "NOT x"."""
     rest = text[:start] + " " * (end - start) + text[end:]
     keep = []
     for w in rest.split():
+        if w in OPERATORS or w[:1] in '+-("' or ":" in w:
+            keep.append(w)
+            continue
         f = fold(w.strip("?.,!"))
         if f and f not in STOP_WORDS and not (drop_speech and f in SPEECH_WORDS):
             keep.append(w.strip("?.,!"))

@@ -1,0 +1,97 @@
+"""Interpretations offer only the names a query gives, whole, and their links return
+exactly what their labels say."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from newsquarry.search.core.models import Article, Entity, Quote
+from newsquarry.search.core.requests import SearchRequest
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.ingest.indexer import index_articles
+from newsquarry.search.query.searching import run_search
+
+NAMES = {
+    "Tony Blair": "person", "Ian Blair": "person", "Michael Howard": "person",
+    "George Michael": "person", "Gordon Brown": "person", "James Brown": "person",
+    "Iraq": "place", "Labour": "org",
+}  # fmt: skip
+QUOTE = re.compile(r'"([^"]+)," said (Tony Blair|Ian Blair|George Michael|Iraq)')
+
+TEXTS = [
+    '"We will stay the course in Iraq," said Tony Blair. Labour agreed.',
+    '"Iraq is a matter for the government," said Tony Blair to Labour.',
+    '"Crime in London is falling," said Ian Blair, the police chief.',
+    '"Iraq remains a risk for London," said Ian Blair.',
+    "Michael Howard attacked the plans on Iraq and on crime.",
+    '"I will sing again," said George Michael, who never mentioned Iraq.',
+    '"We reject the report," said Iraq.',
+    "Gordon Brown and James Brown were both in the news.",
+]
+
+
+class Names:
+    """Tags the names above and quotations written ``"...," said Name``."""
+
+    def enrich(self, items):
+        for article, passages in items:
+            for p in passages:
+                p.entities = sorted(
+                    (
+                        Entity(text=m.group(0), name=n, type=t, start=m.start(), end=m.end())
+                        for n, t in NAMES.items()
+                        for m in re.finditer(re.escape(n), p.text)
+                    ),
+                    key=lambda e: e.start,
+                )
+                p.quotes = [
+                    Quote(text=m.group(1), start=m.start(1), end=m.end(1), kind="direct",
+                          speaker=m.group(2), speaker_mention=m.group(2), cue="said")
+                    for m in QUOTE.finditer(p.text)
+                ]  # fmt: skip
+            yield article, passages
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    s = WhooshStore(tmp_path_factory.mktemp("interp") / "ix")
+    arts = [Article(id=f"a{i}", title=f"Story {i}", text=t) for i, t in enumerate(TEXTS)]
+    index_articles(s, arts, enricher=Names())
+    yield s
+    s.close()
+
+
+def offered(store, q: str, **kw):
+    return run_search(store, SearchRequest(q=q, **kw)).interpretations
+
+
+def test_a_full_name_is_not_offered_as_others_who_share_a_word(store):
+    values = [i.value for i in offered(store, "what did Tony Blair say about Iraq")]
+    assert "Tony Blair" in values and "Ian Blair" not in values
+    assert "George Michael" not in [i.value for i in offered(store, "Michael Howard crime")]
+
+
+def test_a_surname_alone_names_one_person_only_when_unambiguous(store):
+    assert "Tony Blair" not in [i.value for i in offered(store, "Blair crime")]  # two Blairs
+    assert [i.value for i in offered(store, "Brown news")] == []  # two Browns
+    assert "Michael Howard" in [i.value for i in offered(store, "Howard crime")]
+
+
+def test_a_place_is_not_offered_as_a_speaker(store):
+    got = offered(store, "what did Iraq say about the report")
+    assert all(not (i.kind == "quotes" and i.value == "Iraq") for i in got)
+
+
+def test_every_offered_link_returns_what_its_label_says(store):
+    for q in ["what did Tony Blair say about Iraq", "Tony Blair NOT Labour", "Howard crime",
+              "Iraq -London", "what did Ian Blair say"]:  # fmt: skip
+        for it in offered(store, q):
+            r = run_search(
+                store, SearchRequest(q=it.q, mode=it.mode, filters={it.facet: [it.value]})
+            )
+            assert r.total == it.count, (q, it)
+            if "NOT Labour" in q:
+                assert "NOT Labour" in it.q and "NOT Labour" in it.label
+                assert all("Labour" not in h.text for h in r.hits)
