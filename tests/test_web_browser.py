@@ -173,8 +173,8 @@ def api_answer(api: str, pg) -> dict:
     mode = dict(parse_qsl(urlsplit(pg.url).query)).get("mode", "passages")
     if "per_page" not in dict(pairs):
         pairs.append(("per_page", "10"))
-    if "group" not in dict(pairs):  # the page groups by article unless told not to
-        pairs.append(("group", "article"))
+    if "group" not in dict(pairs):  # passages one per article, quotations all, unless told
+        pairs.append(("group", "none" if mode == "quotes" else "article"))
     pairs += [("facet", f) for f in FACETS] + [("facet_size", "30")]
     path = "/v1/quotes" if mode == "quotes" else "/v1/search"
     r = requests.get(f"{api}{path}?{urlencode(pairs)}", timeout=10)

@@ -19,6 +19,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 import requests
+from playwright.sync_api import Error as PlaywrightError
 from werkzeug.serving import make_server
 
 try:  # tests/ is a package (tests/__init__.py) or a plain folder on sys.path
@@ -647,3 +648,59 @@ def test_axe_finds_nothing_serious(page, api_url, pages):
     checked["/docs"] = axe_problems(page)
     assert {k: v for k, v in checked.items() if v} == {}
     page.watch.assert_clean(allow=("400",))
+
+
+def test_a_facet_click_while_results_load_keeps_the_query(page, api_url):
+    """The next search is held in flight (its response released only when the test says so,
+    as a slow network would): a facet value clicked meanwhile is added to that search, which
+    keeps its query; the heading and the count never disagree."""
+    page.goto(f"{api_url}/")
+    wait_loaded(page)
+    held: list = []
+    page.route("**/v1/search?*", lambda route: held.append(route))
+    page.fill("#q", "torture")
+    page.press("#q", "Enter")
+    page.wait_for_function("() => new URLSearchParams(location.search).get('q') === 'torture'")
+    page.wait_for_function("() => document.body.hasAttribute('aria-busy')")
+    assert "torture" in page.locator("#results-heading").inner_text()
+    assert page.locator("#status").inner_text() == "Searching…"  # not the last search's count
+    # a person value drawn for the previous search (all passages), clicked now
+    box = page.locator("#facet-list input[type=checkbox][data-focus^='facet:person:']").first
+    value = box.get_attribute("value")
+    box.check()
+    page.wait_for_function(
+        "(v) => new URLSearchParams(location.search).getAll('person').includes(v)", arg=value
+    )
+    params = dict(parse_qsl(urlsplit(page.url).query))
+    assert params["q"] == "torture" and params["person"] == value
+    page.unroute("**/v1/search?*")
+    for route in held:  # the superseded request (aborted by the page) and the current one
+        try:
+            route.continue_()
+        except PlaywrightError:  # the page aborted it when the click superseded it
+            pass
+    wait_loaded(page)
+    assert page.locator("#q").input_value() == "torture"
+    assert "torture" in page.locator("#results-heading").inner_text()
+    status = page.locator("#status").inner_text()
+    assert status != "Searching…" and page.locator("#status").get_attribute("data-total")
+    page.watch.assert_clean()
+
+
+def test_the_quotes_view_shows_every_quotation_by_default(page, api_url):
+    """A speaker's quotations are all listed, as the API's default (group=none) lists them;
+    "One per article" stays one click away, and passages keep grouping by article."""
+    page.goto(f"{api_url}/?mode=quotes&speaker=Harry+Solano")
+    wait_loaded(page)
+    assert not page.locator("#group").is_checked() and "group=" not in page.url
+    every = requests.get(f"{api_url}/v1/quotes?speaker=Harry+Solano", timeout=10).json()
+    assert page.locator("#status").get_attribute("data-total") == str(every["total"])
+    assert page.locator("#hits > li").count() == min(10, every["total"])
+    assert page.locator("#hits .more").count() == 0
+    page.locator("#group").check()
+    wait_loaded(page)
+    assert "group=article" in page.url
+    page.locator("#mode-passages").click()
+    wait_loaded(page)
+    assert page.locator("#group").is_checked() and "group=" not in page.url
+    page.watch.assert_clean()

@@ -49,6 +49,17 @@ function readState(search = location.search) {
   return state;
 }
 
+// Passages are shown one per article by default (a page of different stories); quotations
+// all of them, as the API does (group=none): a journalist reading what someone said wants
+// every quotation, not one per article behind "+ N more".
+function defaultGroup(mode) {
+  return mode === "quotes" ? "none" : "article";
+}
+
+function groupOf(state) {
+  return state.group || defaultGroup(state.mode);
+}
+
 function pageParams(state) {
   const p = new URLSearchParams();
   if (state.q) p.set("q", state.q);
@@ -57,7 +68,7 @@ function pageParams(state) {
   for (const k of ["date_from", "date_to", "date_interval", "per_page"]) if (state[k]) p.set(k, state[k]);
   if (state.sort && state.sort !== "relevance") p.set("sort", state.sort);
   if (state.match && state.match !== "most") p.set("match", state.match);
-  if (state.group === "none") p.set("group", "none"); // the page groups by article by default
+  if (groupOf(state) !== defaultGroup(state.mode)) p.set("group", groupOf(state));
   if (state.page > 1) p.set("page", String(state.page));
   return p;
 }
@@ -66,7 +77,7 @@ function apiParams(state) {
   const p = pageParams(state);
   p.delete("mode");
   if (!p.has("per_page")) p.set("per_page", String(PER_PAGE));
-  if (!p.has("group")) p.set("group", "article");
+  p.set("group", groupOf(state));
   for (const f of FACETS) p.append("facet", f);
   p.set("facet_size", String(FACET_SIZE));
   return p;
@@ -177,7 +188,9 @@ function chip(state, facet, value, label) {
     type: "button", class: `chip ${facet}`, "aria-pressed": String(on),
     title: `${on ? "Remove" : "Filter by"} ${SINGULAR[facet]}: ${value}`,
     "data-focus": `chip:${facet}:${value}`,
-    onclick: () => go(toggled(state, facet, value)),
+    // the search in the URL now, not the one this chip was drawn for: a click while the
+    // next search loads keeps its query and filters
+    onclick: () => go(toggled(readState(), facet, value)),
   }, [bdi(label || value)]);
 }
 
@@ -274,7 +287,7 @@ function facetValueItem(state, facet, v) {
   const id = `f-${facet}-${fold(v.value).replace(/[^a-z0-9]+/g, "-")}-${Math.random().toString(36).slice(2, 7)}`;
   const box = el("input", {
     type: "checkbox", id, value: v.value, checked: on, "data-focus": `facet:${facet}:${v.value}`,
-    onchange: () => go(toggled(state, facet, v.value)),
+    onchange: () => go(toggled(readState(), facet, v.value)), // (see chip)
   });
   return el("li", {}, [
     box,
@@ -471,11 +484,11 @@ function renderChrome(state) {
   $("q").value = state.q;
   $("sort").value = state.sort || "relevance";
   $("match").value = state.match || "most";
-  $("group").checked = state.group !== "none";
+  $("group").checked = groupOf(state) === "article";
   const base = withChange(state, (s) => { s.page = 1; });
   for (const mode of ["passages", "quotes"]) {
     const a = $(`mode-${mode}`);
-    a.href = stateUrl(withChange(base, (s) => { s.mode = mode; }));
+    a.href = stateUrl(withChange(base, (s) => { s.mode = mode; s.group = ""; }));
     if (state.mode === mode) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");
   }
@@ -734,6 +747,10 @@ async function load() {
   const ctrl = new AbortController();
   inflight = ctrl;
   document.body.setAttribute("aria-busy", "true");
+  // the heading already names the new search: the count below it must not be the last one's
+  $("status").textContent = "Searching…";
+  $("status").dataset.total = "";
+  $("hits").classList.add("stale");
   const endpoint = state.mode === "quotes" ? "/v1/quotes" : "/v1/search";
   let body;
   let response = null;
@@ -799,12 +816,12 @@ function init() {
   });
   $("sort").addEventListener("change", () => go(withChange(readState(), (s) => { s.sort = $("sort").value; s.page = 1; })));
   $("match").addEventListener("change", () => go(withChange(readState(), (s) => { s.match = $("match").value; s.page = 1; })));
-  $("group").addEventListener("change", () => go(withChange(readState(), (s) => { s.group = $("group").checked ? "" : "none"; s.page = 1; })));
+  $("group").addEventListener("change", () => go(withChange(readState(), (s) => { s.group = $("group").checked ? "article" : "none"; s.page = 1; })));
   for (const mode of ["passages", "quotes"]) {
     $(`mode-${mode}`).addEventListener("click", (ev) => {
       if (ev.ctrlKey || ev.metaKey || ev.shiftKey) return;
       ev.preventDefault();
-      go(withChange(readState(), (s) => { s.mode = mode; s.page = 1; }));
+      go(withChange(readState(), (s) => { s.mode = mode; s.group = ""; s.page = 1; }));
     });
   }
   const box = $("facets-box");
