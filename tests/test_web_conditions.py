@@ -704,3 +704,16 @@ def test_the_quotes_view_shows_every_quotation_by_default(page, api_url):
     wait_loaded(page)
     assert page.locator("#group").is_checked() and "group=" not in page.url
     page.watch.assert_clean()
+
+
+def test_a_search_with_no_results_offers_no_embed_and_no_empty_dates_box(page, api_url):
+    page.goto(f"{api_url}/?q=zeppelinquux")
+    wait_loaded(page)
+    assert page.locator("#status").get_attribute("data-total") == "0"
+    assert page.locator("#embed-code").is_hidden()  # nothing to embed
+    assert page.locator("#histogram").is_hidden()  # no "No dated passages" box
+    assert page.locator("#follow").is_visible()  # a feed tells when a first match comes
+    page.goto(f"{api_url}/?q=torture")
+    wait_loaded(page)
+    assert page.locator("#embed-code").is_visible() and page.locator("#histogram").is_visible()
+    page.watch.assert_clean()

@@ -392,10 +392,9 @@ function renderHistogram(state, data) {
   })));
   box.append(el("div", { class: "histo-head" }, [el("h3", { id: "h-date", text: "Dates" }), select]));
   const values = facetValues(state, "date", data || { values: [] }).filter((v) => v.count != null || v.selected);
-  if (!values.length) {
-    box.append(el("p", { class: "hint", text: "No dated passages" }));
-    return;
-  }
+  // an undated archive (or results without dates): no box of dates at all
+  box.hidden = !values.length;
+  if (!values.length) return;
   values.sort((a, b) => (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
   const max = Math.max(1, ...values.map((v) => v.count || 0));
   const bars = el("div", { class: "bars", role: "group", "aria-labelledby": "h-date" });
@@ -792,7 +791,10 @@ async function load() {
   renderHits(state, body);
   renderFacets(state, body);
   renderPager(state, body);
-  renderEmbedCode(state);
+  // embedding results only where there are some; a feed of a search with no match yet is
+  // what following is for (a story not written yet), so it stays
+  if (body.total) renderEmbedCode(state);
+  else clearEmbedCode();
   renderFollow(state);
   renderCooccur(state);
   document.body.removeAttribute("aria-busy");
