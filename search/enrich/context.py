@@ -1,0 +1,445 @@
+"""The per-article context of attribution: token lookups, quoted tokens, mentions, the
+pronoun tracker, and the rules that turn a subject token into a speaker; and the quotation record."""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+
+from spacy.tokens import Doc, Token
+
+from newsquarry.search.enrich.entities import (
+    DETERMINERS,
+    TITLES,
+    Mention,
+    _generic_head,
+    common_words,
+)
+from newsquarry.search.enrich.marks import ALL_MARKS, QuoteSpan
+from newsquarry.search.enrich.pronouns import PersonTracker, pronoun_gender
+from newsquarry.search.enrich.speech import (
+    _NAME,
+    CLIMB_DEPS,
+    DOCUMENT_NOUNS,
+    FURNITURE_WORDS,
+    LISTENER_VERBS,
+    NON_SPEAKERS,
+    SUBJECT_DEPS,
+    _initial,
+)
+from newsquarry.search.textnorm import fold
+
+Speaker = tuple[str | None, str | None, int | None, int | None]
+
+
+@dataclass
+class ArticleQuote:
+    """A quotation with article-level offsets (converted to passage offsets later)."""
+
+    start: int
+    end: int
+    text: str
+    kind: str
+    speaker: str | None
+    speaker_mention: str | None
+    speaker_start: int | None
+    speaker_end: int | None
+    cue: str | None
+
+
+class _Context:
+    """Per-article lookups shared by the attribution rules."""
+
+    def __init__(
+        self,
+        doc: Doc,
+        mentions: list[Mention],
+        spans: list[QuoteSpan],
+        paragraphs: list[tuple[int, int]],
+        text: str | None = None,
+    ) -> None:
+        self.doc = doc
+        self.text = doc.text if text is None else text
+        self.paragraphs = paragraphs
+        self.para_starts = [s for s, _ in paragraphs]
+        self.tok_starts = [t.idx for t in doc]
+        n = len(doc)
+        self.quoted = [False] * n
+        for sp in spans:
+            a = bisect.bisect_left(self.tok_starts, sp.mark)
+            b = bisect.bisect_left(self.tok_starts, sp.end)
+            for k in range(a, min(b, n)):
+                self.quoted[k] = True
+            # the closing mark too
+            if b < n and doc[b].text in ALL_MARKS:
+                self.quoted[b] = True
+        for t in doc:
+            if t.text in ALL_MARKS:
+                self.quoted[t.i] = True
+        self.mentions = mentions
+        self._furniture: dict[int, bool] = {}
+        self.mention_at: dict[int, Mention] = {}
+        for m in mentions:
+            for k in range(m.tok_start, m.tok_end):
+                self.mention_at[k] = m
+        self.tracker = PersonTracker(doc, mentions, self.quoted)
+        self.person_names = {
+            tuple(fold(m.name).split()): m.name for m in mentions if m.type == "person"
+        }
+
+    def is_furniture(self, pi: int) -> bool:
+        """A paragraph that is page furniture, not text: a short line with no final
+        punctuation, no quote mark and no person ("Advertisement - Story continues below")."""
+        got = self._furniture.get(pi)
+        if got is None:
+            got = self._furniture[pi] = self._is_furniture(pi)
+        return got
+
+    def _is_furniture(self, pi: int) -> bool:
+        ps, pe = self.paragraphs[pi]
+        line = self.text[ps:pe]
+        if len(line.split()) > FURNITURE_WORDS or any(c in ALL_MARKS for c in line):
+            return False
+        if re.search(r"[.!?:;…]\W*$", line):
+            return False
+        return not any(m.type == "person" and ps <= m.start < pe for m in self.mentions)
+
+    def next_content_paragraph(self, pi: int) -> int | None:
+        """The next paragraph after ``pi`` that is not furniture."""
+        for k in range(pi + 1, len(self.paragraphs)):
+            if not self.is_furniture(k):
+                return k
+        return None
+
+    def previous_content_paragraph(self, pi: int) -> int | None:
+        for k in range(pi - 1, -1, -1):
+            if not self.is_furniture(k):
+                return k
+        return None
+
+    def para_of(self, char: int) -> int:
+        return max(0, bisect.bisect_right(self.para_starts, char) - 1)
+
+    def token_at(self, char: int) -> int:
+        """Index of the token holding (or first after) a character offset."""
+        k = bisect.bisect_right(self.tok_starts, char) - 1
+        return max(0, k)
+
+    # -- speakers ---------------------------------------------------------------
+
+    def known_surname(self, tok: Token) -> str | None:
+        """The one person of the article whose last name is this word, if any."""
+        return self.surname_owner(fold(tok.text))
+
+    def surname_owner(self, key: str) -> str | None:
+        """The one person of the article whose folded last name is ``key``, if any."""
+        found = {name for full, name in self.person_names.items() if full and full[-1] == key}
+        return found.pop() if len(found) == 1 else None
+
+    def untagged_name(self, tok: Token, cue: Token) -> bool:
+        """A proper noun after a cue that is no entity of another kind ("Continued
+        Stone:"); not after a verb whose object is the listener ("told Jones.")."""
+        return (
+            tok.pos_ == "PROPN"
+            and tok.ent_type_ in ("", "PERSON")
+            and cue.lemma_.lower() not in LISTENER_VERBS
+            and not self.quoted[tok.i]
+            and bool(_NAME.match(tok.text))
+        )
+
+    def misparsed_name(self, tok: Token) -> bool:
+        """A capitalised word the tagger read as a function word ("From said",
+        "said Skelly", "Will urged"): inside a sentence a capital marks a name; at
+        its start, only a surname of someone the article names."""
+        if not tok.text[:1].isupper() or tok.pos_ in ("PROPN", "PRON", "DET", "NUM", "PUNCT"):
+            return False
+        if self.quoted[tok.i] or tok.lower_ in NON_SPEAKERS or tok.ent_type_ not in ("", "PERSON"):
+            return False
+        if tok.i == tok.sent.start or self.text[tok.idx - 2 : tok.idx].strip() in (".", "\n"):
+            return self.known_surname(tok) is not None
+        return True
+
+    def subject_of(self, cue: Token) -> Token | None:
+        """Grammatical speaker of a speech verb, climbing participles and passives."""
+        if cue.lower_ == "according":
+            for child in cue.children:
+                if child.lower_ == "to":
+                    for obj in child.children:
+                        if obj.dep_ == "pobj":
+                            return obj
+            return None
+        if cue.lemma_.lower() != "quote":
+            # a passive cue names its speaker as the agent ("described by Ann Lee as")
+            for c in cue.children:
+                if c.dep_ == "agent":
+                    objs = [o for o in c.children if o.dep_ == "pobj" and not self.quoted[o.i]]
+                    if objs:
+                        return objs[0]
+        t = cue
+        for _ in range(7):
+            subj = [c for c in t.children if c.dep_ in SUBJECT_DEPS]
+            # a word of the quotation parsed as a second subject is not the speaker
+            subj = [c for c in subj if not self.quoted[c.i]] or subj
+            if subj:
+                s = subj[0]
+                if s.lower_ in ("who", "that") and t.dep_ == "relcl":
+                    return t.head
+                return s
+            if t.dep_ == "relcl":
+                return t.head
+            if t.i == cue.i and t.tag_ in ("VBD", "VBZ", "VBN"):
+                # "Will urged": a modal never governs a finite verb; it is a name; so is
+                # a capitalised "adverb" right before the verb ("..., Early described")
+                names = [
+                    c
+                    for c in t.children
+                    if (
+                        (c.dep_ == "aux" and c.tag_ == "MD")
+                        or (c.dep_ == "advmod" and c.i == t.i - 1)
+                    )
+                    and self.misparsed_name(c)
+                ]
+                if names:
+                    return names[0]
+            if t.i == cue.i:
+                # "Conway notes": the name parsed as a compound of the verb
+                names = [
+                    c
+                    for c in t.children
+                    if c.dep_ == "compound" and c.i < t.i and c.pos_ == "PROPN"
+                ]
+                if names:
+                    return names[-1]
+            if t.dep_ not in CLIMB_DEPS + ("pobj", "dobj") or t.head.i == t.i:
+                return None
+            t = t.head
+            if t.pos_ not in ("VERB", "AUX", "ADP", "NOUN"):
+                return None
+        return None
+
+    def inverted_subject(self, cue: Token) -> Token | None:
+        """A name right after a subjectless cue the parser took as its object ("added Gowdy")."""
+        if cue.lower_ == "according":
+            return None
+        described = False
+        for tok in self.doc[cue.i + 1 : cue.i + 7]:
+            if tok.text == "," and described:
+                continue  # "snapped the chairman, Oliver Grant"
+            if tok.is_punct or self.quoted[tok.i]:
+                return None
+            described = described or tok.pos_ == "NOUN"
+            if tok.i in self.mention_at and self.mention_at[tok.i].type == "person":
+                while tok.dep_ == "compound" and tok.head.i in self.mention_at:
+                    tok = tok.head
+                return tok
+            if pronoun_gender(tok.lower_) and tok.lower_ in ("he", "she"):
+                return tok
+            if (
+                tok.i == cue.i + 1
+                and tok.i + 1 < len(self.doc)
+                and self.doc[tok.i + 1].is_punct
+                and (self.misparsed_name(tok) or self.untagged_name(tok, cue))
+            ):
+                return tok  # "said Skelly, explaining ...": a name the tagger missed
+        return None
+
+    def preceding_name(self, cue: Token) -> Token | None:
+        """A person named just before a subjectless cue ("Clinton, exasperated, responded")."""
+        if cue.lower_ == "according":
+            return None
+        for k in range(cue.i - 1, max(cue.sent.start, cue.i - 8) - 1, -1):
+            tok = self.doc[k]
+            if self.quoted[tok.i]:
+                return None
+            m = self.mention_at.get(k)
+            if m is not None and m.type == "person" and tok.dep_ not in ("pobj", "dobj", "poss"):
+                return tok
+        return None
+
+    def name_right_before(self, cue: Token) -> Token | None:
+        """A person named right before a subjectless cue: its subject, though the
+        parse made the name a modifier ("Lee accused Reyes, ..., of" read as one
+        noun phrase "Lee accused Reyes"); it wins over the name after the cue."""
+        if cue.i == 0 or cue.lower_ == "according":
+            return None
+        tok = self.doc[cue.i - 1]
+        m = self.mention_at.get(tok.i)
+        if (
+            m is None
+            or m.type != "person"
+            or self.quoted[tok.i]
+            or tok.dep_ in ("pobj", "dobj", "poss")
+        ):
+            return None
+        return tok
+
+    def person_from(self, tok: Token) -> Speaker:
+        """``speaker_from`` for a token known to name a person: a surname the model
+        tagged as a place or organisation ("Morrow's" LOC) is that person."""
+        m = self.mention_at.get(tok.i)
+        if m is not None and m.type != "person" and m.tok_end - m.tok_start == 1:
+            known = self.known_surname(tok)
+            if known is not None:
+                return known, m.text, m.start, m.end
+        return self.speaker_from(tok)
+
+    def document_author(self, doc_tok: Token) -> Token | None:
+        """The person whose document speaks ("Lee's email said", "an email sent by Lee
+        warned", "Lee released a video that said"), if the parse names one."""
+        for c in doc_tok.children:
+            m = self.mention_at.get(c.i)
+            if c.dep_ == "poss" and m is not None and m.type == "person":
+                return c
+            if c.dep_ == "acl":
+                for a in c.children:
+                    if a.dep_ == "agent":
+                        for o in a.children:
+                            m = self.mention_at.get(o.i)
+                            if o.dep_ == "pobj" and m is not None and m.type == "person":
+                                return o
+        head = doc_tok.head
+        if doc_tok.dep_ == "dobj" and head.pos_ == "VERB":
+            for c in head.children:
+                m = self.mention_at.get(c.i)
+                if c.dep_ == "nsubj" and m is not None and m.type == "person":
+                    return c
+        return None
+
+    def glued_name(self, tok: Token) -> Speaker:
+        """A name glued to the closing mark ('...paranoia,”Clinton said'): the model
+        makes one token of the quotation's last word, the mark and the name."""
+        found = re.search(r"[”\"]([A-Z][\w.'’-]+)$", tok.text)
+        if found is None or not _NAME.match(found.group(1)):
+            return None, None, None, None
+        word = found.group(1)
+        start = tok.idx + found.start(1)
+        name = self.surname_owner(fold(word)) or word
+        return name, word, start, start + len(word)
+
+    def name_between(self, start: int, cue: Token) -> Token | None:
+        """The first person named between a quotation's end and its cue, in the cue's
+        sentence, not as an object ('"...," Ann Lee, the network's anchor, ..., said')."""
+        for k in range(max(start, cue.sent.start), cue.i):
+            m = self.mention_at.get(k)
+            tok = self.doc[k]
+            if self.quoted[k] or m is None or m.type != "person":
+                continue
+            if tok.dep_ in ("pobj", "dobj", "poss"):
+                return None
+            return self.doc[m.tok_end - 1]
+        return None
+
+    def speaker_from(self, tok: Token) -> tuple[str | None, str | None, int | None, int | None]:
+        """(speaker, mention, mention start, mention end) for a subject token."""
+        m = self.mention_at.get(tok.i)
+        if (m is None or m.type != "person") and tok.lower_.rstrip(".") in TITLES:
+            # "said Army Capt. Christian Pardo" (the model may take "Army Capt" for an
+            # organisation), "Vice President for news Dave Gorab"
+            title_mention, m = m, None
+            for t in tok.subtree:
+                cand = self.mention_at.get(t.i)
+                if cand is not None and cand.type == "person":
+                    m = cand
+                    break
+            if m is None:
+                # not bounded by the sentence: the model may end one after "Capt."
+                for t in self.doc[tok.i + 1 : min(tok.i + 5, len(self.doc))]:
+                    cand = self.mention_at.get(t.i)
+                    if cand is not None and cand.type == "person":
+                        m = cand
+                        break
+                    if not (t.pos_ == "PROPN" or t.is_punct):
+                        break
+            m = m or title_mention
+        if m is None:
+            for c in tok.children:
+                if c.dep_ in ("compound", "appos") and c.i in self.mention_at:
+                    cand = self.mention_at[c.i]
+                    # "the Trump campaign" speaks as an org, "a South Carolina native" is
+                    # not South Carolina
+                    if cand.type == "person" or (c.dep_ == "compound" and cand.type == "org"):
+                        m = cand
+                        break
+        if m is None and tok.dep_ == "appos" and tok.head.i in self.mention_at:
+            # "Braynard, a native who writes ...": the relative clause's noun is an
+            # apposition of the name
+            cand = self.mention_at[tok.head.i]
+            if cand.type == "person":
+                m = cand
+        if m is not None:
+            return m.name, m.text, m.start, m.end
+        word = tok.lower_
+        if pronoun_gender(word) and tok.pos_ == "PRON":
+            return self.tracker.resolve(tok.i, word), tok.text, tok.idx, tok.idx + len(tok)
+        if (
+            tok.pos_ == "PROPN"
+            or (
+                tok.text[:1].isupper()
+                and tok.pos_ in ("NOUN", "X")
+                and (tok.i != tok.sent.start or tok.lower_ not in common_words())
+            )
+            or self.misparsed_name(tok)
+        ):
+            left = tok
+            while (
+                left.i > 0
+                and self.doc[left.i - 1].dep_ == "compound"
+                and self.doc[left.i - 1].head.i == tok.i
+            ):
+                left = self.doc[left.i - 1]
+            right = tok
+            # "S and P cited": a firm's initials joined by "and"
+            if _initial(tok):
+                if left.i >= 2 and self.doc[left.i - 1].lower_ in ("and", "&"):
+                    if _initial(self.doc[left.i - 2]):
+                        left = self.doc[left.i - 2]
+                if tok.i + 2 < len(self.doc) and self.doc[tok.i + 1].lower_ in ("and", "&"):
+                    if _initial(self.doc[tok.i + 2]):
+                        right = self.doc[tok.i + 2]
+            span = self.doc[left.i : right.i + 1]
+            if right.i != tok.i or (_initial(left) and left.i < tok.i and _initial(tok)):
+                return span.text, span.text, span.start_char, span.end_char
+            if (
+                len(span) == 1
+                and tok.i > 1
+                and self.doc[tok.i - 1].text == "The"
+                and tok.i - 1 != tok.sent.start
+                and (not self.doc[tok.i - 2].is_punct or self.doc[tok.i - 2].text in ",”\"'’")
+            ):
+                # "as The Hill pointed out": a capital "The" inside a sentence is part
+                # of the name (a paper, a band), not the determiner of a description
+                named = self.doc[tok.i - 1 : tok.i + 1]
+                return named.text, named.text, named.start_char, named.end_char
+            if (
+                len(span) == 1
+                and _generic_head(tok)
+                and tok.i > 0
+                and self.doc[tok.i - 1].lower_ in DETERMINERS
+            ):
+                # "the Bank said" with no full name in the article: a description
+                return None, span.text, span.start_char, span.end_char
+            key = tuple(fold(span.text).split())
+            for full, name in self.person_names.items():
+                if key and key[-1] == full[-1]:
+                    return name, span.text, span.start_char, span.end_char
+            # a plural ("Traders", "Officials", tagged PROPN when capitalised at the
+            # start of a sentence) describes a group: no identifiable speaker
+            plural = tok.tag_ in ("NNS", "NNPS")
+            if word not in NON_SPEAKERS and not plural and _NAME.match(span.text):
+                return span.text, span.text, span.start_char, span.end_char
+            return None, span.text, span.start_char, span.end_char
+        if word in NON_SPEAKERS or tok.pos_ == "PRON":
+            return None, tok.text, tok.idx, tok.idx + len(tok)
+        if word in DOCUMENT_NOUNS:
+            author = self.document_author(tok)
+            if author is not None:
+                return self.speaker_from(author)
+        # A description ("the spokesman", "officials"): keep the mention only.
+        left = tok.left_edge
+        right = tok
+        for c in tok.rights:
+            if c.dep_ == "prep" and c.lower_ in ("of", "for", "at", "from"):
+                right = c.right_edge
+        span = self.doc[left.i : right.i + 1]
+        return None, span.text, span.start_char, span.end_char
