@@ -16,7 +16,7 @@ from newsquarry.search.enrich.entities import (
     _generic_head,
     common_words,
 )
-from newsquarry.search.enrich.marks import ALL_MARKS, QuoteSpan
+from newsquarry.search.enrich.marks import ALL_MARKS, MARK_TOKENS, QuoteSpan
 from newsquarry.search.enrich.pronouns import PersonTracker, pronoun_gender
 from newsquarry.search.enrich.speech import (
     _NAME,
@@ -72,10 +72,10 @@ class _Context:
             for k in range(a, min(b, n)):
                 self.quoted[k] = True
             # the closing mark too
-            if b < n and doc[b].text in ALL_MARKS:
+            if b < n and doc[b].text in MARK_TOKENS:
                 self.quoted[b] = True
         for t in doc:
-            if t.text in ALL_MARKS:
+            if t.text in MARK_TOKENS:
                 self.quoted[t.i] = True
         self.mentions = mentions
         self._furniture: dict[int, bool] = {}
