@@ -629,3 +629,11 @@ def test_he_after_a_quote_can_refer_to_a_speaker_the_model_did_not_tag():
     first, second = parsed_quotes(rows)
     assert (first.text, first.speaker) == ("Go,", "Dan Tripp")
     assert (second.text, second.speaker) == ("Stay,", "Dan Tripp")
+
+
+def test_a_definite_role_description_names_the_person_named_before():
+    text = (
+        "Marta Klein pulled out of the indoor championships on Friday with a calf injury.\n\n"
+        '"I am very disappointed to miss the race," the double world champion said.'
+    )
+    assert (speaker_of(text, "very disappointed") or "").endswith("Klein")

@@ -442,4 +442,31 @@ class _Context:
             if c.dep_ == "prep" and c.lower_ in ("of", "for", "at", "from"):
                 right = c.right_edge
         span = self.doc[left.i : right.i + 1]
+        if right.i == tok.i and _role_description(tok):
+            # "The double Olympic champion said": a definite description of a role
+            # names again a person just named (the reporter's variation on the name)
+            name = self.tracker.resolve_description(tok.i, tok.lemma_.lower())
+            if name is not None:
+                return name, span.text, span.start_char, span.end_char
         return None, span.text, span.start_char, span.end_char
+
+
+# roles a definite description names a person by ("the champion", "the Man Utd boss");
+# not the words for an unnamed source ("the spokesman", "the official"), who is
+# usually someone not named before
+ROLE_NOUNS = frozenset(
+    "boss manager coach champion captain striker player seed star actor actress director "
+    "singer senator minister chancellor secretary premier leader chairman chairwoman "
+    "president governor mayor judge veteran youngster winner founder chief "
+    "executive".split()
+)
+
+
+def _role_description(tok: Token) -> bool:
+    """A definite singular description of a role, with no name or possessor in it."""
+    if tok.lemma_.lower() not in ROLE_NOUNS or tok.tag_ != "NN":
+        return False
+    kids = list(tok.children)
+    if any(c.dep_ == "poss" or c.pos_ == "PROPN" and c.ent_type_ == "PERSON" for c in kids):
+        return False
+    return any(c.dep_ == "det" and c.lower_ == "the" for c in kids)

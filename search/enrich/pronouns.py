@@ -194,11 +194,14 @@ class PersonTracker:
         g = pronoun_gender(word.lower())
         if g is None:
             return None
+        return self._resolve(token_index, g)
+
+    def _resolve(self, token_index: int, g: str | None) -> str | None:
         k = bisect.bisect_left(self.positions, token_index)
         before = self.people[:k]
 
         def compatible(m: Mention) -> bool:
-            return self.gender.get(m.name) in (None, g)
+            return g is None or self.gender.get(m.name) in (None, g)
 
         sent = self.doc[token_index].sent
         windows = [sent]
@@ -220,3 +223,13 @@ class PersonTracker:
             if compatible(m):
                 return m.name
         return None
+
+    def resolve_description(self, token_index: int, noun: str) -> str | None:
+        """Canonical name a definite role description ("the champion") at token_index
+        refers to: as for a pronoun, the compatible person subject of the highest
+        clause in its sentence or the one before, else the most recent person; the
+        gender from the noun when it has one ("the chairwoman")."""
+        word = "he" if noun in MALE_NOUNS else "she" if noun in FEMALE_NOUNS else None
+        if word is not None:
+            return self.resolve(token_index, word)
+        return self._resolve(token_index, None)
