@@ -116,3 +116,11 @@ def test_multi_paragraph_quotation_still_continues():
 def test_a_closing_mark_typed_after_a_space_following_a_comma_still_closes():
     text = 'The mood was grim. "We have lost everything we built, "Ann Lee said. "Nothing is left."'
     assert spans_of(text) == ["We have lost everything we built,", "Nothing is left."]
+
+
+def test_a_mark_after_a_comma_still_opens_when_no_attribution_follows():
+    text = (
+        'Ann Lee said the plan was "a good start, but only a start. Without money, she added, '
+        '"this is how it will end."'
+    )
+    assert "this is how it will end." in spans_of(text)

@@ -637,3 +637,11 @@ def test_a_definite_role_description_names_the_person_named_before():
         '"I am very disappointed to miss the race," the double world champion said.'
     )
     assert (speaker_of(text, "very disappointed") or "").endswith("Klein")
+
+
+def test_the_label_of_a_passive_naming_verb_is_not_a_quotation():
+    text = (
+        "The new phone went on sale in Oslo on Monday. It is being billed as "
+        '"the first phone that charges itself in sunlight".'
+    )
+    assert not [q for q in quotes_of(text) if "charges itself" in q.text]

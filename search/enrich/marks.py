@@ -4,6 +4,7 @@ paragraph, then a segment whose closing mark is missing is cut where narrative r
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass
 
 from spacy.tokens import Doc
@@ -24,6 +25,21 @@ CLOSERS = {"“": "”", "„": "“”", "«": "»"}
 # what may stand right before an opening mark / right after a closing mark
 _BEFORE_OPEN = "([{–—-/"
 _AFTER_CLOSE = ",.;:!?)]}–—-/…"
+
+
+# an attribution right after a mark: a name (or he/she) and a speech verb, either order
+# ("Solano said", "said Donald Trump")
+_SPEECH_FORMS = (
+    r"(?:said|says|added|adds|told|tells|asked|asks|wrote|writes|explained|continued|"
+    r"insisted|argued|warned|claimed|replied|admitted|stated)\b"
+)
+_ATTRIBUTION_AFTER = re.compile(
+    r"(?:(?:[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){0,3}|he|she)\s+"
+    + _SPEECH_FORMS
+    + r"|"
+    + _SPEECH_FORMS
+    + r"\s+(?:[A-Z]|he\b|she\b))"
+)
 
 
 @dataclass
@@ -130,7 +146,9 @@ def find_quote_spans(text: str, paragraphs: list[tuple[int, int]]) -> list[Quote
                 # a mark facing open right after a comma is a closing mark typed with
                 # the space on the wrong side ('violence, "Solano said'): a piece
                 # whose closing mark is missing ends at a sentence end
-                after_comma = text[ps:i].rstrip().endswith(",")
+                after_comma = text[ps:i].rstrip().endswith(",") and bool(
+                    _ATTRIBUTION_AFTER.match(text, i + len(c), pe)
+                )
                 closes = c in CLOSE_MARKS or facing != "open" or after_comma
             if closes:
                 para_spans += piece(opened, opener, i, pi, continues=resync)
