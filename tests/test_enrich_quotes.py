@@ -645,3 +645,24 @@ def test_the_label_of_a_passive_naming_verb_is_not_a_quotation():
         '"the first phone that charges itself in sunlight".'
     )
     assert not [q for q in quotes_of(text) if "charges itself" in q.text]
+
+
+def test_a_job_before_a_name_is_no_part_of_the_speaker():
+    # the model tagged no person here: "general Mr Okonkwo" is one compound noun phrase
+    rows = [
+        "“ PUNCT `` punct 6 “ O",
+        "It PRON PRP nsubj 2 it O",
+        "was AUX VBD ccomp 6 be O",
+        "wrong ADJ JJ acomp 2 wrong O",
+        ", PUNCT , punct 6 , O",
+        "” PUNCT '' punct 6 ” O",
+        "said VERB VBD ROOT 6 say O",
+        "shadow NOUN NN compound 11 shadow O",
+        "attorney NOUN NN compound 11 attorney O",
+        "general NOUN NN compound 11 general O",
+        "Mr PROPN NNP compound 11 Mr O",
+        "Okonkwo PROPN NNP nsubj 6 Okonkwo O",
+        ". PUNCT . punct 6 . O",
+    ]
+    (quote,) = parsed_quotes(rows)
+    assert quote.speaker == "Okonkwo"

@@ -397,6 +397,12 @@ class _Context:
                 if tok.i + 2 < len(self.doc) and self.doc[tok.i + 1].lower_ in ("and", "&"):
                     if _initial(self.doc[tok.i + 2]):
                         right = self.doc[tok.i + 2]
+            while left.i < tok.i and (
+                not left.text[:1].isupper() or left.lower_.rstrip(".") in TITLES
+            ):
+                # a job before the name is no part of it ("shadow attorney general Mr
+                # Grieve said" -> Grieve)
+                left = self.doc[left.i + 1]
             span = self.doc[left.i : right.i + 1]
             if right.i != tok.i or (_initial(left) and left.i < tok.i and _initial(tok)):
                 return span.text, span.text, span.start_char, span.end_char
