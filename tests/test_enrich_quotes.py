@@ -666,3 +666,11 @@ def test_a_job_before_a_name_is_no_part_of_the_speaker():
     ]
     (quote,) = parsed_quotes(rows)
     assert quote.speaker == "Okonkwo"
+
+
+def test_he_further_back_picks_up_the_subject_not_the_latest_name():
+    text = (
+        "Tom Hale has bought the club from Peter Quinn. The 70-year-old sealed the deal "
+        'at a hotel in the city on Friday morning. He said: "I am delighted to be here."'
+    )
+    assert speaker_of(text, "delighted to be here") == "Tom Hale"

@@ -219,6 +219,19 @@ class PersonTracker:
                     subjects.append((depth, -m.tok_start, m))
             if subjects:
                 return min(subjects, key=lambda x: (x[0], x[1]))[2].name
+        # further back, the latest person who was the subject of a clause (the topic a
+        # pronoun picks up: "Ken Bates has taken over Leeds United. The 73-year-old
+        # ... . He said" -> Bates), within a few sentences; else the latest person
+        horizon = sent.start
+        for _ in range(3):
+            if horizon == 0:
+                break
+            horizon = self.doc[horizon - 1].sent.start
+        for m in reversed(before):
+            if m.tok_start < horizon:
+                break
+            if compatible(m) and self._subject_depth(m) is not None:
+                return m.name
         for m in reversed(before):
             if compatible(m):
                 return m.name
