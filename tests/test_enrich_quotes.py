@@ -674,3 +674,20 @@ def test_he_further_back_picks_up_the_subject_not_the_latest_name():
         'at a hotel in the city on Friday morning. He said: "I am delighted to be here."'
     )
     assert speaker_of(text, "delighted to be here") == "Tom Hale"
+
+
+def test_a_surname_tagged_plural_inside_a_sentence_is_still_a_name():
+    # "Davies" read as a plural proper noun, and no entity: a surname, not a group
+    rows = [
+        "“ PUNCT `` punct 6 “ O",
+        "It PRON PRP nsubj 2 it O",
+        "was AUX VBD ccomp 6 be O",
+        "wrong ADJ JJ acomp 2 wrong O",
+        ", PUNCT , punct 6 , O",
+        "” PUNCT '' punct 6 ” O",
+        "said VERB VBD ROOT 6 say O",
+        "Davies PROPN NNPS nsubj 6 Davies O",
+        ". PUNCT . punct 6 . O",
+    ]
+    (quote,) = parsed_quotes(rows)
+    assert quote.speaker == "Davies"

@@ -431,7 +431,9 @@ class _Context:
                     return name, span.text, span.start_char, span.end_char
             # a plural ("Traders", "Officials", tagged PROPN when capitalised at the
             # start of a sentence) describes a group: no identifiable speaker
-            plural = tok.tag_ in ("NNS", "NNPS")
+            plural = tok.tag_ in ("NNS", "NNPS") and (
+                tok.i == tok.sent.start or tok.lower_ in common_words()
+            )  # "Davies" (NNPS) inside a sentence is a surname, not a group
             if word not in NON_SPEAKERS and not plural and _NAME.match(span.text):
                 return span.text, span.text, span.start_char, span.end_char
             return None, span.text, span.start_char, span.end_char
