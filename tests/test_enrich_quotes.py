@@ -629,3 +629,65 @@ def test_he_after_a_quote_can_refer_to_a_speaker_the_model_did_not_tag():
     first, second = parsed_quotes(rows)
     assert (first.text, first.speaker) == ("Go,", "Dan Tripp")
     assert (second.text, second.speaker) == ("Stay,", "Dan Tripp")
+
+
+def test_a_definite_role_description_names_the_person_named_before():
+    text = (
+        "Marta Klein pulled out of the indoor championships on Friday with a calf injury.\n\n"
+        '"I am very disappointed to miss the race," the double world champion said.'
+    )
+    assert (speaker_of(text, "very disappointed") or "").endswith("Klein")
+
+
+def test_the_label_of_a_passive_naming_verb_is_not_a_quotation():
+    text = (
+        "The new phone went on sale in Oslo on Monday. It is being billed as "
+        '"the first phone that charges itself in sunlight".'
+    )
+    assert not [q for q in quotes_of(text) if "charges itself" in q.text]
+
+
+def test_a_job_before_a_name_is_no_part_of_the_speaker():
+    # the model tagged no person here: "general Mr Okonkwo" is one compound noun phrase
+    rows = [
+        "“ PUNCT `` punct 6 “ O",
+        "It PRON PRP nsubj 2 it O",
+        "was AUX VBD ccomp 6 be O",
+        "wrong ADJ JJ acomp 2 wrong O",
+        ", PUNCT , punct 6 , O",
+        "” PUNCT '' punct 6 ” O",
+        "said VERB VBD ROOT 6 say O",
+        "shadow NOUN NN compound 11 shadow O",
+        "attorney NOUN NN compound 11 attorney O",
+        "general NOUN NN compound 11 general O",
+        "Mr PROPN NNP compound 11 Mr O",
+        "Okonkwo PROPN NNP nsubj 6 Okonkwo O",
+        ". PUNCT . punct 6 . O",
+    ]
+    (quote,) = parsed_quotes(rows)
+    assert quote.speaker == "Okonkwo"
+
+
+def test_he_further_back_picks_up_the_subject_not_the_latest_name():
+    text = (
+        "Tom Hale has bought the club from Peter Quinn. The 70-year-old sealed the deal "
+        'at a hotel in the city on Friday morning. He said: "I am delighted to be here."'
+    )
+    assert speaker_of(text, "delighted to be here") == "Tom Hale"
+
+
+def test_a_surname_tagged_plural_inside_a_sentence_is_still_a_name():
+    # "Davies" read as a plural proper noun, and no entity: a surname, not a group
+    rows = [
+        "“ PUNCT `` punct 6 “ O",
+        "It PRON PRP nsubj 2 it O",
+        "was AUX VBD ccomp 6 be O",
+        "wrong ADJ JJ acomp 2 wrong O",
+        ", PUNCT , punct 6 , O",
+        "” PUNCT '' punct 6 ” O",
+        "said VERB VBD ROOT 6 say O",
+        "Davies PROPN NNPS nsubj 6 Davies O",
+        ". PUNCT . punct 6 . O",
+    ]
+    (quote,) = parsed_quotes(rows)
+    assert quote.speaker == "Davies"

@@ -242,6 +242,37 @@ def _opens_with_speaker(sent: Span, first: Token, ctx: _Context) -> bool:
     return False
 
 
+# verbs that give something a name (marketing, nicknames); passive with no agent, the
+# quotation is the label. Not "dub", "term", "describe": news quotes these as someone's words.
+LABEL_VERBS = frozenset({"bill", "nickname"})
+
+
+def _passive_label(qtoks: list[Token], ctx: _Context) -> bool:
+    """The quotation is the label of a passive naming verb with no agent ("it is being
+    billed as '...'", "he is described as '...'", "was dubbed '...'"): the grammatical
+    subject is the thing named, and nobody is said to have spoken."""
+    if not qtoks:
+        return False
+    lo, hi = qtoks[0].i, qtoks[-1].i
+    for top in [t for t in qtoks if not (lo <= t.head.i <= hi)][:2]:
+        tok = top
+        for _ in range(3):
+            if tok.head.i == tok.i:
+                break
+            tok = tok.head
+            if ctx.quoted[tok.i]:
+                break
+            if tok.pos_ == "VERB":
+                kids = list(tok.children)
+                return (
+                    tok.lemma_.lower() in LABEL_VERBS
+                    and tok.tag_ == "VBN"
+                    and any(c.dep_ in ("auxpass", "nsubjpass") for c in kids)
+                    and not any(c.dep_ == "agent" for c in kids)
+                )
+    return False
+
+
 def attribute(
     doc: Doc,
     mentions: list[Mention],
@@ -257,6 +288,9 @@ def attribute(
         first_tok = ctx.token_at(sp.start)
         last_tok = ctx.token_at(max(sp.start, sp.end - 1))
         qtoks = [doc[k] for k in range(first_tok, last_tok + 1)]
+        if not sp.continues and _passive_label(qtoks, ctx):
+            out.append(None)  # a name given to something, not anyone's words
+            continue
         sents = []
         for k in (ctx.token_at(sp.mark), first_tok, last_tok):
             s = doc[k].sent

@@ -17,7 +17,7 @@ from newsquarry.search.ingest.enrich.entities import (
     _generic_head,
     common_words,
 )
-from newsquarry.search.ingest.enrich.marks import ALL_MARKS, QuoteSpan
+from newsquarry.search.ingest.enrich.marks import ALL_MARKS, MARK_TOKENS, QuoteSpan
 from newsquarry.search.ingest.enrich.pronouns import PersonTracker, pronoun_gender
 from newsquarry.search.ingest.enrich.speech import (
     _NAME,
@@ -72,10 +72,10 @@ class _Context:
             for k in range(a, min(b, n)):
                 self.quoted[k] = True
             # the closing mark too
-            if b < n and doc[b].text in ALL_MARKS:
+            if b < n and doc[b].text in MARK_TOKENS:
                 self.quoted[b] = True
         for t in doc:
-            if t.text in ALL_MARKS:
+            if t.text in MARK_TOKENS:
                 self.quoted[t.i] = True
         self.mentions = mentions
         self._furniture: dict[int, bool] = {}
@@ -397,6 +397,12 @@ class _Context:
                 if tok.i + 2 < len(self.doc) and self.doc[tok.i + 1].lower_ in ("and", "&"):
                     if _initial(self.doc[tok.i + 2]):
                         right = self.doc[tok.i + 2]
+            while left.i < tok.i and (
+                not left.text[:1].isupper() or left.lower_.rstrip(".") in TITLES
+            ):
+                # a job before the name is no part of it ("shadow attorney general Mr
+                # Grieve said" -> Grieve)
+                left = self.doc[left.i + 1]
             span = self.doc[left.i : right.i + 1]
             if right.i != tok.i or (_initial(left) and left.i < tok.i and _initial(tok)):
                 return span.text, span.text, span.start_char, span.end_char
@@ -425,7 +431,9 @@ class _Context:
                     return name, span.text, span.start_char, span.end_char
             # a plural ("Traders", "Officials", tagged PROPN when capitalised at the
             # start of a sentence) describes a group: no identifiable speaker
-            plural = tok.tag_ in ("NNS", "NNPS")
+            plural = tok.tag_ in ("NNS", "NNPS") and (
+                tok.i == tok.sent.start or tok.lower_ in common_words()
+            )  # "Davies" (NNPS) inside a sentence is a surname, not a group
             if word not in NON_SPEAKERS and not plural and _NAME.match(span.text):
                 return span.text, span.text, span.start_char, span.end_char
             return None, span.text, span.start_char, span.end_char
@@ -442,4 +450,31 @@ class _Context:
             if c.dep_ == "prep" and c.lower_ in ("of", "for", "at", "from"):
                 right = c.right_edge
         span = self.doc[left.i : right.i + 1]
+        if right.i == tok.i and _role_description(tok):
+            # "The double Olympic champion said": a definite description of a role
+            # names again a person just named (the reporter's variation on the name)
+            name = self.tracker.resolve_description(tok.i, tok.lemma_.lower())
+            if name is not None:
+                return name, span.text, span.start_char, span.end_char
         return None, span.text, span.start_char, span.end_char
+
+
+# roles a definite description names a person by ("the champion", "the Man Utd boss");
+# not the words for an unnamed source ("the spokesman", "the official"), who is
+# usually someone not named before
+ROLE_NOUNS = frozenset(
+    "boss manager coach champion captain striker player seed star actor actress director "
+    "singer senator minister chancellor secretary premier leader chairman chairwoman "
+    "president governor mayor judge veteran youngster winner founder chief "
+    "executive".split()
+)
+
+
+def _role_description(tok: Token) -> bool:
+    """A definite singular description of a role, with no name or possessor in it."""
+    if tok.lemma_.lower() not in ROLE_NOUNS or tok.tag_ != "NN":
+        return False
+    kids = list(tok.children)
+    if any(c.dep_ == "poss" or c.pos_ == "PROPN" and c.ent_type_ == "PERSON" for c in kids):
+        return False
+    return any(c.dep_ == "det" and c.lower_ == "the" for c in kids)

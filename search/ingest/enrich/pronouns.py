@@ -194,11 +194,14 @@ class PersonTracker:
         g = pronoun_gender(word.lower())
         if g is None:
             return None
+        return self._resolve(token_index, g)
+
+    def _resolve(self, token_index: int, g: str | None) -> str | None:
         k = bisect.bisect_left(self.positions, token_index)
         before = self.people[:k]
 
         def compatible(m: Mention) -> bool:
-            return self.gender.get(m.name) in (None, g)
+            return g is None or self.gender.get(m.name) in (None, g)
 
         sent = self.doc[token_index].sent
         windows = [sent]
@@ -216,7 +219,30 @@ class PersonTracker:
                     subjects.append((depth, -m.tok_start, m))
             if subjects:
                 return min(subjects, key=lambda x: (x[0], x[1]))[2].name
+        # further back, the latest person who was the subject of a clause (the topic a
+        # pronoun picks up: "Ken Bates has taken over Leeds United. The 73-year-old
+        # ... . He said" -> Bates), within a few sentences; else the latest person
+        horizon = sent.start
+        for _ in range(3):
+            if horizon == 0:
+                break
+            horizon = self.doc[horizon - 1].sent.start
+        for m in reversed(before):
+            if m.tok_start < horizon:
+                break
+            if compatible(m) and self._subject_depth(m) is not None:
+                return m.name
         for m in reversed(before):
             if compatible(m):
                 return m.name
         return None
+
+    def resolve_description(self, token_index: int, noun: str) -> str | None:
+        """Canonical name a definite role description ("the champion") at token_index
+        refers to: as for a pronoun, the compatible person subject of the highest
+        clause in its sentence or the one before, else the most recent person; the
+        gender from the noun when it has one ("the chairwoman")."""
+        word = "he" if noun in MALE_NOUNS else "she" if noun in FEMALE_NOUNS else None
+        if word is not None:
+            return self.resolve(token_index, word)
+        return self._resolve(token_index, None)

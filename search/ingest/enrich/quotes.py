@@ -62,6 +62,7 @@ from newsquarry.search.ingest.enrich.marks import (
     OPEN_MARKS,
     STRAIGHT_MARKS,
     QuoteSpan,
+    cut_narrative,
     find_quote_spans,
 )
 from newsquarry.search.ingest.enrich.speech import (
@@ -151,6 +152,7 @@ def extract_quotes(
     text = doc.text if text is None else text
     paragraphs = paragraph_bounds(text)
     spans = find_quote_spans(text, paragraphs)
+    cut_narrative(spans, doc, mentions, text)
     ctx = _Context(doc, mentions, spans, paragraphs, text)
     quotes = attribute(doc, mentions, spans, paragraphs, ctx)
     quotes.extend(indirect_speech(doc, ctx))
