@@ -378,7 +378,9 @@ def test_repair_command_with_the_original_files_recovers_every_article(built, tm
     shutil.copytree(built["ix"], ix)
     os.truncate(ix / files_of(ix)["segment"], 0)
     monkey = pytest.MonkeyPatch()
-    monkey.setattr("newsquarry.search.ingest.indexer.default_enricher", lambda **kw: TagEnricher())  # no spaCy
+    monkey.setattr(
+        "newsquarry.search.ingest.indexer.default_enricher", lambda **kw: TagEnricher()
+    )  # no spaCy
     try:
         r = run(ix, "repair", str(built["source"]))
     finally:
@@ -425,3 +427,59 @@ def test_a_file_verified_once_is_not_read_again_until_it_changes(built, tmp_path
     code, _, err = new_process()["search"]
     assert code == 5 and f"{seg} does not match its checksum" in err
     assert seg in reads
+
+
+def _quoted_articles(n: int) -> list[dict]:
+    """Articles each holding quotations with speakers (what repair lost before)."""
+    return [
+        {
+            "id": f"q-{i:03d}",
+            "title": f"Story {i}",
+            "date": f"2020-01-{1 + i % 28:02d}",
+            "text": f'"We will not give up in Caracas number {i}," said Harry Solano.\n\n'
+            f'Juan Guaidó spoke to Reuters. "The army must choose {i}," says Ana Ruiz.',
+        }
+        for i in range(n)
+    ]
+
+
+@pytest.mark.parametrize("with_files", [False, True])
+def test_repair_keeps_every_article_of_the_intact_segments(tmp_path, with_files):
+    """Seven segments holding quotations, one damaged: repair keeps every article of the six
+    others exactly as stored (passages, entities, quotations), with or without the files,
+    and says what it kept and lost."""
+    raw = _quoted_articles(21)
+    source = write_jsonl(tmp_path / "news.jsonl", raw)
+    ix = tmp_path / "ix"
+    store = WhooshStore(ix, background_merges=False)
+    for k in range(7):  # seven commits: seven segments
+        part = write_jsonl(tmp_path / f"part{k}.jsonl", raw[3 * k : 3 * k + 3])
+        index_paths(store, [str(part)], enricher=TagEnricher())
+    assert store.stats()["segments"] == 7 and store.stats()["quotes"] == 42
+    store.close()
+    before = contents(ix)
+    gen = integrity.toc_generations(ix)[0]
+    manifest = integrity.read_manifest(ix, gen)
+    victim = manifest.segments[3]["id"]
+    lost = sorted(
+        a
+        for a, _doc in integrity.read_articles_file(ix / (victim + integrity.ARTICLES_EXT)).items()
+    )
+    assert len(lost) == 3
+    os.truncate(ix / (victim + integrity.SEGMENT_EXT), 100)
+
+    result = repair(ix, [source] if with_files else [], enricher=TagEnricher())
+    assert result.repaired and result.clean_after
+    assert result.kept == 18
+    if with_files:
+        assert result.recovered == lost and result.lost == []
+        assert contents(ix) == before  # every stored document as it was
+    else:
+        assert result.lost == lost and result.recovered == []
+        kept = [d for d in before if not any(f'"{a}' in d for a in lost)]
+        assert contents(ix) == kept  # the others exactly as stored, quotations included
+    store = WhooshStore(ix, create=False)
+    try:
+        assert store.stats()["quotes"] == (42 if with_files else 36)
+    finally:
+        store.close()

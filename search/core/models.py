@@ -9,6 +9,7 @@ carries ``article_start``/``article_end`` (and ``article_speaker_start``/
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
@@ -123,3 +124,10 @@ def quote_record(quote: dict[str, Any], passage_start: int) -> dict[str, Any]:
         quote.setdefault("article_speaker_start", passage_start + int(quote["speaker_start"]))
         quote.setdefault("article_speaker_end", passage_start + int(quote["speaker_end"]))
     return quote
+
+
+def from_record(cls: type, record: dict[str, Any]) -> Any:
+    """A model object (``Entity``, ``Quote``) from its stored record: the fields the class
+    has, the derived ones a record also carries (``article_start``, ...) left out."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    return cls(**{k: v for k, v in record.items() if k in names})

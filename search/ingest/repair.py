@@ -39,7 +39,7 @@ from whoosh.reading import SegmentReader
 
 from newsquarry.search.core.durability import fsync_path
 from newsquarry.search.core.errors import IndexUnavailable, NotEnoughSpace
-from newsquarry.search.core.models import Article, Entity, Passage, Quote
+from newsquarry.search.core.models import Article, Entity, Passage, Quote, from_record
 from newsquarry.search.engine import check as checking
 from newsquarry.search.engine import integrity
 from newsquarry.search.engine.locking import WriteLock
@@ -140,13 +140,24 @@ def _article_from_records(art: dict[str, Any], passages: list[dict[str, Any]]) -
                 start=doc["start"],
                 end=doc["end"],
                 text=doc["text"],
-                entities=[Entity(**e) for e in extra.get("entities", [])],
-                quotes=[Quote(**q) for q in extra.get("quotes", [])],
+                entities=[from_record(Entity, e) for e in extra.get("entities", [])],
+                quotes=[from_record(Quote, q) for q in extra.get("quotes", [])],
             )
         )
     if len(out) != data.get("passages", len(out)):
         return None
     return article, out
+
+
+def _stored_articles(reader: Any) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """Each live article of a segment: its stored article record and passage records."""
+    for article_id in list(reader.lexicon("article_id")):
+        # live documents only: the reader leaves deleted ones out
+        docs = list(reader.postings("article_id", article_id).all_ids())
+        stored = [reader.stored_fields(d) for d in docs]
+        art = next((d for d in stored if d.get("doctype") == "article"), None)
+        if art is not None:
+            yield art, [d for d in stored if d.get("doctype") == "passage"]
 
 
 class _Survivors:
@@ -178,24 +189,26 @@ class _Survivors:
             except Exception:  # noqa: BLE001 - a segment that cannot be opened is damaged
                 self.unreadable.add(sid)
                 continue
+            records = _stored_articles(reader)
             try:
-                for article_id in list(reader.lexicon("article_id")):
-                    # live documents only: the reader leaves deleted ones out
-                    docs = list(reader.postings("article_id", article_id).all_ids())
-                    stored = [reader.stored_fields(d) for d in docs]
-                    art = next((d for d in stored if d.get("doctype") == "article"), None)
-                    if art is None:
-                        continue
-                    rebuilt = _article_from_records(
-                        art, [d for d in stored if d.get("doctype") == "passage"]
-                    )
+                while True:
+                    try:
+                        item = next(records, None)
+                    except Exception:  # noqa: BLE001 - a segment that cannot be read through
+                        self.unreadable.add(sid)
+                        break
+                    if item is None:
+                        break
+                    art, passages = item
+                    # rebuilt outside the read's guard: a fault of this code is raised, never
+                    # taken for damage (it once marked every segment holding a quotation
+                    # unreadable, and repair kept nothing of them)
+                    rebuilt = _article_from_records(art, passages)
                     if rebuilt is None:
                         self.rejected.add(art["id"])
                         continue
                     self.ids.add(art["id"])
                     yield rebuilt  # a later segment's version replaces an earlier one
-            except Exception:  # noqa: BLE001 - a segment that cannot be read through
-                self.unreadable.add(sid)
             finally:
                 reader.close()
 
