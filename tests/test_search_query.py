@@ -257,3 +257,14 @@ def _settings(**kw):
     from newsquarry.search.core.config import load_settings
 
     return load_settings(**kw)
+
+
+@pytest.mark.parametrize(
+    "q", ["date:2019-02-30", "date:2019-13", "date:[2019-01 TO 2019-04-31]", "guard date:2019-00"]
+)
+def test_a_date_that_does_not_exist_is_refused_in_a_query_as_in_a_parameter(seed_store, q):
+    with pytest.raises(QueryError, match="not a valid date") as err:
+        run_search(seed_store, SearchRequest(q=q))
+    if "[" not in q:  # a plain value is pointed at (a range's end is named in the message)
+        assert err.value.position is not None
+    run_search(seed_store, SearchRequest(q="date:2019-02-28"))  # a real day still searches

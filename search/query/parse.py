@@ -37,10 +37,11 @@ from whoosh.qparser import (
     QueryParser,
 )
 
-from newsquarry.search.core.errors import QueryError
+from newsquarry.search.core.errors import InvalidRequest, QueryError
 from newsquarry.search.core.textnorm import fold
 from newsquarry.search.engine.schema import text_analyzer
 from newsquarry.search.engine.views import View
+from newsquarry.search.query.facets import date_bounds
 
 TEXT_FIELDS = ("text", "title", "quote")
 VALUE_FIELDS = ("person", "org", "place", "speaker", "source", "quote_kind", "article_id")
@@ -725,6 +726,14 @@ class _Rewriter:
                     f"date:{value} is not a date: use YYYY, YYYY-MM or YYYY-MM-DD",
                     position=self._position(value),
                 )
+            if value is not None:
+                try:  # a real date, as the date_from/date_to parameters require
+                    date_bounds(value, what="date")
+                except InvalidRequest:
+                    raise QueryError(
+                        f"date:{value} is not a valid date (no such month or day)",
+                        position=self._position(value),
+                    ) from None
 
         if isinstance(q, wq.Term):
             check(q.text)
