@@ -87,6 +87,10 @@ class _Context:
         self.person_names = {
             tuple(fold(m.name).split()): m.name for m in mentions if m.type == "person"
         }
+        for m in mentions:  # a nickname stands for the whole name: "Mido" for Ahmed 'Mido' Hossam
+            if m.type == "person":
+                for nick in re.findall(r"['‘\"“]([^\W\d_]+)['’\"”]", m.name):
+                    self.person_names.setdefault((fold(nick),), m.name)
 
     def is_furniture(self, pi: int) -> bool:
         """A paragraph that is page furniture, not text: a short line with no final

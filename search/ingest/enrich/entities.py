@@ -461,9 +461,93 @@ def _has_place_apposition(span: Span) -> bool:
     return bool(head.dep_ == "appos" and head.head.lemma_.lower() in PLACE_NOUNS)
 
 
+_NAME_QUOTES = "'\"‘’“”"
+
+
 @lru_cache(maxsize=8192)
 def _name_key(text: str) -> tuple[str, ...]:
-    return tuple(fold(text).replace("’", "'").split())
+    words = fold(text).replace("’", "'").split()
+    # a nickname's marks are no part of it: Ahmed 'Mido' Hossam is also "Mido"
+    return tuple(w.strip(_NAME_QUOTES) if w[:1] in _NAME_QUOTES else w for w in words)
+
+
+CALENDAR_WORDS = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday january february march april "
+    "may june july august september october november december".split()
+)
+OPENING_MARKS = frozenset({"'", '"', "‘", "“", "`", "``"})
+CLOSING_MARKS = frozenset({"'", '"', "’", "”", "''"})
+
+
+def _given_name(tok: Token) -> bool:
+    """A capitalised word that is a first name given almost only to men or to women."""
+    from newsquarry.search.ingest.enrich.pronouns import first_name_genders
+
+    return tok.text[:1].isupper() and tok.is_alpha and tok.lower_ in first_name_genders()
+
+
+def _capitalised(tok: Token) -> bool:
+    return tok.text[:1].isupper() and tok.is_alpha and not tok.is_sent_start
+
+
+def _names_the_model_split(doc: Doc) -> list[tuple[int, int]]:
+    """Person names the model cuts apart, by two conventions of news writing.
+
+    * A nickname in quote marks between the first name and the surname:
+      Ahmed 'Mido' Hossam, Earvin "Magic" Johnson (the model makes an
+      organisation of the first half and a place of the surname).
+    * A first name followed by a surname that is also a day or month: "coach
+      Mike Friday" (the model tags "Friday" a date). English writes the day of
+      an event with a preposition ("on Friday"), so a bare calendar word right
+      after a first name, and not followed by a number ("March 3"), is a surname.
+    Both need a first name known as one (``first_names.txt``) or tagged a person.
+    """
+    out: list[tuple[int, int]] = []
+    n = len(doc)
+    i = 0
+    while i < n:
+        tok = doc[i]
+        first = (
+            tok.text[:1].isupper()
+            and tok.is_alpha
+            and (tok.ent_type_ == "PERSON" or _given_name(tok))
+        )
+        if not first:
+            i += 1
+            continue
+        if (
+            i + 4 < n
+            and doc[i + 1].text in OPENING_MARKS
+            and _capitalised(doc[i + 2])
+            and doc[i + 3].text in CLOSING_MARKS
+            and _capitalised(doc[i + 4])
+            and doc[i + 4].lower_ not in CALENDAR_WORDS
+            and doc[i + 1].whitespace_ == ""
+            and doc[i + 2].whitespace_ == ""
+        ):
+            end = i + 5
+            while end < n and _capitalised(doc[end]) and doc[end].ent_type_ in ("", "PERSON"):
+                end += 1
+            out.append((i, end))
+            i = end
+            continue
+        if (
+            i + 1 < n
+            and tok.ent_type_ == "PERSON"
+            and (i + 1 == n or doc[i + 1].ent_iob_ == "B")
+            and doc[i].ent_iob_ == "B"
+            and _given_name(tok)
+            and _capitalised(doc[i + 1])
+            and doc[i + 1].lower_ in CALENDAR_WORDS
+            and doc[i + 1].ent_type_ == "DATE"
+            and (i + 2 >= n or doc[i + 2].ent_type_ != "DATE")
+            and (i + 2 >= n or not doc[i + 2].like_num)
+        ):
+            out.append((i, i + 2))
+            i += 2
+            continue
+        i += 1
+    return out
 
 
 def _title_words(doc: Doc, s: int, e: int) -> bool:
@@ -591,6 +675,20 @@ def _join_partners(
     return start
 
 
+# prepositions that make the name after them a place: "in Staunton", "from Washington"
+WHERE_PREPOSITIONS = frozenset(
+    "in at from to into near across outside inside around through via toward towards "
+    "throughout within".split()
+)
+
+
+def _where(tok: Token) -> bool:
+    """Whether a name is the object of a preposition of place ("in", "from", ...)."""
+    while tok.dep_ in ("compound", "flat") and tok.head.i != tok.i:
+        tok = tok.head
+    return tok.dep_ == "pobj" and tok.head.lower_ in WHERE_PREPOSITIONS
+
+
 def _generic_head(tok: Token) -> bool:
     """A capitalised common noun standing alone ("Bank", "Commission"), or "Co".
 
@@ -615,8 +713,11 @@ def extract_mentions(
     """
     doc_text = doc.text if text is None else text
     raw: list[tuple[int, int, str]] = []  # token start, end, label
-    ents = list(doc.ents)
-    taken = {t.i for e in ents for t in e}
+    named = _names_the_model_split(doc)
+    raw.extend((s, e, "PERSON") for s, e in named)
+    inside = {i for s, e in named for i in range(s, e)}
+    ents = [e for e in doc.ents if not any(t.i in inside for t in e)]
+    taken = {t.i for e in ents for t in e} | inside
     skip_next = False
     for k, ent in enumerate(ents):
         if skip_next:
@@ -658,7 +759,7 @@ def extract_mentions(
             elif label in ("GPE", "LOC", "FAC") and e - s > 1 and last in INSTITUTION_HEADS:
                 label = "ORG"  # "Illinois Environmental Protection Agency"
             raw.append((s, e, label))
-    raw = _retype(doc, _keep(doc, raw, publisher, doc_text))
+    raw = _retype(doc, _keep(doc, sorted(raw), publisher, doc_text))
 
     # Person names known in the article, fullest first.
     person_keys: Counter[tuple[str, ...]] = Counter()
@@ -777,12 +878,15 @@ def extract_mentions(
             if label != "PERSON" and key in person_keys:
                 label = "PERSON"
             elif (
-                label == "ORG"
+                label in ("ORG", "GPE", "LOC", "FAC")
                 and not is_person_name
                 and len(key) == 1
                 and any(key[0] == full[-1] for full in candidates(key))
+                and (label == "ORG" or not _where(doc[s]))
             ):
-                # a lone surname the model called ORG, matching a person's surname
+                # a lone surname the model called ORG or a place, matching the surname of
+                # a person the article names ("a nomination for Staunton, 49, who told"
+                # after "Imelda Staunton"), unless it says where ("in Staunton")
                 label = "PERSON"
             typ = LABEL_TYPES.get(label, "org")
             name = text

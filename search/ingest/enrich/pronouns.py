@@ -4,8 +4,11 @@
 text) in order and a gender guess per canonical name, and resolves "he" or
 "she" at a token position to the most recent compatible person.
 
-Gender evidence, per canonical name (none of it from name lists):
+Gender evidence, per canonical name:
 * a title in front of a mention ("Mr", "Mrs", "Ms", ...), strongest;
+* the first name of a name of two words or more, when that first name is given
+  almost only to men or only to women (``first_names.txt``: "Imelda Staunton" is
+  a woman, "Clive Owen" a man; "Jamie" or "Leigh" decide nothing);
 * a gendered noun in apposition or as predicate ("X, a spokeswoman", "X is a
   father");
 * the subject pronoun of the next sentence after a sentence whose subject is
@@ -20,7 +23,9 @@ recent compatible person (matching or unknown gender) wins.
 from __future__ import annotations
 
 import bisect
+import functools
 from collections import defaultdict
+from importlib import resources
 
 from spacy.tokens import Doc
 
@@ -74,6 +79,26 @@ FEMALE_NOUNS = frozenset(
 )
 
 
+@functools.cache
+def first_name_genders() -> dict[str, str]:
+    """Lower-cased first name -> 'm' or 'f', for names given almost only to one (package data)."""
+    text = resources.files(__package__).joinpath("first_names.txt").read_text(encoding="utf-8")
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            gender, _, names = line.partition(" ")
+            out.update(dict.fromkeys(names.split(), gender))
+    return out
+
+
+def first_name_gender(name: str) -> str | None:
+    """'m' or 'f' from the first word of a person's name of two words or more, else None."""
+    words = name.split()
+    if len(words) < 2:
+        return None  # a lone word may be a surname that is also a first name ("Owen")
+    return first_name_genders().get(words[0].lower().strip(".,"))
+
+
 def pronoun_gender(word: str) -> str | None:
     """'m', 'f' or None for a (lower-cased) pronoun."""
     if word in MALE:
@@ -93,6 +118,10 @@ class PersonTracker:
         votes: dict[str, dict[str, int]] = defaultdict(lambda: {"m": 0, "f": 0})
         for m in self.people:
             self._vote(m, votes, quoted)
+        for name in {m.name for m in self.people}:
+            g = first_name_gender(name)
+            if g is not None:
+                votes[name][g] += 2
         self.gender: dict[str, str] = {}
         for name, v in votes.items():
             if v["m"] > v["f"]:
