@@ -141,6 +141,32 @@ class _Context:
         found = {name for full, name in self.person_names.items() if full and full[-1] == key}
         return found.pop() if len(found) == 1 else None
 
+    def org_antecedent(self, token_index: int, sentences: int = 3) -> Mention | None:
+        """The organisation an "it" or "the firm" at ``token_index`` stands for: of the
+        organisations named outside quotations in its sentence and the ``sentences``
+        before, the latest that is the subject of a clause, else the latest named."""
+        sent = self.doc[token_index].sent
+        horizon = sent.start
+        for _ in range(sentences):
+            if horizon == 0:
+                break
+            horizon = self.doc[horizon - 1].sent.start
+        latest = None
+        for m in reversed(self.mentions):
+            if m.tok_start >= token_index:
+                continue
+            if m.tok_start < horizon:
+                break
+            if m.type != "org" or self.quoted[m.tok_start]:
+                continue
+            root = self.doc[m.tok_end - 1]
+            while root.dep_ in ("compound", "flat") and root.head.i != root.i:
+                root = root.head
+            if root.dep_ in ("nsubj", "nsubjpass"):
+                return m
+            latest = latest or m
+        return latest
+
     def untagged_name(self, tok: Token, cue: Token) -> bool:
         """A proper noun after a cue that is no entity of another kind ("Continued
         Stone:"); not after a verb whose object is the listener ("told Jones.")."""
@@ -441,6 +467,12 @@ class _Context:
             if word not in NON_SPEAKERS and not plural and _NAME.match(span.text):
                 return span.text, span.text, span.start_char, span.end_char
             return None, span.text, span.start_char, span.end_char
+        if word == "it" and tok.pos_ == "PRON":
+            # "..., it said": a thing that speaks is an organisation, the one the last
+            # sentences are about
+            org = self.org_antecedent(tok.i)
+            if org is not None:
+                return org.name, tok.text, tok.idx, tok.idx + len(tok)
         if word in NON_SPEAKERS or tok.pos_ == "PRON":
             return None, tok.text, tok.idx, tok.idx + len(tok)
         if word in DOCUMENT_NOUNS:
@@ -454,6 +486,11 @@ class _Context:
             if c.dep_ == "prep" and c.lower_ in ("of", "for", "at", "from"):
                 right = c.right_edge
         span = self.doc[left.i : right.i + 1]
+        if right.i == tok.i and _org_description(tok):
+            # "The Australian firm said", "the car maker said": the organisation just named
+            org = self.org_antecedent(tok.i)
+            if org is not None:
+                return org.name, span.text, span.start_char, span.end_char
         if right.i == tok.i and _role_description(tok):
             # "The double Olympic champion said": a definite description of a role
             # names again a person just named (the reporter's variation on the name)
@@ -461,6 +498,26 @@ class _Context:
             if name is not None:
                 return name, span.text, span.start_char, span.end_char
         return None, span.text, span.start_char, span.end_char
+
+
+# what a definite description calls an organisation that speaks ("the firm said")
+ORG_NOUNS = frozenset(
+    "company firm corporation group club bank carrier airline maker carmaker automaker "
+    "retailer insurer broadcaster network studio developer publisher manufacturer operator "
+    "giant producer organisation organization agency charity union association "
+    "federation regulator watchdog".split()
+)
+
+
+def _org_description(tok: Token) -> bool:
+    """ "the firm", "the Australian firm", "the car maker": a definite singular noun for
+    an organisation, with no possessor ("its parent company" is another one)."""
+    if tok.lemma_.lower() not in ORG_NOUNS or tok.tag_ != "NN":
+        return False
+    kids = list(tok.children)
+    if any(c.dep_ == "poss" for c in kids):
+        return False
+    return any(c.dep_ == "det" and c.lower_ == "the" for c in kids)
 
 
 # roles a definite description names a person by ("the champion", "the Man Utd boss");

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -689,6 +690,28 @@ def _where(tok: Token) -> bool:
     return tok.dep_ == "pobj" and tok.head.lower_ in WHERE_PREPOSITIONS
 
 
+_INITIAL_SKIP = frozenset({"of", "and", "for", "the", "&", "de", "du", "des", "la"})
+
+
+def _expansion(acronym: str, names: Iterable[str]) -> str | None:
+    """The one name of ``names`` whose initials spell ``acronym`` ("GM" -> "General Motors",
+    "MPAA" -> "Motion Picture Association of America"), or None.
+
+    Initials of the capitalised words, function words ("of", "and") left out; an
+    acronym is written in capitals (2 to 6 letters, dots allowed). Two names that
+    both fit leave it as written."""
+    letters = acronym.replace(".", "")
+    if not (2 <= len(letters) <= 6 and letters.isalpha() and letters.isupper()):
+        return None
+    found = set()
+    for name in names:
+        words = [w for w in re.split(r"[\s\-]+", name) if w]
+        caps = [w for w in words if w.lower() not in _INITIAL_SKIP and w[:1].isupper()]
+        if len(caps) >= 2 and "".join(w[0] for w in caps).upper() == letters:
+            found.add(name)
+    return found.pop() if len(found) == 1 else None
+
+
 def _generic_head(tok: Token) -> bool:
     """A capitalised common noun standing alone ("Bank", "Commission"), or "Co".
 
@@ -895,6 +918,9 @@ def extract_mentions(
                 while len(core) > 1 and core[-1].rstrip(".") in CORPORATE_SUFFIXES:
                     core = core[:-1]
                 name = org_full.get(core, text)
+                if name == text and e - s == 1:
+                    # "GM" in a story that names General Motors: the fullest name it gives
+                    name = _expansion(text, org_full.values()) or text
             if typ == "person":
                 full = key
                 cands = candidates(key)
