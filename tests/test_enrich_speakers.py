@@ -113,3 +113,41 @@ def test_it_said_with_no_organisation_near_stays_without_a_speaker():
         '"Drivers should stay at home," it said.'
     )
     assert speaker_of(text, "stay at home") is None
+
+
+def test_the_role_a_person_was_named_with_names_that_person_again():
+    text = (
+        "Prime Minister Harold Wetherby said it was time to move on. Opposition leader "
+        "Colin Ashdown called for an inquiry.\n\n"
+        'The prime minister rejected the call. "There is nothing more to find," the prime '
+        "minister said."
+    )
+    assert speaker_of(text, "nothing more to find") == "Harold Wetherby"
+
+
+def test_he_after_a_description_that_names_the_subject_goes_to_that_person():
+    text = (
+        "Prime Minister Harold Wetherby said it was time to move on.\n\n"
+        "The prime minister shrugged off claims from opposition leader Colin Ashdown that "
+        'the inquiry was flawed. He said: "The inquiry did its work."'
+    )
+    assert speaker_of(text, "did its work") == "Harold Wetherby"
+
+
+def test_a_name_the_parser_joined_to_the_noun_before_is_still_the_clause_subject():
+    text = (
+        "Ivan Helguera headed past the keeper to seal the win. Victory took Madrid to "
+        "within six points of leaders Barcelona and Owen is confident Madrid can close "
+        'the gap. He added: "We had several chances against them."'
+    )
+    speaker = speaker_of(text, "several chances")
+    assert speaker is not None and speaker.endswith("Owen")
+
+
+def test_the_person_asked_about_is_not_the_one_who_answers():
+    text = (
+        "Harold Wetherby spoke to reporters on Tuesday.\n\n"
+        "Asked if Colin Ashdown could return to the cabinet, he replied: "
+        '"I have made my admiration for Colin very clear."'
+    )
+    assert speaker_of(text, "admiration for Colin") == "Harold Wetherby"

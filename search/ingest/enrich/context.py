@@ -91,6 +91,12 @@ class _Context:
             if m.type == "person":
                 for nick in re.findall(r"['‘\"“]([^\W\d_]+)['’\"”]", m.name):
                     self.person_names.setdefault((fold(nick),), m.name)
+        self.roles = self._roles()
+        for tok in doc:  # "The prime minister shrugged off ...": a mention of the person
+            if not self.quoted[tok.i] and tok.i not in self.mention_at and _role_description(tok):
+                name = self.role_holder(tok)
+                if name is not None:
+                    self.tracker.add(tok.i, tok.i + 1, name)
 
     def is_furniture(self, pi: int) -> bool:
         """A paragraph that is page furniture, not text: a short line with no final
@@ -140,6 +146,58 @@ class _Context:
         """The one person of the article whose folded last name is ``key``, if any."""
         found = {name for full, name in self.person_names.items() if full and full[-1] == key}
         return found.pop() if len(found) == 1 else None
+
+    def _roles(self) -> list[tuple[int, frozenset[str], str]]:
+        """(token, role words, name) for each person the article names with a role:
+        "Prime Minister Tony Blair", "England coach Mike Friday" (words before the name,
+        in its noun phrase), "Tony Blair, the prime minister" and "the prime minister,
+        Tony Blair" (appositions). Role words are lower-cased lemmas."""
+        out = []
+        doc = self.doc
+        for m in self.mentions:
+            if m.type != "person" or self.quoted[m.tok_start]:
+                continue
+            words: list[str] = []
+            k = m.tok_start - 1
+            while k >= 0 and m.tok_start - k <= 4:
+                t = doc[k]
+                if not t.is_alpha or k in self.mention_at or t.lower_ in DETERMINERS:
+                    break
+                if not (m.tok_start <= t.head.i < m.tok_end or k < t.head.i < m.tok_start):
+                    break
+                words.append(t.lemma_.lower())
+                k -= 1
+            root = doc[m.tok_end - 1]
+            nouns = [c for c in root.children if c.dep_ == "appos"]
+            if root.dep_ == "appos":
+                nouns.append(root.head)
+            for n in nouns:
+                if n.pos_ == "NOUN" and n.i not in self.mention_at:
+                    words.append(n.lemma_.lower())
+                    words.extend(
+                        c.lemma_.lower()
+                        for c in n.children
+                        if c.dep_ in ("compound", "amod") and c.i not in self.mention_at
+                    )
+            if words:
+                out.append((m.tok_start, frozenset(words), m.name))
+        return out
+
+    def role_holder(self, tok: Token) -> str | None:
+        """The person a definite description of a role ("the prime minister", "the
+        coach") names, when the article gave that role to a person by name: the one
+        whose role words hold the description's noun and its lower-case modifiers
+        (the latest named before it, else the first after it)."""
+        want = {tok.lemma_.lower()} | {
+            c.lemma_.lower()
+            for c in tok.children
+            if c.dep_ in ("compound", "amod") and c.text[:1].islower()
+        }
+        fits = [(i, name) for i, words, name in self.roles if want <= words]
+        before = [(i, name) for i, name in fits if i < tok.i]
+        if before:
+            return max(before)[1]
+        return min(fits)[1] if fits else None
 
     def org_antecedent(self, token_index: int, sentences: int = 3) -> Mention | None:
         """The organisation an "it" or "the firm" at ``token_index`` stands for: of the
@@ -403,7 +461,7 @@ class _Context:
         if pronoun_gender(word) and tok.pos_ == "PRON":
             return self.tracker.resolve(tok.i, word), tok.text, tok.idx, tok.idx + len(tok)
         if (
-            tok.pos_ == "PROPN"
+            (tok.pos_ == "PROPN" and not tok.text.islower())  # "the prime minister" is no name
             or (
                 tok.text[:1].isupper()
                 and tok.pos_ in ("NOUN", "X")
@@ -493,8 +551,11 @@ class _Context:
                 return org.name, span.text, span.start_char, span.end_char
         if right.i == tok.i and _role_description(tok):
             # "The double Olympic champion said": a definite description of a role
-            # names again a person just named (the reporter's variation on the name)
-            name = self.tracker.resolve_description(tok.i, tok.lemma_.lower())
+            # names again a person just named (the reporter's variation on the name),
+            # the one the article gave that role, if it did ("Prime Minister Tony Blair")
+            name = self.role_holder(tok) or self.tracker.resolve_description(
+                tok.i, tok.lemma_.lower()
+            )
             if name is not None:
                 return name, span.text, span.start_char, span.end_char
         return None, span.text, span.start_char, span.end_char
@@ -533,8 +594,10 @@ ROLE_NOUNS = frozenset(
 
 def _role_description(tok: Token) -> bool:
     """A definite singular description of a role, with no name or possessor in it."""
-    if tok.lemma_.lower() not in ROLE_NOUNS or tok.tag_ != "NN":
+    if tok.lemma_.lower() not in ROLE_NOUNS:
         return False
+    if tok.tag_ != "NN" and not (tok.tag_ == "NNP" and tok.text.islower()):
+        return False  # (a lower-case "minister" the model took for a proper noun is one)
     kids = list(tok.children)
     if any(c.dep_ == "poss" or c.pos_ == "PROPN" and c.ent_type_ == "PERSON" for c in kids):
         return False

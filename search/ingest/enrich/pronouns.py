@@ -26,6 +26,7 @@ import bisect
 import functools
 from collections import defaultdict
 from importlib import resources
+from typing import Any
 
 from spacy.tokens import Doc
 
@@ -205,7 +206,17 @@ class PersonTracker:
         while tok.dep_ in ("compound", "flat") and tok.head.i != tok.i:
             tok = tok.head
         if tok.dep_ not in ("nsubj", "nsubjpass"):
-            return None
+            # "... leaders Barcelona and Owen is confident": the parser joined the name to
+            # the noun before it; a name right before a verb that has no subject is its subject
+            nxt = self.doc[m.tok_end] if m.tok_end < len(self.doc) else None
+            if (
+                tok.dep_ != "conj"
+                or nxt is None
+                or nxt.pos_ not in ("VERB", "AUX")
+                or any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in nxt.children)
+            ):
+                return None
+            tok = nxt
         depth = 0
         while tok.head.i != tok.i and depth < 50:
             tok = tok.head
@@ -236,12 +247,13 @@ class PersonTracker:
         windows = [sent]
         if sent.start > 0:
             windows.append(self.doc[sent.start - 1].sent)
+        asked = self._asked_clause(sent, token_index)
         for window in windows:
             subjects = []
             for m in reversed(before):
                 if m.tok_start < window.start:
                     break
-                if m.tok_start >= window.end or not compatible(m):
+                if m.tok_start >= window.end or not compatible(m) or m.tok_start in asked:
                     continue
                 depth = self._subject_depth(m)
                 if depth is not None:
@@ -265,6 +277,15 @@ class PersonTracker:
             if compatible(m):
                 return m.name
         return None
+
+    def _asked_clause(self, sent: Any, token_index: int) -> range:
+        """Tokens of an opening "Asked if X ..., he replied" clause, when the pronoun is
+        outside it: the person asked about is not the one who answers."""
+        first = sent[0]
+        if first.lower_ != "asked" or token_index < sent.start:
+            return range(0)
+        end = max(t.i for t in first.subtree) + 1
+        return range(sent.start, end) if token_index >= end else range(0)
 
     def resolve_description(self, token_index: int, noun: str) -> str | None:
         """Canonical name a definite role description ("the champion") at token_index
