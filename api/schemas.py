@@ -569,6 +569,14 @@ class SearchResponseBase(Out):
     partial = fields.Boolean(
         metadata={"description": "True when the time limit cut the search short"}
     )
+    cut_short = fields.List(
+        fields.String(validate=validate.OneOf(["highlights", "suggestion", "interpretations"])),
+        metadata={
+            "description": "What the time limit left out when partial: highlights (the hits "
+            "left have unmarked snippets and no matches), suggestion, interpretations. The "
+            "hits and totals are whole."
+        },
+    )
     generation = fields.Integer(metadata={"description": "Index generation searched"})
     page = fields.Integer()
     per_page = fields.Integer()
