@@ -127,6 +127,18 @@ class DateValue(validate.Validator):
         return value
 
 
+class QueryLength(validate.Length):
+    """``q``'s cap: ``maxLength`` in the OpenAPI schema, the library's words when refused
+    (``QueryTooLong``: "the query is 401 characters long; the limit is 400")."""
+
+    def __call__(self, value: str) -> str:
+        if self.max is not None and len(value) > self.max:
+            raise ValidationError(
+                f"the query is {len(value)} characters long; the limit is {self.max}"
+            )
+        return value
+
+
 def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
     """The query parameters of a search, with the configured limits."""
     max_q = int(settings["max_query_length"])
@@ -153,7 +165,7 @@ def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
     class Base(In):
         q = fields.String(
             load_default="",
-            validate=validate.Length(max=max_q),
+            validate=QueryLength(max=max_q),
             metadata={
                 "description": 'Query: words, "phrases", AND/OR/NOT, field:value, prefix*, '
                 "fuzzy~. Empty matches everything."
