@@ -213,8 +213,7 @@ def test_a_query_past_400_characters_is_one_error_line(runner, tmp_path):
         r = run(runner, path, command, q)
         assert r.exit_code == 2, r.output
         assert r.stderr == (  # the argument named as the help names it
-            "Error: QUERY: the query is 401 characters long; the limit is 400 "
-            "(at character 400)\n"
+            "Error: QUERY: the query is 401 characters long; the limit is 400 (at character 400)\n"
         )
         assert r.stdout == ""
     assert run(runner, path, "search", q[:400]).exit_code == 0
