@@ -127,6 +127,18 @@ class DateValue(validate.Validator):
         return value
 
 
+class QueryLength(validate.Length):
+    """``q``'s cap: ``maxLength`` in the OpenAPI schema, the library's words when refused
+    (``QueryTooLong``: "the query is 401 characters long; the limit is 400")."""
+
+    def __call__(self, value: str) -> str:
+        if self.max is not None and len(value) > self.max:
+            raise ValidationError(
+                f"the query is {len(value)} characters long; the limit is {self.max}"
+            )
+        return value
+
+
 def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
     """The query parameters of a search, with the configured limits."""
     max_q = int(settings["max_query_length"])
@@ -153,7 +165,7 @@ def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
     class Base(In):
         q = fields.String(
             load_default="",
-            validate=validate.Length(max=max_q),
+            validate=QueryLength(max=max_q),
             metadata={
                 "description": 'Query: words, "phrases", AND/OR/NOT, field:value, prefix*, '
                 "fuzzy~. Empty matches everything."
@@ -568,6 +580,14 @@ class SearchResponseBase(Out):
     took_ms = fields.Float()
     partial = fields.Boolean(
         metadata={"description": "True when the time limit cut the search short"}
+    )
+    cut_short = fields.List(
+        fields.String(validate=validate.OneOf(["highlights", "suggestion", "interpretations"])),
+        metadata={
+            "description": "What the time limit left out when partial: highlights (the hits "
+            "left have unmarked snippets and no matches), suggestion, interpretations. The "
+            "hits and totals are whole."
+        },
     )
     generation = fields.Integer(metadata={"description": "Index generation searched"})
     page = fields.Integer()

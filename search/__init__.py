@@ -40,6 +40,7 @@ _EXPORTS = {
     "WriteReport": "engine.store",
     "NewsquarryError": "core.errors",
     "QueryError": "core.errors",
+    "QueryTooLong": "core.errors",
     "UnknownFacet": "core.errors",
     "InvalidRequest": "core.errors",
     "InvalidArticle": "core.errors",

@@ -265,6 +265,37 @@ def test_time_limit_is_passed_to_the_library(index_dir):
         assert "Retry-After" in resp.headers
 
 
+def test_a_query_past_400_characters_is_a_400_problem(client, app):
+    """The query cap (issue 33): every endpoint taking ``q`` refuses 401 characters with a
+    problem naming ``q`` and the limit, and says ``maxLength`` in its OpenAPI schema."""
+    from newsquarry.api.errors import from_library_error
+    from newsquarry.search.core.errors import QueryTooLong
+
+    q = ("oil caracas venezuela " * 20)[:401]
+    paths = ("/v1/search", "/v1/quotes", "/v1/facets/person", "/v1/cooccurrence")
+    spec = client.get("/openapi.json").get_json()
+    for path in paths:
+        resp = client.get(path, query_string={"q": q})
+        assert resp.status_code == 400 and resp.mimetype == PROBLEM, path
+        body = resp.get_json()
+        assert body["status"] == 400
+        assert body["errors"]["q"] == ["the query is 401 characters long; the limit is 400"]
+        template = path.replace("person", "{facet}")
+        params = {p["name"]: p for p in spec["paths"][template]["get"]["parameters"]}
+        assert params["q"]["schema"]["maxLength"] == 400
+    assert client.get("/v1/search", query_string={"q": q[:400]}).status_code == 200
+    # the library's own refusal (for a caller past the argument schema): the same 400
+    with app.test_request_context("/v1/search"):
+        resp = from_library_error(
+            QueryTooLong("the query is 401 characters long; the limit is 400",
+                         position=400, field="q")
+        )  # fmt: skip
+    body = resp.get_json()
+    assert resp.status_code == 400 and resp.mimetype == PROBLEM
+    assert body["title"] == "Query too long" and body["position"] == 400
+    assert body["errors"] == {"q": ["the query is 401 characters long; the limit is 400"]}
+
+
 def test_scoped_read_key(client, app):
     from newsquarry.search.query.keys import Scope, make_key
 

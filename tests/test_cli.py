@@ -196,6 +196,29 @@ def test_search_exit_codes_like_grep(runner, seeded):
     assert r.exit_code == 2 and r.stderr.startswith("Error: ")
 
 
+def test_a_query_past_400_characters_is_one_error_line(runner, tmp_path):
+    """The query cap (issue 33): one line on stderr, exit code 2, nothing searched."""
+    from newsquarry.search.core.models import Article, Passage
+    from newsquarry.search.engine.store import WhooshStore
+
+    path = str(tmp_path / "ix")
+    store = WhooshStore(path)
+    a = Article(id="a", title="Oil", text="Oil prices fell in Caracas.")
+    with store.writer() as w:
+        w.put(a, [Passage(id="a#p1", article_id="a", position=1, start=0, end=len(a.text),
+                          text=a.text)])  # fmt: skip
+    store.close()
+    q = ("oil caracas venezuela " * 20)[:401]
+    for command in ("search", "quotes"):
+        r = run(runner, path, command, q)
+        assert r.exit_code == 2, r.output
+        assert r.stderr == (  # the argument named as the help names it
+            "Error: QUERY: the query is 401 characters long; the limit is 400 (at character 400)\n"
+        )
+        assert r.stdout == ""
+    assert run(runner, path, "search", q[:400]).exit_code == 0
+
+
 def test_search_output_formats_are_the_same_records(runner, seeded):
     import csv
     import io

@@ -4,13 +4,16 @@ exactly what their labels say."""
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 
+from newsquarry.search.core.errors import QueryTooLong
 from newsquarry.search.core.models import Article, Entity, Quote
 from newsquarry.search.core.requests import SearchRequest
 from newsquarry.search.engine.store import WhooshStore
 from newsquarry.search.ingest.indexer import index_articles
+from newsquarry.search.query import interpret, searching
 from newsquarry.search.query.searching import run_search
 
 NAMES = {
@@ -95,3 +98,32 @@ def test_every_offered_link_returns_what_its_label_says(store):
             if "NOT Labour" in q:
                 assert "NOT Labour" in it.q and "NOT Labour" in it.label
                 assert all("Labour" not in h.text for h in r.hits)
+
+
+def test_interpretations_stop_at_the_deadline(store, monkeypatch):
+    """Past the search's deadline (expired by hand, not by waiting) no reading is counted:
+    the search is answered, whole, without interpretations, and says partial."""
+    q = "what did Tony Blair say about Iraq"
+    assert offered(store, q)  # in time: Tony Blair is offered
+    real, counted = interpret.interpretations, []
+
+    def expire_then_interpret(prep):
+        prep.deadline.at = time.monotonic() - 1.0
+        return real(prep)
+
+    monkeypatch.setattr(searching, "interpretations", expire_then_interpret)
+    monkeypatch.setattr(interpret, "_count", lambda *a: counted.append(a) or 1)
+    r = run_search(store, SearchRequest(q=q))
+    assert counted == [] and r.interpretations == []
+    assert r.partial is True and "interpretations" in r.cut_short
+    assert r.total == run_search(store, SearchRequest(q=q, suggest=False)).total
+
+
+def test_a_long_query_is_refused_before_any_reading_is_looked_for(store, monkeypatch):
+    """The runs looked up grow with the query's words: past 400 characters the query is
+    refused before any (a 1,000-character query cost up to 6.5 s of CPU here)."""
+    looked = []
+    monkeypatch.setattr(searching, "interpretations", lambda prep: looked.append(prep) or [])
+    with pytest.raises(QueryTooLong):
+        run_search(store, SearchRequest(q=("what did Tony Blair say about Iraq " * 30)[:1000]))
+    assert looked == []

@@ -248,6 +248,20 @@ def test_query_too_long(seed_store):
         run_search(seed_store, SearchRequest(q="a" * 21), settings)
 
 
+def test_the_default_cap_is_400_characters(seed_store):
+    """Past 400 characters a query is refused before any work, with its own error."""
+    from newsquarry.search.core.errors import QueryTooLong
+
+    words = ("torture soldiers Caracas guard " * 20)[:401]
+    with pytest.raises(QueryTooLong) as err:
+        run_search(seed_store, SearchRequest(q=words))
+    exc = err.value
+    assert isinstance(exc, QueryError) and exc.status == 400 and exc.exit_code == 2
+    assert exc.field == "q" and exc.position == 400
+    assert str(exc) == "the query is 401 characters long; the limit is 400"
+    assert run_search(seed_store, SearchRequest(q=words[:400])).total >= 0  # 400 is fine
+
+
 def test_colons_in_numbers_are_words(seed_store):
     # "10:30" is not a field specification
     assert run_search(seed_store, SearchRequest(q="10:30")).total == 0

@@ -8,9 +8,13 @@ swapped with its neighbour or mistyped).
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
+from newsquarry.search.core.errors import QueryTooLong
 from newsquarry.search.core.requests import SearchRequest
+from newsquarry.search.query import searching, suggest
 from newsquarry.search.query.searching import run_search
 
 CORRECT = [
@@ -150,6 +154,34 @@ def _suggestion(store, q: str) -> str | None:
 @pytest.fixture(scope="module")
 def seed(seed_index):
     return seed_index
+
+
+def test_a_long_query_is_refused_before_any_spelling_work(seed_store, monkeypatch):
+    """Spelling a 1,000-character query cost up to 6.5 s of CPU: the query cap refuses it
+    before a word is looked at, so suggestions stay bounded."""
+    calls = []
+    monkeypatch.setattr(searching, "corrected_text", lambda *a, **k: calls.append(a))
+    typos = ("Solaon tortrue Caracsa soldeirs Venezeula " * 30)[:1000]
+    with pytest.raises(QueryTooLong):
+        run_search(seed_store, SearchRequest(q=typos, suggest=True))
+    assert calls == []
+
+
+def test_spelling_stops_at_the_deadline(seed_store, monkeypatch):
+    """Past the search's deadline (expired by hand, not by waiting) no word is looked up:
+    the search is answered, whole, without a suggestion, and says partial."""
+    real, looked = suggest.corrected_text, []
+
+    def expire_then_correct(text, tokens, searcher, view, deadline=None):
+        deadline.at = time.monotonic() - 1.0
+        return real(text, tokens, searcher, view, deadline)
+
+    monkeypatch.setattr(searching, "corrected_text", expire_then_correct)
+    monkeypatch.setattr(suggest, "_correct_word", lambda *a: looked.append(a))
+    r = run_search(seed_store, SearchRequest(q="Harry Solaon tortrue", suggest=True))
+    assert looked == [] and r.suggestion is None
+    assert r.partial is True and "suggestion" in r.cut_short
+    assert r.total == run_search(seed_store, SearchRequest(q="Harry Solaon tortrue")).total
 
 
 def test_the_set_is_large_enough():

@@ -202,7 +202,8 @@ def print_hits(console: Console, result: dict[str, Any], show_facets: bool = Fal
         summary += f" · page {result['page']} of {result['total_pages']}"
     summary += f" · {result.get('took_ms', 0):.0f} ms"
     if result.get("partial"):
-        summary += " · partial (time limit reached)"
+        cut = result.get("cut_short") or []
+        summary += " · partial (time limit reached" + (f": no {', '.join(cut)})" if cut else ")")
     console.print(Text(summary, style="dim"))
     if show_facets and result.get("facets"):
         console.print()

@@ -32,7 +32,7 @@ def default_index_dir() -> str:
 
 SETTINGS: tuple[Setting, ...] = (
     Setting("index", None, "Index folder (default: $XDG_DATA_HOME/newsquarry/index)."),
-    Setting("max_query_length", 1000, "Longest query text accepted, in characters."),
+    Setting("max_query_length", 400, "Longest query text accepted, in characters."),
     Setting("max_per_page", 100, "Largest per_page a search may ask for."),
     Setting("max_page_depth", 10000, "Deepest result reachable: page * per_page."),
     Setting("max_facets", 8, "Most facets one search may ask for."),

@@ -49,6 +49,17 @@ class QueryError(NewsquarryError):
         self.position = position
 
 
+class QueryTooLong(QueryError):
+    """A query longer than ``max_query_length`` characters, refused before any work.
+
+    Parsing, spelling suggestions and interpretations all grow with the query's
+    words (a 1,000-character query cost up to 6.5 s of CPU in them): the cap keeps
+    every query's work bounded before the time limit is even needed.
+    """
+
+    title = "Query too long"
+
+
 class UnknownFacet(NewsquarryError):
     """A facet or filter name the index does not know."""
 

@@ -148,6 +148,8 @@ class SearchResult:
     suggestion: str | None = None  # "did you mean"
     took_ms: float = 0.0
     partial: bool = False  # True when the time limit cut the search short
+    # what it cut ("highlights", "suggestion", "interpretations"); the hits and totals are whole
+    cut_short: list[str] = field(default_factory=list)
     generation: int = 0  # index generation the result was computed on
     total_articles: int = 0  # distinct articles among the ``total`` hits
     interpretations: list[Interpretation] = field(default_factory=list)

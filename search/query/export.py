@@ -129,7 +129,7 @@ class Export:
             for hit in result.hits:
                 self.written += 1
                 yield dict(vars(hit))
-            if result.partial:
+            if result.partial and not result.cut_short:  # hits cut short, not only extras
                 self.partial = True
                 return
             if len(result.hits) < self.per_page:

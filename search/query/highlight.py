@@ -10,42 +10,87 @@ Formats: ``matches`` is a list of ``[start, length]`` pairs (characters into
 the passage or quote text); ``snippet`` is HTML in which all text is escaped
 and matches are wrapped in ``<mark>``, cut to a window around the densest
 group of matches with "…" where text was left out.
+
+Bounded work (issue 33): a text is read once, token by token, and the reading
+stops at its ``MAX_MATCHES``-th match or past its first ``SCAN_CHARS``
+characters, whichever comes first; the window is found in one pass over the
+matches (two pointers, not every match against every other). So a normal
+passage (at most ``ingest.passages.MAX_CHARS`` characters) is highlighted
+whole, and a 200 KB paragraph costs what its first matches cost: its snippet
+and its ``matches`` are those of its first ``MAX_MATCHES`` matches. A
+``deadline`` (``postings.Deadline``) is checked as the text is read: past it,
+``SearchTimeout`` is raised and the caller leaves the highlights out
+(``searching``: the result says ``partial``).
 """
 
 from __future__ import annotations
 
 import html
 from collections.abc import Iterable
+from typing import Any
 
 from newsquarry.search.engine.schema import text_analyzer
 
 SNIPPET_CHARS = 240
+MAX_MATCHES = 100  # match positions kept per text: the reading stops at the last one
+SCAN_CHARS = 50_000  # characters of a text read for matches at most (~40 ms of analysis)
+CHECK_EVERY = 256  # tokens read between two looks at the deadline
 _ANALYZER = text_analyzer()
 
 
-def match_spans(text: str, terms: Iterable[str]) -> list[list[int]]:
-    """``[start, length]`` of every token of ``text`` whose index form is in ``terms``."""
+def match_spans(
+    text: str,
+    terms: Iterable[str],
+    *,
+    limit: int = MAX_MATCHES,
+    scan: int = SCAN_CHARS,
+    deadline: Any = None,
+) -> list[list[int]]:
+    """``[start, length]`` of the tokens of ``text`` whose index form is in ``terms``:
+    the first ``limit`` of them, among the tokens starting in the first ``scan``
+    characters. ``deadline.check()`` (raising ``SearchTimeout``) is called before
+    reading and every ``CHECK_EVERY`` tokens."""
     wanted = set(terms)
     if not wanted or not text:
         return []
-    spans = []
-    for tok in _ANALYZER(text, chars=True, mode="index"):
+    if deadline is not None:
+        deadline.check()
+    spans: list[list[int]] = []
+    for n, tok in enumerate(_ANALYZER(text, chars=True, mode="index"), start=1):
+        if tok.startchar >= scan:
+            break
         if tok.text in wanted:
             end = tok.endchar
             if text[end - 2 : end].lower() in ("'s", "’s"):  # mark "Guaidó" in "Guaidó's"
                 end -= 2
             spans.append([tok.startchar, end - tok.startchar])
+            if len(spans) >= limit:
+                break
+        if deadline is not None and n % CHECK_EVERY == 0:
+            deadline.check()
     return spans
 
 
 def _window(text: str, spans: list[list[int]], size: int) -> tuple[int, int]:
-    """The [start, end) window of about ``size`` chars holding the most matches."""
+    """The [start, end) window of about ``size`` chars holding the most matches.
+
+    Candidate windows start a quarter of ``size`` before each match; the first
+    holding the most whole matches wins. Spans come in text order and never
+    overlap, so their starts and their ends both increase, and the matches inside
+    a candidate are a run ``[lo, hi)`` whose both ends only move forward as the
+    candidates do: one pass, linear in the matches.
+    """
     if len(text) <= size:
         return 0, len(text)
     best_start, best_n = 0, -1
+    lo = hi = 0  # first span starting at or after ``start``; first ending past its window
     for s, _ in spans or [[0, 0]]:
         start = max(0, s - size // 4)
-        n = sum(1 for s2, ln in spans if s2 >= start and s2 + ln <= start + size)
+        while lo < len(spans) and spans[lo][0] < start:
+            lo += 1
+        while hi < len(spans) and spans[hi][0] + spans[hi][1] <= start + size:
+            hi += 1
+        n = max(0, hi - lo)
         if n > best_n:
             best_start, best_n = start, n
     start = best_start
@@ -54,8 +99,8 @@ def _window(text: str, spans: list[list[int]], size: int) -> tuple[int, int]:
         start = max(0, end - size)
     # move to word boundaries
     if start > 0:
-        sp = text.find(" ", start)
-        if sp != -1 and sp - start < 20:
+        sp = text.find(" ", start, start + 20)
+        if sp != -1:
             start = sp + 1
     if end < len(text):
         sp = text.rfind(" ", start, end)
@@ -81,7 +126,10 @@ def snippet_html(text: str, spans: list[list[int]], size: int = SNIPPET_CHARS) -
     return "".join(out)
 
 
-def highlight(text: str, terms: Iterable[str], size: int = SNIPPET_CHARS) -> tuple[str, list]:
-    """(snippet HTML, match offsets) for one text."""
-    spans = match_spans(text, terms)
+def highlight(
+    text: str, terms: Iterable[str], size: int = SNIPPET_CHARS, deadline: Any = None
+) -> tuple[str, list]:
+    """(snippet HTML, match offsets) for one text; raises ``SearchTimeout`` past
+    ``deadline``."""
+    spans = match_spans(text, terms, deadline=deadline)
     return snippet_html(text, spans, size), spans

@@ -16,6 +16,11 @@ query word before it is not part of another name ("Michael Howard" is not "Georg
 Michael"); a place or an organisation is not offered as a speaker. The offered search keeps
 the query's operators ("Maduro NOT Guaido" offers Maduro's passages NOT matching Guaido), so
 its link returns what its label says.
+
+Bounded work: the runs looked up grow with the query's words (``MAX_WORDS`` per
+word), which ``max_query_length`` caps; each run's count shares the search's
+deadline, and past it the readings found so far are offered and the search says
+``partial`` (``cut_short``: "interpretations").
 """
 
 from __future__ import annotations
@@ -140,7 +145,11 @@ def interpretations(prep: Any) -> list[Interpretation]:
     asks_speech = any(w in SPEECH_WORDS for _, w in words)
     named: set[int] = set()  # query words of a longer run that names someone
     for n in range(min(MAX_WORDS, len(words)), 0, -1):
+        if _out_of_time(prep):
+            break
         for i in range(len(words) - n + 1):
+            if _out_of_time(prep):
+                break
             run = words[i : i + n]
             if any(run[j + 1][0] != run[j][0] + 1 for j in range(n - 1)):
                 continue  # not consecutive in the query
@@ -210,6 +219,16 @@ def interpretations(prep: Any) -> list[Interpretation]:
     return offered[:MAX_OFFERED]
 
 
+def _out_of_time(prep: Any) -> bool:
+    """Whether the search's deadline has passed (said once in ``prep.cut_short``)."""
+    if "interpretations" in prep.cut_short:
+        return True
+    if prep.deadline is not None and prep.deadline.expired():
+        prep.cut_short.append("interpretations")
+        return True
+    return False
+
+
 def _place_or_org(view: View, key: str) -> bool:
     """Whether a speaker's key is known as a place or an organisation and not as a person
     (a country "said" is the tagger's reading of a government, not someone to quote)."""
@@ -260,8 +279,11 @@ def _count(prep: Any, q: str, mode: str, facet: str, value: str, parse_query: An
                 base = base & match_mask(
                     prep.searcher, prep.view, parsed.query, prep.deadline, prep.postings
                 )
-        except (QueryError, SearchTimeout):
+        except QueryError:
             base = False
+        except SearchTimeout:
+            base = False
+            _out_of_time(prep)
         cache[(q, mode)] = base
     if base is False:
         return 0

@@ -37,7 +37,8 @@ from whoosh.qparser import (
     QueryParser,
 )
 
-from newsquarry.search.core.errors import InvalidRequest, QueryError
+from newsquarry.search.core.config import SETTINGS_BY_NAME
+from newsquarry.search.core.errors import InvalidRequest, QueryError, QueryTooLong
 from newsquarry.search.core.textnorm import fold
 from newsquarry.search.engine.schema import text_analyzer
 from newsquarry.search.engine.views import View
@@ -377,7 +378,7 @@ def parse_query(
     view: View,
     mode: str = "passages",
     max_expansion: int = 1000,
-    max_length: int = 1000,
+    max_length: int = SETTINGS_BY_NAME["max_query_length"].default,
     deadline: Any = None,
     match: str = "all",
 ) -> ParsedQuery:
@@ -403,10 +404,11 @@ def parse_query(
     dates (``speaker:alvarenga``, ``date:2019``) narrow like filters and exclusions
     (``-word``) only exclude: beside them the plain words still decide the match.
     """
-    if len(text) > max_length:
-        raise QueryError(
+    if len(text) > max_length:  # before any work: what follows grows with the words
+        raise QueryTooLong(
             f"the query is {len(text)} characters long; the limit is {max_length}",
             position=max_length,
+            field="q",
         )
     if not text.strip():
         return ParsedQuery(text, None)

@@ -17,6 +17,8 @@ How a search runs (DESIGN.md section 5):
    threads) raises ``SearchTimeout`` rather than returning partial results;
 4. hits are highlighted (``highlight``), facets counted (``facets``) and a
    spelling suggestion computed when the query finds little (``suggest``).
+   These run under the same deadline: past it they are left out (hits left get an
+   unmarked snippet) and the result says ``partial``, naming them in ``cut_short``.
 
 Empty query: browsing. An empty ``q`` (with or without filters) matches every
 passage (or quote), so facets can be used to explore the index; with
@@ -69,7 +71,7 @@ from newsquarry.search.query.facets import (
     date_bounds,
     display_form,
 )
-from newsquarry.search.query.highlight import highlight
+from newsquarry.search.query.highlight import highlight, snippet_html
 from newsquarry.search.query.interpret import FACETS as INTERPRETED
 from newsquarry.search.query.interpret import index_words, interpretations
 from newsquarry.search.query.parse import ParsedQuery, parse_query
@@ -248,6 +250,7 @@ class _Prepared:
         self.reranked: np.ndarray | None = None  # proximity-reranked head (``_ordered``)
         self.article_rank: np.ndarray | None = None  # per article key id (``_article_rank``)
         self.interpretation_bases: dict[tuple[str, str], Any] = {}  # ``interpret._count``
+        self.cut_short: list[str] = []  # steps the deadline cut: ``SearchResult.cut_short``
         self._stored: dict[int, dict[str, Any]] = {}
 
     def stored(self, docnum: int) -> dict[str, Any]:
@@ -331,7 +334,8 @@ def _run_search(
         suggestion_total=suggestion[1] if suggestion else None,
         interpretations=offered,
         took_ms=round((time.perf_counter() - prep.started) * 1000, 2),
-        partial=partial,
+        partial=partial or bool(prep.cut_short),
+        cut_short=prep.cut_short,
         generation=_generation(prep.searcher),
         total_articles=total_articles,
         total_clusters=total_clusters,
@@ -611,7 +615,7 @@ def _passage_hits(prep: _Prepared, docnums: list[int], scores: list[float]) -> l
             },
         )
         text = d.get("text", "")
-        snippet, matches = highlight(text, terms) if prep.request.highlight else (None, [])
+        snippet, matches = _highlight(prep, text, terms)
         hits.append(
             Hit(
                 id=d["id"],
@@ -650,7 +654,7 @@ def _quote_hits(prep: _Prepared, docnums: list[int], scores: list[float]) -> lis
             starts[pid] = p.get("start", 0) if p else 0
         quote_record(data, starts[pid])
         text = d.get("quote", "")
-        snippet, matches = highlight(text, terms) if prep.request.highlight else (None, [])
+        snippet, matches = _highlight(prep, text, terms)
         hits.append(
             QuoteHit(
                 id=d["id"],
@@ -676,12 +680,27 @@ def _quote_hits(prep: _Prepared, docnums: list[int], scores: list[float]) -> lis
     return hits
 
 
+def _highlight(prep: _Prepared, text: str, terms: Any) -> tuple[str | None, list]:
+    """A hit's (snippet, matches); once the deadline has passed, the text's start
+    unmarked and no matches (``cut_short``: "highlights")."""
+    if not prep.request.highlight:
+        return None, []
+    if "highlights" not in prep.cut_short:
+        try:
+            return highlight(text, terms, deadline=prep.deadline)
+        except SearchTimeout:
+            prep.cut_short.append("highlights")
+    return snippet_html(text, []), []
+
+
 def _suggest(prep: _Prepared, total: int) -> tuple[str, int] | None:
-    """A corrected query that finds more than the original, and its hit count."""
-    fixed = corrected_text(prep.parsed.text, prep.parsed.tokens, prep.searcher, prep.view)
-    if not fixed or fixed == prep.parsed.text:
-        return None
+    """A corrected query that finds more than the original, and its hit count; None
+    past the deadline (``cut_short``: "suggestion")."""
     try:
+        p = prep.parsed
+        fixed = corrected_text(p.text, p.tokens, prep.searcher, prep.view, prep.deadline)
+        if not fixed or fixed == prep.parsed.text:
+            return None
         parsed = parse_query(
             fixed,
             searcher=prep.searcher,
@@ -693,7 +712,10 @@ def _suggest(prep: _Prepared, total: int) -> tuple[str, int] | None:
             match=prep.request.match,
         )
         mask = match_mask(prep.searcher, prep.view, parsed.query, prep.deadline, prep.postings)
-    except (QueryError, SearchTimeout):  # the search itself was answered: only drop the hint
+    except QueryError:  # the search itself was answered: only drop the hint
+        return None
+    except SearchTimeout:
+        prep.cut_short.append("suggestion")
         return None
     mask &= prep.view.doctype_mask(DOCTYPE_FOR_MODE[prep.request.mode])
     found = int(prep.filters.combined(mask).sum())

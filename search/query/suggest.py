@@ -16,6 +16,11 @@ edit only. A word the query finds as it is typed (its stem is in the index: "say
 finds "says") or a stop word is never corrected, and a query with a word that is
 neither known nor correctable gets no suggestion at all ("zzqxj blorf" is not
 "zzqxj born").
+
+Bounded work: a word costs a few hundred term lookups (its one-edit neighbours),
+and a query at most ``max_query_length`` characters of words; ``corrected_text``
+also looks at the search's deadline before each word (``SearchTimeout`` past it:
+the search is answered without a suggestion and says ``partial``).
 """
 
 from __future__ import annotations
@@ -161,8 +166,11 @@ def _correct_value(view: View, fname: str, value: str) -> str | None:
     return best[1] if best[0] <= 2 else None
 
 
-def corrected_text(text: str, tokens: list[Token], searcher: Any, view: View) -> str | None:
-    """The query text with misspelt words replaced, or None if nothing to correct."""
+def corrected_text(
+    text: str, tokens: list[Token], searcher: Any, view: View, deadline: Any = None
+) -> str | None:
+    """The query text with misspelt words replaced, or None if nothing to correct;
+    ``deadline.check()`` (``postings.Deadline``) before each word."""
     edits: list[tuple[int, int, str]] = []
     field: str | None = None
     for tok in tokens:
@@ -177,6 +185,8 @@ def corrected_text(text: str, tokens: list[Token], searcher: Any, view: View) ->
         base = tok.start + (1 if tok.kind == "phrase" else 0)
         for m in _WORD.finditer(tok.text):
             word = m.group(0)
+            if deadline is not None:
+                deadline.check()
             if in_field in (None, "text", "title", "quote"):
                 fix = _correct_word(searcher, word, view.live_count("article"))
                 if not fix and not _found_as_typed(searcher, word):
