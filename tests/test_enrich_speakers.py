@@ -9,7 +9,7 @@ from __future__ import annotations
 from newsquarry.search.core.models import Article
 from newsquarry.search.ingest.enrich import enrich_article, load_nlp
 from newsquarry.search.ingest.enrich.entities import extract_mentions
-from newsquarry.search.ingest.enrich.pronouns import first_name_gender
+from newsquarry.search.ingest.enrich.names import first_name_gender
 from newsquarry.search.ingest.passages import split_passages
 
 
@@ -151,3 +151,30 @@ def test_the_person_asked_about_is_not_the_one_who_answers():
         '"I have made my admiration for Colin very clear."'
     )
     assert speaker_of(text, "admiration for Colin") == "Harold Wetherby"
+
+
+def test_a_party_word_before_a_first_name_is_no_part_of_the_name():
+    text = (
+        'Ministers defended the plan, but Tory Dominic Pellew branded it "scandalous". '
+        "Martin Luther King was quoted at the rally."
+    )
+    names = {m.name for m in extract_mentions(load_nlp()(text)) if m.type == "person"}
+    assert "Dominic Pellew" in names
+    assert "Martin Luther King" in names  # first names that are also dictionary words stay
+
+
+def test_the_constituency_mp_is_a_description_of_the_person_not_a_name():
+    text = (
+        "Mr Callow said he would contest the seat for his new party. The Glasgow Kelvin "
+        'MP, who was expelled from his old party, accused Ms Rourke of being a "stooge".'
+    )
+    assert speaker_of(text, "stooge") != "Glasgow Kelvin MP"
+
+
+def test_asked_about_someone_in_a_new_paragraph_the_answer_is_the_earlier_subject():
+    text = (
+        "Mr Wetherby told reporters he had not read the report.\n\n"
+        "Asked if Mr Ashdown could return to the cabinet at some point, he replied: "
+        '"I have made my admiration for him very clear."'
+    )
+    assert speaker_of(text, "admiration for him") == "Wetherby"

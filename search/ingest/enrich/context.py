@@ -461,7 +461,8 @@ class _Context:
         if pronoun_gender(word) and tok.pos_ == "PRON":
             return self.tracker.resolve(tok.i, word), tok.text, tok.idx, tok.idx + len(tok)
         if (
-            (tok.pos_ == "PROPN" and not tok.text.islower())  # "the prime minister" is no name
+            # "the prime minister", "the Glasgow Kelvin MP" are descriptions, not names
+            (tok.pos_ == "PROPN" and not tok.text.islower() and not _role_description(tok))
             or (
                 tok.text[:1].isupper()
                 and tok.pos_ in ("NOUN", "X")
@@ -588,15 +589,19 @@ ROLE_NOUNS = frozenset(
     "boss manager coach champion captain striker player seed star actor actress director "
     "singer senator minister chancellor secretary premier leader chairman chairwoman "
     "president governor mayor judge veteran youngster winner founder chief "
-    "executive".split()
+    "executive mp mep msp".split()
 )
+# roles written in capitals ("the Glasgow Kelvin MP", "the Tory MEP")
+ROLE_ACRONYMS = frozenset({"mp", "mep", "msp"})
 
 
 def _role_description(tok: Token) -> bool:
     """A definite singular description of a role, with no name or possessor in it."""
     if tok.lemma_.lower() not in ROLE_NOUNS:
         return False
-    if tok.tag_ != "NN" and not (tok.tag_ == "NNP" and tok.text.islower()):
+    if tok.tag_ != "NN" and not (
+        tok.tag_ == "NNP" and (tok.text.islower() or tok.lower_ in ROLE_ACRONYMS)
+    ):
         return False  # (a lower-case "minister" the model took for a proper noun is one)
     kids = list(tok.children)
     if any(c.dep_ == "poss" or c.pos_ == "PROPN" and c.ent_type_ == "PERSON" for c in kids):

@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -56,6 +55,12 @@ from typing import Any
 from spacy.tokens import Doc, Span, Token
 
 from newsquarry.search.core.textnorm import fold
+from newsquarry.search.ingest.enrich.names import (
+    expansion,
+    given_name,
+    names_the_model_split,
+    where,
+)
 
 LABEL_TYPES = {"PERSON": "person", "ORG": "org", "GPE": "place", "LOC": "place", "FAC": "place"}
 
@@ -246,6 +251,7 @@ def _clean_span(doc: Doc, start: int, end: int, label: str) -> tuple[int, int]:
         or (label == "PERSON" and _is_title(doc[start]))
         or (
             doc[start].lower_ in words
+            and not given_name(doc[start])  # "Martin Luther King": first names, not a title
             and start + 1 < end
             and (_is_title(doc[start + 1]) or doc[start + 1].lower_ in words)
             and end - start > 2
@@ -439,6 +445,38 @@ def _extend_person_left(doc: Doc, start: int, taken: set[int]) -> int:
     return start
 
 
+# words that open a name without being a first name ("St John Stevas", "Al Gore")
+NAME_PARTICLES = frozenset("st de del della di da van von der al el bin ibn abu mac mc o".split())
+
+
+def _person_bounds(doc: Doc, s: int, e: int, taken: set[int]) -> tuple[int, int]:
+    """A person's span where the model cut it between a word before the name and the
+    surname ("Tory Dominic" + "Grieve" for "Tory Dominic Grieve"): the surname the
+    last word modifies joins the span, and a dictionary word before a first name that is
+    no first name itself (a party, a nationality) leaves it."""
+    while (
+        e < len(doc)
+        and e not in taken
+        and doc[e - 1].dep_ == "compound"
+        and doc[e - 1].head.i == e
+        and doc[e].pos_ == "PROPN"
+        and doc[e].text[:1].isupper()
+        and doc[e].is_alpha
+        and doc[e].ent_type_ in ("", "PERSON")
+    ):
+        e += 1
+    if (
+        e - s >= 3
+        and doc[s].text[:1].isupper()
+        and not given_name(doc[s])
+        and given_name(doc[s + 1])
+        and doc[s].lower_ not in NAME_PARTICLES
+        and doc[s].lower_ in common_words()  # "Tory", "Labour"; never "Raúl" Daniel Alvarenga
+    ):
+        s += 1
+    return s, e
+
+
 def _institution_head(doc: Doc, span: Span) -> Token | None:
     """The institution noun a person name modifies ("Trump" in "Trump campaign")."""
     root = span.root
@@ -470,85 +508,6 @@ def _name_key(text: str) -> tuple[str, ...]:
     words = fold(text).replace("’", "'").split()
     # a nickname's marks are no part of it: Ahmed 'Mido' Hossam is also "Mido"
     return tuple(w.strip(_NAME_QUOTES) if w[:1] in _NAME_QUOTES else w for w in words)
-
-
-CALENDAR_WORDS = frozenset(
-    "monday tuesday wednesday thursday friday saturday sunday january february march april "
-    "may june july august september october november december".split()
-)
-OPENING_MARKS = frozenset({"'", '"', "‘", "“", "`", "``"})
-CLOSING_MARKS = frozenset({"'", '"', "’", "”", "''"})
-
-
-def _given_name(tok: Token) -> bool:
-    """A capitalised word that is a first name given almost only to men or to women."""
-    from newsquarry.search.ingest.enrich.pronouns import first_name_genders
-
-    return tok.text[:1].isupper() and tok.is_alpha and tok.lower_ in first_name_genders()
-
-
-def _capitalised(tok: Token) -> bool:
-    return tok.text[:1].isupper() and tok.is_alpha and not tok.is_sent_start
-
-
-def _names_the_model_split(doc: Doc) -> list[tuple[int, int]]:
-    """Person names the model cuts apart, by two conventions of news writing.
-
-    * A nickname in quote marks between the first name and the surname:
-      Ahmed 'Mido' Hossam, Earvin "Magic" Johnson (the model makes an
-      organisation of the first half and a place of the surname).
-    * A first name followed by a surname that is also a day or month: "coach
-      Mike Friday" (the model tags "Friday" a date). English writes the day of
-      an event with a preposition ("on Friday"), so a bare calendar word right
-      after a first name, and not followed by a number ("March 3"), is a surname.
-    Both need a first name known as one (``first_names.txt``) or tagged a person.
-    """
-    out: list[tuple[int, int]] = []
-    n = len(doc)
-    i = 0
-    while i < n:
-        tok = doc[i]
-        first = (
-            tok.text[:1].isupper()
-            and tok.is_alpha
-            and (tok.ent_type_ == "PERSON" or _given_name(tok))
-        )
-        if not first:
-            i += 1
-            continue
-        if (
-            i + 4 < n
-            and doc[i + 1].text in OPENING_MARKS
-            and _capitalised(doc[i + 2])
-            and doc[i + 3].text in CLOSING_MARKS
-            and _capitalised(doc[i + 4])
-            and doc[i + 4].lower_ not in CALENDAR_WORDS
-            and doc[i + 1].whitespace_ == ""
-            and doc[i + 2].whitespace_ == ""
-        ):
-            end = i + 5
-            while end < n and _capitalised(doc[end]) and doc[end].ent_type_ in ("", "PERSON"):
-                end += 1
-            out.append((i, end))
-            i = end
-            continue
-        if (
-            i + 1 < n
-            and tok.ent_type_ == "PERSON"
-            and (i + 1 == n or doc[i + 1].ent_iob_ == "B")
-            and doc[i].ent_iob_ == "B"
-            and _given_name(tok)
-            and _capitalised(doc[i + 1])
-            and doc[i + 1].lower_ in CALENDAR_WORDS
-            and doc[i + 1].ent_type_ == "DATE"
-            and (i + 2 >= n or doc[i + 2].ent_type_ != "DATE")
-            and (i + 2 >= n or not doc[i + 2].like_num)
-        ):
-            out.append((i, i + 2))
-            i += 2
-            continue
-        i += 1
-    return out
 
 
 def _title_words(doc: Doc, s: int, e: int) -> bool:
@@ -676,42 +635,6 @@ def _join_partners(
     return start
 
 
-# prepositions that make the name after them a place: "in Staunton", "from Washington"
-WHERE_PREPOSITIONS = frozenset(
-    "in at from to into near across outside inside around through via toward towards "
-    "throughout within".split()
-)
-
-
-def _where(tok: Token) -> bool:
-    """Whether a name is the object of a preposition of place ("in", "from", ...)."""
-    while tok.dep_ in ("compound", "flat") and tok.head.i != tok.i:
-        tok = tok.head
-    return tok.dep_ == "pobj" and tok.head.lower_ in WHERE_PREPOSITIONS
-
-
-_INITIAL_SKIP = frozenset({"of", "and", "for", "the", "&", "de", "du", "des", "la"})
-
-
-def _expansion(acronym: str, names: Iterable[str]) -> str | None:
-    """The one name of ``names`` whose initials spell ``acronym`` ("GM" -> "General Motors",
-    "MPAA" -> "Motion Picture Association of America"), or None.
-
-    Initials of the capitalised words, function words ("of", "and") left out; an
-    acronym is written in capitals (2 to 6 letters, dots allowed). Two names that
-    both fit leave it as written."""
-    letters = acronym.replace(".", "")
-    if not (2 <= len(letters) <= 6 and letters.isalpha() and letters.isupper()):
-        return None
-    found = set()
-    for name in names:
-        words = [w for w in re.split(r"[\s\-]+", name) if w]
-        caps = [w for w in words if w.lower() not in _INITIAL_SKIP and w[:1].isupper()]
-        if len(caps) >= 2 and "".join(w[0] for w in caps).upper() == letters:
-            found.add(name)
-    return found.pop() if len(found) == 1 else None
-
-
 def _generic_head(tok: Token) -> bool:
     """A capitalised common noun standing alone ("Bank", "Commission"), or "Co".
 
@@ -736,7 +659,7 @@ def extract_mentions(
     """
     doc_text = doc.text if text is None else text
     raw: list[tuple[int, int, str]] = []  # token start, end, label
-    named = _names_the_model_split(doc)
+    named = names_the_model_split(doc)
     raw.extend((s, e, "PERSON") for s, e in named)
     inside = {i for s, e in named for i in range(s, e)}
     ents = [e for e in doc.ents if not any(t.i in inside for t in e)]
@@ -770,9 +693,20 @@ def extract_mentions(
                 if s < e:
                     raw.append((s, e, "INSTITUTION"))
                 continue
+        if (
+            label == "ORG"
+            and end < len(doc)
+            and given_name(doc[end - 1])
+            and doc[end - 1].dep_ == "compound"
+            and doc[end - 1].head.i == end
+            and doc[end].pos_ == "PROPN"
+            and doc[end].ent_type_ == ""
+        ):
+            label = "PERSON"  # "Tory Dominic" + "Grieve": a first name and its surname
         s, e = _clean_span(doc, start, end, label)
         if label == "PERSON" and s < e:
             s = _extend_person_left(doc, s, taken - set(range(start, end)))
+            s, e = _person_bounds(doc, s, e, taken - set(range(start, end)))
         if s < e:
             if label == "ORG" and _has_place_apposition(ent):
                 label = "GPE"
@@ -905,7 +839,7 @@ def extract_mentions(
                 and not is_person_name
                 and len(key) == 1
                 and any(key[0] == full[-1] for full in candidates(key))
-                and (label == "ORG" or not _where(doc[s]))
+                and (label == "ORG" or not where(doc[s]))
             ):
                 # a lone surname the model called ORG or a place, matching the surname of
                 # a person the article names ("a nomination for Staunton, 49, who told"
@@ -920,7 +854,7 @@ def extract_mentions(
                 name = org_full.get(core, text)
                 if name == text and e - s == 1:
                     # "GM" in a story that names General Motors: the fullest name it gives
-                    name = _expansion(text, org_full.values()) or text
+                    name = expansion(text, org_full.values()) or text
             if typ == "person":
                 full = key
                 cands = candidates(key)

@@ -23,14 +23,13 @@ recent compatible person (matching or unknown gender) wins.
 from __future__ import annotations
 
 import bisect
-import functools
 from collections import defaultdict
-from importlib import resources
 from typing import Any
 
 from spacy.tokens import Doc
 
 from newsquarry.search.ingest.enrich.entities import Mention
+from newsquarry.search.ingest.enrich.names import first_name_gender
 
 MALE = frozenset({"he", "him", "his", "himself"})
 FEMALE = frozenset({"she", "her", "hers", "herself"})
@@ -78,26 +77,6 @@ FEMALE_NOUNS = frozenset(
         "widow",
     ]
 )
-
-
-@functools.cache
-def first_name_genders() -> dict[str, str]:
-    """Lower-cased first name -> 'm' or 'f', for names given almost only to one (package data)."""
-    text = resources.files(__package__).joinpath("first_names.txt").read_text(encoding="utf-8")
-    out: dict[str, str] = {}
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            gender, _, names = line.partition(" ")
-            out.update(dict.fromkeys(names.split(), gender))
-    return out
-
-
-def first_name_gender(name: str) -> str | None:
-    """'m' or 'f' from the first word of a person's name of two words or more, else None."""
-    words = name.split()
-    if len(words) < 2:
-        return None  # a lone word may be a surname that is also a first name ("Owen")
-    return first_name_genders().get(words[0].lower().strip(".,"))
 
 
 def pronoun_gender(word: str) -> str | None:
@@ -271,17 +250,18 @@ class PersonTracker:
         for m in reversed(before):
             if m.tok_start < horizon:
                 break
-            if compatible(m) and self._subject_depth(m) is not None:
+            if compatible(m) and m.tok_start not in asked and self._subject_depth(m) is not None:
                 return m.name
         for m in reversed(before):
-            if compatible(m):
+            if compatible(m) and m.tok_start not in asked:
                 return m.name
         return None
 
     def _asked_clause(self, sent: Any, token_index: int) -> range:
         """Tokens of an opening "Asked if X ..., he replied" clause, when the pronoun is
         outside it: the person asked about is not the one who answers."""
-        first = sent[0]
+        words = [t for t in sent if not (t.is_space or t.is_punct)]
+        first = words[0] if words else sent[0]
         if first.lower_ != "asked" or token_index < sent.start:
             return range(0)
         end = max(t.i for t in first.subtree) + 1
