@@ -116,7 +116,14 @@ CORPORATE = frozenset(
 # the governing body of an institution goes by the institution's name
 GOVERNING_BODIES = frozenset({"board", "system"})
 LINK_WORDS = frozenset({"and", "of", "the", "for", "&", "de", "du", "des", "la", "le", "del"})
-SURNAME_SHARE = 0.8
+# a surname alone stands for the one person holding this share of the archive's articles
+# naming in full someone whose name has that word ("Brown": Gordon Brown in 85% of them, and
+# 9 of the 12 stories saying "Brown" alone are about other Browns)
+SURNAME_SHARE = 0.9
+# particles that stay lower case inside a person's name ("Ludwig van Beethoven")
+NAME_PARTICLES = frozenset(
+    "van von der den de da di du dos das del della bin ibn al el le la ter".split()
+)
 OVERRIDE_HELP = """\
 # Aliases for this index: one "alias = canonical" per line; "name = name" keeps a
 # name apart from the aliases learnt from the articles. Lines starting with # are
@@ -135,7 +142,11 @@ def normal_form(key: str) -> str:
     words = [w.replace(".", "") for w in _words(key)]
     words = [w[:-2] if w.endswith("'s") else w for w in words]
     words = [w for w in words if w]
-    while len(words) > 1 and (words[-1] in CORPORATE or words[-1] in LINK_WORDS):
+    suffixed = False
+    # "goldman sachs & co" -> "goldman sachs"; a link word with no suffix after it ends a
+    # span cut short ("office of the"), a name of its own
+    while len(words) > 1 and (words[-1] in CORPORATE or (suffixed and words[-1] in LINK_WORDS)):
+        suffixed = True
         words.pop()
     if len(words) >= 3 and words[-1] in GOVERNING_BODIES:
         words.pop()  # "federal reserve board" / "federal reserve"
@@ -185,6 +196,9 @@ class Resolver:
     # canonical key -> the entity facet the archive types it as, where that is clear
     # ("Dome" tagged place in one story is Dome Petroleum, an org): counted there
     types: dict[str, str] = field(default_factory=dict)
+    # alias key -> (the rule that made it, the articles of evidence behind it): what
+    # ``AliasTable.mappings`` lists; not in the table file (searches do not need it)
+    evidence: dict[str, tuple[str, int]] = field(default_factory=dict, compare=False)
 
     def key(self, key: str) -> str:
         """The canonical folded key of a folded key (itself when it has no alias)."""
@@ -206,6 +220,19 @@ class Resolver:
 _fold = lru_cache(maxsize=1 << 16)(fold)
 
 
+@dataclass(frozen=True)
+class Mapping:
+    """One alias of the table: a name as written, the name it is shown as, the rule that
+    made it (``together``: both forms named in the same articles; ``surname``;
+    ``initials``: an acronym of a common name never written beside it; ``abbrev``;
+    ``spelling``; ``override``: the override file) and its evidence (articles)."""
+
+    alias: str
+    canonical: str
+    rule: str
+    evidence: int
+
+
 @dataclass
 class _Contribution:
     """What one article adds to the archive's evidence (``AliasTable._totals``)."""
@@ -214,6 +241,8 @@ class _Contribution:
     types: list[tuple[str, str]] = field(default_factory=list)  # (key, facet)
     votes: list[tuple[str, str, int]] = field(default_factory=list)  # (short, long, votes)
     prefixed: list[tuple[str, str, str]] = field(default_factory=list)  # (short, long, prefix)
+    keys: list[str] = field(default_factory=list)  # the article's distinct keys
+    shorts: list[str] = field(default_factory=list)  # short forms beside a longer name here
 
 
 def _contribution(values: Iterable[Any]) -> _Contribution:
@@ -227,6 +256,7 @@ def _contribution(values: Iterable[Any]) -> _Contribution:
         keys.setdefault(k, facet)
         types.append((k, facet))
         forms.append((k, value))
+    c.keys = sorted(keys)
     by_norm = {normal_form(k): k for k in keys}
     written_as = {_fold(v): v for _, v in values}
     for snorm, skey in by_norm.items():
@@ -239,8 +269,9 @@ def _contribution(values: Iterable[Any]) -> _Contribution:
                 if letters and keys[skey] == keys[lkey] == "org" and _letters_in(letters, lnorm):
                     votes.append((snorm, lnorm, 1))  # "VW" / "Volkswagen AG"
                 continue
-            if letters and _acronym_of(letters, lkey):
-                votes.append((snorm, lnorm, 2 if initials(lkey) == letters else 1))
+            if letters and _acronym_of(letters, lkey, written_as[lkey]):
+                exact = _spelt_initials(written_as[lkey], lkey) == letters
+                votes.append((snorm, lnorm, 2 if exact else 1))
             elif keys[skey] == keys[lkey] == "org":
                 if not letters and (_clips(snorm, lnorm) or _leads(snorm, lnorm, lkey)):
                     # not "Brazil" / "Brazilian Coffee Institute" (a place), nor
@@ -250,6 +281,7 @@ def _contribution(values: Iterable[Any]) -> _Contribution:
                     prefixed.append((snorm, lnorm, "of " + " ".join(rest)))
                 elif prefix := _place_prefix(snorm, lnorm):
                     prefixed.append((snorm, lnorm, prefix))
+    c.shorts = sorted({v[0] for v in votes} | {v[0] for v in prefixed})
     return c
 
 
@@ -270,6 +302,9 @@ class _Totals:
         self.types: dict[str, Counter] = defaultdict(Counter)  # key -> facets
         self.votes: Counter = Counter()  # (short norm, long norm) -> votes
         self.prefixed: Counter = Counter()  # (short norm, long norm, prefix) -> articles
+        self.together: Counter = Counter()  # (short norm, long norm) -> articles voting
+        self.articles: Counter = Counter()  # key -> articles naming it
+        self.met: Counter = Counter()  # short norm -> articles naming it beside a longer name
 
     def add(self, c: _Contribution, sign: int) -> None:
         for table, pairs in ((self.forms, c.forms), (self.types, c.types)):
@@ -282,8 +317,15 @@ class _Totals:
                         del table[k]
         for snorm, lnorm, n in c.votes:
             self.votes[(snorm, lnorm)] += sign * n
+            self.together[(snorm, lnorm)] += sign
             if self.votes[(snorm, lnorm)] <= 0:
                 del self.votes[(snorm, lnorm)]
+                del self.together[(snorm, lnorm)]
+        for table, keys in ((self.articles, c.keys), (self.met, c.shorts)):
+            for k in keys:
+                table[k] += sign
+                if table[k] <= 0:
+                    del table[k]
         for key in c.prefixed:
             self.prefixed[key] += sign
             if self.prefixed[key] <= 0:
@@ -336,6 +378,23 @@ class AliasTable:
         """The canonical display form of one value."""
         return self.resolver().name(value)
 
+    def mappings(self, weakest: int | None = None) -> list[Mapping]:
+        """Every name key joined to another, as written most often, with the rule and the
+        evidence behind it (``Resolver.evidence``); with ``weakest``, only that many of the
+        least evidence (the ones to review first), weakest first."""
+        r = self.resolver()
+        forms = self._totals().forms
+        out = []
+        for k, c in r.canon.items():
+            written = forms.get(k)
+            alias = written.most_common(1)[0][0] if written else k
+            rule, n = r.evidence.get(k, ("override", 0))
+            out.append(Mapping(alias, r.display.get(c, c), rule, n))
+        if weakest is not None:
+            out.sort(key=lambda m: (m.rule == "override", m.evidence, fold(m.alias)))
+            return out[:weakest]
+        return sorted(out, key=lambda m: (fold(m.alias), m.alias))
+
     def pairs(self) -> list[tuple[str, str, str]]:
         """(facet, alias as written, canonical) for every value that is not its own canonical."""
         r = self.resolver()
@@ -379,18 +438,47 @@ class AliasTable:
         votes: dict[str, Counter] = defaultdict(Counter)  # short norm -> long norm -> votes
         for (snorm, lnorm), n in sums.votes.items():
             votes[snorm][lnorm] = n
+        together: Counter = Counter(sums.together)  # (short, long) -> articles naming both
         prefixed = sums.prefixed
         # 1. spelling variants: one group per normal form
         group_of: dict[str, str] = {k: normal_form(k) for k in forms}
+        # ... but a firm's name ("Eton Corporation") is not a bare word the archive types
+        # as something else ("Eton", a school and a town): a corporate suffix makes an org
+        bare_types: dict[str, Counter] = defaultdict(Counter)
+        for k, t in types.items():
+            if not _suffixed(k):
+                bare_types[group_of[k]].update({f: t[f] for f in ENTITY_FACETS})
+        for k in types:
+            bare = bare_types.get(group_of[k], Counter())
+            if _suffixed(k) and _dominant(bare, 2) not in (None, "org"):
+                group_of[k] = k
         group_forms: dict[str, Counter] = defaultdict(Counter)
+        group_types: dict[str, Counter] = defaultdict(Counter)  # norm -> facet -> articles
+        group_articles: Counter = Counter()  # norm -> articles naming it
         for k, c in forms.items():
             group_forms[group_of[k]].update(c)
+            group_types[group_of[k]].update(types[k])
+            group_articles[group_of[k]] += sums.articles[k]
+        full_people = {  # norm of a person's name of two words or more -> articles
+            norm: group_articles[norm]
+            for norm, t in group_types.items()
+            if len(_words(norm)) >= 2
+            and _dominant(t) == "person"
+            and _written_as_name(group_forms[norm].most_common(1)[0][0])
+        }
+        retyped = _persons_retyped(group_types, full_people)
+
+        def type_of(norm: str) -> str | None:
+            """The archive's type of a name, when two stories or more tell it."""
+            return retyped.get(norm) or _dominant(group_types.get(norm, Counter()), 2)
+
         # "U.S. Treasury" / "Treasury": the prefix must be a place of the archive
         places = {group_of[k] for k, t in types.items() if t["place"] > t["org"] + t["person"]}
         articles_of: Counter = Counter()  # norm -> articles naming it
         for k, c in forms.items():
             articles_of[group_of[k]] += sum(c.values())
         target: dict[str, str] = {}  # norm -> norm it joins
+        why: dict[str, tuple[str, int]] = {}  # norm -> (rule, articles of evidence)
         for (snorm, lnorm, prefix), n in prefixed.items():
             if prefix.startswith("of "):
                 # "House" / "House of Representatives"; not "Volkswagen" / "Volkswagen of
@@ -405,18 +493,37 @@ class AliasTable:
                 firm = 3 * suffixed >= sum(gf.values())  # mostly written as a firm
                 if tail and not firm and tail not in places and tail.split()[-1] not in places:
                     votes[snorm][lnorm] += n
+                    together[(snorm, lnorm)] += n
             elif prefix in places:
                 # one body; shown under the form the archive writes more often
                 if articles_of[snorm] > articles_of[lnorm]:
                     votes[lnorm][snorm] += n
+                    together[(lnorm, snorm)] += n
                 else:
                     votes[snorm][lnorm] += n
+                    together[(snorm, lnorm)] += n
         # 2. short forms by votes (2 = exact initials, 1 = reordered letters or clipping)
         for snorm, cands in votes.items():
-            (best, n), *rest = cands.most_common() + [("", 0)]
+            short_type = type_of(snorm)
+            acronym = _acronym_form(group_forms[snorm].most_common(1)[0][0])
+            agree = Counter()
+            for lnorm, n in cands.items():
+                long_type = type_of(lnorm)
+                if acronym and long_type == "person":
+                    continue  # an acronym stands for a body or a thing, not for a person
+                if short_type and long_type and short_type != long_type:
+                    continue  # "Gateshead" (a town) / "Gateshead's Sage Centre" (a venue)
+                agree[lnorm] = n
+            if not agree:
+                continue
+            (best, n), *rest = agree.most_common() + [("", 0)]
             total = sum(cands.values())
-            if best and n >= 2 and n * 2 > total:
+            # named beside other longer names (and not this one) in a third of the stories
+            # where it meets one: contradicted, withdrawn
+            met = max(sums.met[snorm], together[(snorm, best)])
+            if best and n >= 2 and n * 2 > total and 3 * together[(snorm, best)] >= 2 * met:
                 target[snorm] = best
+                why[snorm] = ("together", together[(snorm, best)])
         # "Calif." / "California": an abbreviation (a word ending in a dot) of the one
         # longer word of the archive of the same type that it starts
         words_of_type: dict[str, dict[str, int]] = defaultdict(dict)
@@ -433,13 +540,14 @@ class AliasTable:
             longer = [w for w in longer if len(w) > len(stem) + 1]
             if len(longer) == 1:
                 target[stem] = longer[0]
+                why[stem] = ("abbrev", articles_of[longer[0]])
         # an acronym never written beside its expansion ("ATT"): the one org name of the
         # archive with exactly its initials, when both are common (3 articles or more)
         by_initials: dict[str, list[str]] = defaultdict(list)
         for k, t in types.items():
             norm = group_of[k]
             if t["org"] and len(_words(norm)) >= 2 and articles_of[norm] >= 3:
-                ini = initials(k)
+                ini = _spelt_initials(forms[k].most_common(1)[0][0], k)
                 if len(ini) >= 3 and norm not in by_initials[ini]:
                     by_initials[ini].append(norm)
         for k, t in types.items():
@@ -450,27 +558,38 @@ class AliasTable:
             letters = short_letters(norm) if _acronym_form(written) else None
             if letters and len(letters) >= 3 and len(by_initials.get(letters, [])) == 1:
                 target[norm] = by_initials[letters][0]
-        # 3. a surname alone -> the dominant full person name with that surname
-        people: dict[str, Counter] = defaultdict(Counter)
-        for k, t in types.items():
-            if t["person"]:
-                norm = group_of[k]
-                ws = _words(norm)
-                if len(ws) >= 2:
-                    people[ws[-1]][norm] += sum(forms[k].values())
-        for k, t in types.items():
-            norm = group_of[k]
+                why[norm] = ("initials", min(articles_of[norm], articles_of[target[norm]]))
+        # 3. a surname alone -> the one full person name of the archive it stands for
+        by_last: dict[str, Counter] = defaultdict(Counter)  # word -> full names ending so
+        by_first: dict[str, Counter] = defaultdict(Counter)  # word -> full names starting so
+        for norm, n in full_people.items():
+            ws = _words(norm)
+            by_last[ws[-1]][norm] = n
+            by_first[ws[0]][norm] = n
+        for norm, t in group_types.items():
             ws = _words(norm)
             if len(ws) != 1 or norm in target or not (t["person"] or t["speaker"]):
                 continue
-            if t["org"] + t["place"] > t["person"] + t["speaker"]:
+            if t["org"] + t["place"] > t["person"] + t["speaker"] or norm in retyped:
                 continue
-            cands = people.get(ws[0])
+            if not _written_as_name(group_forms[norm].most_common(1)[0][0]):
+                continue  # "AK" (of "Graz AK"): an acronym is no surname
+            if len(by_first[ws[0]]) >= 2:
+                continue  # a first name ("Charles", "Bill"): several people of the archive
+            cands = by_last.get(ws[0])
             if not cands:
                 continue
             best, n = cands.most_common(1)[0]
-            if n >= 2 and n >= SURNAME_SHARE * sum(cands.values()):
+            # the other people of that surname; "G Henson" (a results table) is Gavin Henson
+            first = _words(best)[0]
+            others = sum(
+                m
+                for name, m in cands.items()
+                if name != best and not (len(_words(name)[0]) == 1 and first[0] == name[0])
+            )
+            if n >= 2 and n >= SURNAME_SHARE * (n + others):
                 target[norm] = best
+                why[norm] = ("surname", n)
 
         def final(norm: str) -> str:
             seen = {norm}
@@ -493,6 +612,18 @@ class AliasTable:
         for ckey in set(r.canon.values()):
             r.canon.pop(ckey, None)  # a canonical key is its own
         r.targets = set(r.canon.values())
+        for k in r.canon:  # the rule of the first step, the least evidence of any step
+            norm = group_of[k]
+            if norm not in target:  # a spelling of its canonical name
+                r.evidence[k] = ("spelling", sums.articles[k])
+                continue
+            rule, n = why[norm]
+            seen = {norm}
+            while norm in target and target[norm] not in seen:
+                n = min(n, why[norm][1])
+                norm = target[norm]
+                seen.add(norm)
+            r.evidence[k] = (rule, n)
         # 4. the type of each canonical name: the entity facet of at least two thirds of
         # the articles naming it (or one of its aliases), in three articles or more
         typed: dict[str, Counter] = defaultdict(Counter)
@@ -500,20 +631,27 @@ class AliasTable:
             c = r.canon.get(k, k)
             for f in ENTITY_FACETS:
                 typed[c][f] += t[f]
+        retyped_keys = {r.canon.get(k, k): f for k in types if (f := retyped.get(group_of[k]))}
         for c, t in typed.items():
             f, n = t.most_common(1)[0]
-            if n >= 3 and 3 * n >= 2 * sum(t.values()) and n < sum(t.values()):
+            if c in retyped_keys:  # "Labour", "Yukos": no person is called so
+                r.types[c] = retyped_keys[c]
+            elif n >= 3 and 3 * n >= 2 * sum(t.values()) and n < sum(t.values()):
                 r.types[c] = f
-                shown = display_of_norm.get(group_of.get(c, ""), "")
-                if c not in r.display and shown and _fold(shown) == c:
-                    r.display[c] = shown
+            else:
+                continue
+            shown = display_of_norm.get(group_of.get(c, ""), "")
+            if c not in r.display and shown and _fold(shown) == c:
+                r.display[c] = shown
         return r
 
 
 def with_overrides(learnt: Resolver, overrides: dict[str, str], version: str) -> Resolver:
     """The learnt mapping with the override file's lines applied on top (they win)."""
     r = Resolver(version, dict(learnt.canon), dict(learnt.display), types=dict(learnt.types))
+    r.evidence = dict(learnt.evidence)
     for alias, canonical in overrides.items():
+        r.evidence[alias] = ("override", 0)
         ckey = fold(canonical)
         for k, c in list(r.canon.items()):
             if c == alias and k != ckey:
@@ -697,13 +835,89 @@ def _acronym_form(written: str) -> bool:
     return bool(words) and all(re.fullmatch(r"(?:[A-Z]\.?){1,6}|[A-Z]{2,6}", w) for w in words)
 
 
-def _acronym_of(letters: str, long_norm: str) -> bool:
+def _dominant(t: Counter, least: int = 1) -> str | None:
+    """The entity facet of at least two thirds of a name's entity tags (and ``least`` of
+    them), if one is."""
+    n = sum(t[f] for f in ENTITY_FACETS)
+    for f in ENTITY_FACETS:
+        if n and 3 * t[f] >= 2 * n and t[f] >= least:
+            return f
+    return None
+
+
+def _suffixed(key: str) -> bool:
+    """A name written with a corporate suffix ("eton corporation", "rank group")."""
+    ws = _words(key)
+    return len(ws) > 1 and ws[-1].rstrip(".") in CORPORATE
+
+
+@lru_cache(maxsize=1 << 16)
+def _written_as_name(written: str) -> bool:
+    """Every word capitalised (particles apart) and not all capitals: a person's name as
+    news writes it; not "rang Lucy" or "athough Reagan" (a span cut wrong), nor "AK"."""
+    words = written.replace("’", "'").split()
+    if not words or not any(ch.islower() for ch in written):
+        return False
+    return all(w[0].isupper() or w in NAME_PARTICLES for w in words)
+
+
+def _persons_retyped(group_types: dict[str, Counter], full_people: Iterable[str]) -> dict[str, str]:
+    """One-word names the tagger calls a person in some stories and an org in others, which
+    no person of the archive is called (no full person name holds the word, first or last):
+    orgs. News names a person in full at least once; a word never so named that is also
+    read as a body ("Labour", "Chelsea", "Yukos" as a sentence's subject) is a party, a
+    club or a firm."""
+    held = set()
+    for norm in full_people:
+        ws = _words(norm)
+        held.update((ws[0], ws[-1]))
+    out = {}
+    for norm, t in group_types.items():
+        if len(_words(norm)) != 1 or norm in held or not t["person"]:
+            continue
+        n = t["person"] + t["org"] + t["place"]
+        if t["org"] >= 2 and 5 * t["org"] >= n and t["org"] >= t["place"]:
+            out[norm] = "org"
+    return out
+
+
+def _acronym_of(letters: str, long_norm: str, long_written: str | None = None) -> bool:
+    if long_written is not None and _has_acronym_word(long_written):
+        # "IRB Rugby Aid" spells "irbra", not "ira"; "UK Independence Party" spells "ukip"
+        return _spelt_initials(long_written, long_norm) == letters
     ini = initials(long_norm)
     if len(ini) >= 2 and (ini == letters or sorted(ini) == sorted(letters)):
         return True
     # the corporate word counted too: "AMC" / "American Motors Corp"
     whole = "".join(w[0] for w in _words(long_norm) if w not in LINK_WORDS and w[0].isalpha())
     return len(whole) >= 2 and whole == letters
+
+
+@lru_cache(maxsize=1 << 16)
+def _has_acronym_word(written: str) -> bool:
+    """A word written in capitals (two letters or more) inside a longer name: "IRB Rugby Aid"."""
+    words = written.split()
+    return len(words) > 1 and any(re.fullmatch(r"[A-Z]{2,}[0-9]*", w) for w in words)
+
+
+@lru_cache(maxsize=1 << 16)
+def _spelt_initials(written: str, key: str) -> str:
+    """The letters a name's words spell, an acronym word giving all its letters ("IRB Rugby
+    Aid" -> "irbra"); ``initials(key)`` for a name with no acronym word in it."""
+    if not _has_acronym_word(written):
+        return initials(key)
+    out = []
+    for w in written.replace("’", "'").split():
+        low = w.lower().strip(".,'")
+        if not low or low in LINK_WORDS or low in CORPORATE:
+            continue
+        if re.fullmatch(r"[A-Z]{2,}[0-9]*", w):
+            out.append("".join(ch for ch in low if ch.isalpha()))
+        elif "." in low:
+            out.extend(p[0] for p in low.split(".") if p)
+        else:
+            out.append(low[0])
+    return "".join(out)
 
 
 def _leads(short_norm: str, long_norm: str, long_key: str) -> bool:
@@ -724,6 +938,8 @@ def _letters_in(letters: str, long_norm: str) -> bool:
     lw = _words(long_norm)
     if len(lw) != 1 or len(letters) < 2 or not lw[0].startswith(letters[0]):
         return False
+    if not lw[0].isalpha() or lw[0].startswith(letters):
+        return False  # "BBC2" / "BBC", "ITV1" / "ITV": the acronym extended, another entity
     rest = iter(lw[0][1:])
     return all(ch in rest for ch in letters[1:])
 
