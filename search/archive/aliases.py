@@ -120,6 +120,8 @@ LINK_WORDS = frozenset({"and", "of", "the", "for", "&", "de", "du", "des", "la",
 # naming in full someone whose name has that word ("Brown": Gordon Brown in 85% of them, and
 # 9 of the 12 stories saying "Brown" alone are about other Browns)
 SURNAME_SHARE = 0.9
+# a name in more than this share of the archive's stories is no clue to a story's subject
+CONTEXT_COMMON = 0.05
 # particles that stay lower case inside a person's name ("Ludwig van Beethoven")
 NAME_PARTICLES = frozenset(
     "van von der den de da di du dos das del della bin ibn al el le la ter".split()
@@ -432,6 +434,38 @@ class AliasTable:
             self._learnt = self._learn_all()
         return self._learnt
 
+    def _out_of_context(
+        self, surnames: dict[str, tuple[str, int]], group_of: dict[str, str]
+    ) -> list[str]:
+        """The surnames (of ``surnames``: norm -> full name norm) whose stories alone share no
+        name with the stories of the full name more often than they share one. Names of many
+        stories (more than ``CONTEXT_COMMON`` of the archive: "UK", "BBC") tell nothing; a
+        story naming nothing else neither."""
+        if not surnames:
+            return []
+        wanted = set(surnames) | {best for best, _ in surnames.values()}
+        names_of: dict[str, list[set[str]]] = defaultdict(list)  # norm -> its stories' names
+        df: Counter = Counter()
+        for values in self.articles.values():
+            norms = {group_of.get(k, k) for k in {_fold(v) for _, v in values}}
+            df.update(norms)
+            for norm in norms & wanted:
+                names_of[norm].append(norms)
+        common = {norm for norm, n in df.items() if n > CONTEXT_COMMON * len(self.articles)}
+        out = []
+        for norm, (best, _) in surnames.items():
+            world = set().union(*names_of[best]) - common - {norm, best}
+            shared = against = 0
+            for names in names_of[norm]:
+                others = names - common - {norm, best}
+                if others & world:
+                    shared += 1
+                elif others:
+                    against += 1
+            if against > shared:
+                out.append(norm)
+        return out
+
     def _learn_all(self) -> Resolver:
         sums = self._totals()
         forms, types = dict(sums.forms), dict(sums.types)  # read only: no keys added
@@ -560,6 +594,7 @@ class AliasTable:
                 target[norm] = by_initials[letters][0]
                 why[norm] = ("initials", min(articles_of[norm], articles_of[target[norm]]))
         # 3. a surname alone -> the one full person name of the archive it stands for
+        surnames: dict[str, tuple[str, int]] = {}  # surname norm -> (full name norm, articles)
         by_last: dict[str, Counter] = defaultdict(Counter)  # word -> full names ending so
         by_first: dict[str, Counter] = defaultdict(Counter)  # word -> full names starting so
         for norm, n in full_people.items():
@@ -588,8 +623,15 @@ class AliasTable:
                 if name != best and not (len(_words(name)[0]) == 1 and first[0] == name[0])
             )
             if n >= 2 and n >= SURNAME_SHARE * (n + others):
-                target[norm] = best
-                why[norm] = ("surname", n)
+                surnames[norm] = (best, n)
+        # ... and only when the stories saying the surname alone are about the same world as
+        # those naming the person in full: a surname alone is understood from its story
+        # (the Liverpool substitute "Carson" is not the late TV host Johnny Carson)
+        for norm in self._out_of_context(surnames, group_of):
+            del surnames[norm]
+        for norm, (best, n) in surnames.items():
+            target[norm] = best
+            why[norm] = ("surname", n)
 
         def final(norm: str) -> str:
             seen = {norm}
