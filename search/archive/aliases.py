@@ -120,6 +120,8 @@ LINK_WORDS = frozenset({"and", "of", "the", "for", "&", "de", "du", "des", "la",
 # naming in full someone whose name has that word ("Brown": Gordon Brown in 85% of them, and
 # 9 of the 12 stories saying "Brown" alone are about other Browns)
 SURNAME_SHARE = 0.9
+# an alias learnt from one story needs a second when this many stories name it alone
+ALONE_MAX = 3
 # a name in more than this share of the archive's stories is no clue to a story's subject
 CONTEXT_COMMON = 0.05
 # particles that stay lower case inside a person's name ("Ludwig van Beethoven")
@@ -484,7 +486,7 @@ class AliasTable:
                 bare_types[group_of[k]].update({f: t[f] for f in ENTITY_FACETS})
         for k in types:
             bare = bare_types.get(group_of[k], Counter())
-            if _suffixed(k) and _dominant(bare, 2) not in (None, "org"):
+            if _suffixed(k) and _dominant(bare) not in (None, "org"):
                 group_of[k] = k
         group_forms: dict[str, Counter] = defaultdict(Counter)
         group_types: dict[str, Counter] = defaultdict(Counter)  # norm -> facet -> articles
@@ -555,6 +557,12 @@ class AliasTable:
             # named beside other longer names (and not this one) in a third of the stories
             # where it meets one: contradicted, withdrawn
             met = max(sums.met[snorm], together[(snorm, best)])
+            # one story spelling an acronym out is not enough when several others use it
+            # alone: the letters may be another body's there ("NEC", Labour's executive
+            # committee in one story, the electronics firm in six)
+            alone = group_articles[snorm] - together[(snorm, best)]
+            if together[(snorm, best)] < 2 and alone >= ALONE_MAX:
+                continue
             if best and n >= 2 and n * 2 > total and 3 * together[(snorm, best)] >= 2 * met:
                 target[snorm] = best
                 why[snorm] = ("together", together[(snorm, best)])
