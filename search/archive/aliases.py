@@ -120,10 +120,11 @@ LINK_WORDS = frozenset({"and", "of", "the", "for", "&", "de", "du", "des", "la",
 # naming in full someone whose name has that word ("Brown": Gordon Brown in 85% of them, and
 # 9 of the 12 stories saying "Brown" alone are about other Browns)
 SURNAME_SHARE = 0.9
-# an alias learnt from one story needs a second when this many stories name it alone
-ALONE_MAX = 3
+# an acronym spelt out in one story needs a second when this many stories name it alone
+ALONE_MAX = 4
 # a name in more than this share of the archive's stories is no clue to a story's subject
 CONTEXT_COMMON = 0.05
+CONTEXT_MIN = 3  # ... and in more stories than this (in a small archive every name is rare)
 # particles that stay lower case inside a person's name ("Ludwig van Beethoven")
 NAME_PARTICLES = frozenset(
     "van von der den de da di du dos das del della bin ibn al el le la ter".split()
@@ -399,6 +400,30 @@ class AliasTable:
             return out[:weakest]
         return sorted(out, key=lambda m: (fold(m.alias), m.alias))
 
+    def listing(
+        self, facet: str | None = None, search: str = "", weakest: int | None = None
+    ) -> list[tuple[str, str, str, str, int]]:
+        """``pairs()`` with each alias's rule and evidence (``Resolver.evidence``): (facet,
+        alias as written, canonical, rule, articles), of one facet and naming ``search``
+        (accents and case ignored) if given; with ``weakest``, only that many of the least
+        evidence, weakest first (overrides last: they are yours)."""
+        r = self.resolver()
+        want = fold(search)
+        rows = []
+        for f, alias, canonical in self.pairs():
+            if facet is not None and f != facet:
+                continue
+            if want and want not in fold(alias) and want not in fold(canonical):
+                continue
+            key = fold(alias)
+            # a form of the canonical name itself: the articles writing it
+            rule, n = r.evidence.get(key) or ("spelling", self._totals().articles.get(key, 0))
+            rows.append((f, alias, canonical, rule, n))
+        if weakest is not None:
+            rows.sort(key=lambda row: (row[3] == "override", row[4], fold(row[1])))
+            rows = rows[:weakest]
+        return rows
+
     def pairs(self) -> list[tuple[str, str, str]]:
         """(facet, alias as written, canonical) for every value that is not its own canonical."""
         r = self.resolver()
@@ -441,8 +466,8 @@ class AliasTable:
     ) -> list[str]:
         """The surnames (of ``surnames``: norm -> full name norm) whose stories alone share no
         name with the stories of the full name more often than they share one. Names of many
-        stories (more than ``CONTEXT_COMMON`` of the archive: "UK", "BBC") tell nothing; a
-        story naming nothing else neither."""
+        stories (more than ``CONTEXT_COMMON`` of the archive, and ``CONTEXT_MIN``: "UK",
+        "BBC") tell nothing; a story naming nothing else neither."""
         if not surnames:
             return []
         wanted = set(surnames) | {best for best, _ in surnames.values()}
@@ -453,7 +478,8 @@ class AliasTable:
             df.update(norms)
             for norm in norms & wanted:
                 names_of[norm].append(norms)
-        common = {norm for norm, n in df.items() if n > CONTEXT_COMMON * len(self.articles)}
+        many = max(CONTEXT_MIN, CONTEXT_COMMON * len(self.articles))
+        common = {norm for norm, n in df.items() if n > many}
         out = []
         for norm, (best, _) in surnames.items():
             world = set().union(*names_of[best]) - common - {norm, best}
@@ -557,7 +583,7 @@ class AliasTable:
             # named beside other longer names (and not this one) in a third of the stories
             # where it meets one: contradicted, withdrawn
             met = max(sums.met[snorm], together[(snorm, best)])
-            # one story spelling an acronym out is not enough when several others use it
+            # one story spelling an acronym out is not enough when four others use it
             # alone: the letters may be another body's there ("NEC", Labour's executive
             # committee in one story, the electronics firm in six)
             alone = group_articles[snorm] - together[(snorm, best)]
