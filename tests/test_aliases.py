@@ -198,6 +198,10 @@ def test_an_alias_contradicted_by_later_stories_is_withdrawn():
     t.learn(police)
     t.learn(police)  # the same letters for another body in two stories of five
     assert t.canonical("org", "KPA") == "KPA"
+    # a variant of the same name (a span cut wrong) contradicts nothing
+    variant = [("org", "KPA"), ("org", "Kent Ports Authority (KPA")]
+    t = table_of(ports, ports, variant, variant)
+    assert t.canonical("org", "KPA") == "Kent Ports Authority"
 
 
 def test_one_story_spelling_an_acronym_out_is_not_enough_when_others_use_it_alone():
@@ -210,6 +214,9 @@ def test_one_story_spelling_an_acronym_out_is_not_enough_when_others_use_it_alon
 
 def test_a_first_name_of_several_people_is_never_a_surname_alias():
     t = table_of(*[[("person", "Paul Jerome")]] * 3, [("person", "Jerome")])
+    t.learn([("person", "Jerome Blake")])
+    t.learn([("person", "Jerome Hill")])
+    # two people called Jerome, named in fewer stories than Paul Jerome: still a surname
     assert t.canonical("person", "Jerome") == "Paul Jerome"
     t.learn([("person", "Jerome Blake")])
     t.learn([("person", "Jerome Hill")])

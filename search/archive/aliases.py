@@ -32,9 +32,25 @@ evidence with it) is the set of name values of each article, in the facets
   initials) when that name holds most of its votes. An acronym whose letters
   occur in order in a one-word org name, from its first letter ("VW" /
   "Volkswagen AG"), is one vote too.
+  Precision over recall (issue 32): an acronym word inside the longer name
+  counts with all its letters (IRA does not spell "IRB Rugby Aid"); a name
+  that extends the acronym with a digit or letters is another entity ("BBC2",
+  "ITV1"); an acronym never stands for a person; the short and the long form
+  agree in the archive's type (told by two stories or more: "Gateshead", a
+  town, is not "Gateshead's Sage Centre"); a short form named beside other
+  longer names in a third of the stories where it meets one is contradicted,
+  and withdrawn; an acronym spelt out in one story only needs a second when
+  four stories or more use it alone ("NEC").
 * **A surname alone** ("Reagan") joins the one full name of a person the
-  archive knows with that surname, when one name holds at least 80% of the
-  articles naming someone of that surname in full, and appears in two.
+  archive knows with that surname: never a word that begins the names of two
+  people or more (a first name: "Charles", "Bill"), nor an acronym ("AK");
+  the full name (written as a name: not "rang Lucy") in two stories or more
+  and in 90% of the stories naming someone of that surname in full ("A
+  Keller" of a results table counts for Anna Keller; "Brown" joins nobody);
+  and the stories saying the surname alone share a name with the stories of
+  the full name more often than not (names of more than 5% of the stories,
+  and more than three, tell nothing): the Liverpool substitute "Carson" is
+  not Johnny Carson.
 * **A place before an org name** ("U.S. Treasury" / "Treasury"): the short
   name is the longer one without a leading name the archive knows as a place,
   seen together in an article (two votes needed); shown in the form the archive
@@ -47,7 +63,16 @@ evidence with it) is the set of name values of each article, in the facets
 * **Types**: a canonical name the archive types as person, org or place in at
   least two thirds of the stories naming it (three or more) is counted in that
   facet wherever it was tagged otherwise ("Dome", a place in one story, is Dome
-  Petroleum, an org).
+  Petroleum, an org). A one-word name tagged person in some stories and org in
+  at least two (and a fifth of its tags) that no person of the archive is
+  called (no full person name starts or ends with it) is an org: "Labour",
+  "Chelsea", "Yukos". A name with a corporate suffix is not a spelling of a
+  bare word the archive tags as anything but an org ("Eton Corporation").
+* **Evidence**: every alias carries its rule and the number of articles
+  behind it (``Resolver.evidence``, ``AliasTable.mappings`` and ``listing``,
+  ``newsquarry aliases --weakest N``); it is computed from the evidence file
+  when the table is learnt, not stored in the table file, whose format is
+  unchanged.
 * **Overrides**, in the user-editable file ``aliases.txt`` in the index
   folder, win over everything: ``alias = canonical`` (one per line, ``#``
   comments); ``name = name`` keeps a name to itself.
@@ -247,7 +272,6 @@ class _Contribution:
     votes: list[tuple[str, str, int]] = field(default_factory=list)  # (short, long, votes)
     prefixed: list[tuple[str, str, str]] = field(default_factory=list)  # (short, long, prefix)
     keys: list[str] = field(default_factory=list)  # the article's distinct keys
-    shorts: list[str] = field(default_factory=list)  # short forms beside a longer name here
 
 
 def _contribution(values: Iterable[Any]) -> _Contribution:
@@ -286,7 +310,6 @@ def _contribution(values: Iterable[Any]) -> _Contribution:
                     prefixed.append((snorm, lnorm, "of " + " ".join(rest)))
                 elif prefix := _place_prefix(snorm, lnorm):
                     prefixed.append((snorm, lnorm, prefix))
-    c.shorts = sorted({v[0] for v in votes} | {v[0] for v in prefixed})
     return c
 
 
@@ -309,7 +332,6 @@ class _Totals:
         self.prefixed: Counter = Counter()  # (short norm, long norm, prefix) -> articles
         self.together: Counter = Counter()  # (short norm, long norm) -> articles voting
         self.articles: Counter = Counter()  # key -> articles naming it
-        self.met: Counter = Counter()  # short norm -> articles naming it beside a longer name
 
     def add(self, c: _Contribution, sign: int) -> None:
         for table, pairs in ((self.forms, c.forms), (self.types, c.types)):
@@ -326,11 +348,10 @@ class _Totals:
             if self.votes[(snorm, lnorm)] <= 0:
                 del self.votes[(snorm, lnorm)]
                 del self.together[(snorm, lnorm)]
-        for table, keys in ((self.articles, c.keys), (self.met, c.shorts)):
-            for k in keys:
-                table[k] += sign
-                if table[k] <= 0:
-                    del table[k]
+        for k in c.keys:
+            self.articles[k] += sign
+            if self.articles[k] <= 0:
+                del self.articles[k]
         for key in c.prefixed:
             self.prefixed[key] += sign
             if self.prefixed[key] <= 0:
@@ -580,9 +601,14 @@ class AliasTable:
                 continue
             (best, n), *rest = agree.most_common() + [("", 0)]
             total = sum(cands.values())
-            # named beside other longer names (and not this one) in a third of the stories
-            # where it meets one: contradicted, withdrawn
-            met = max(sums.met[snorm], together[(snorm, best)])
+            # named beside other bodies (names sharing less than half the words of this
+            # one, not its variants) in a third of the stories where it meets a longer
+            # name: contradicted, withdrawn
+            met = sum(
+                together[(snorm, lnorm)]
+                for lnorm in cands
+                if lnorm == best or not _alike(lnorm, best)
+            )
             # one story spelling an acronym out is not enough when four others use it
             # alone: the letters may be another body's there ("NEC", Labour's executive
             # committee in one story, the electronics firm in six)
@@ -643,11 +669,12 @@ class AliasTable:
                 continue
             if not _written_as_name(group_forms[norm].most_common(1)[0][0]):
                 continue  # "AK" (of "Graz AK"): an acronym is no surname
-            if len(by_first[ws[0]]) >= 2:
-                continue  # a first name ("Charles", "Bill"): several people of the archive
             cands = by_last.get(ws[0])
             if not cands:
                 continue
+            given = by_first[ws[0]]
+            if len(given) >= 2 and sum(given.values()) >= sum(cands.values()):
+                continue  # a first name ("Charles", "Bill"): several people of the archive
             best, n = cands.most_common(1)[0]
             # the other people of that surname; "G Henson" (a results table) is Gavin Henson
             first = _words(best)[0]
@@ -909,6 +936,13 @@ def _acronym_form(written: str) -> bool:
     """Written as an acronym: capitals and dots, words joined by "and"/"&" ("S and P")."""
     words = [w for w in written.split() if w not in ("and", "&")]
     return bool(words) and all(re.fullmatch(r"(?:[A-Z]\.?){1,6}|[A-Z]{2,6}", w) for w in words)
+
+
+def _alike(a: str, b: str) -> bool:
+    """Two names sharing at least half the words of the longer: variants of one name
+    ("international coffee organisation" / "international coffee organization")."""
+    wa, wb = set(_words(a)), set(_words(b))
+    return 2 * len(wa & wb) >= max(len(wa), len(wb))
 
 
 def _dominant(t: Counter, least: int = 1) -> str | None:
