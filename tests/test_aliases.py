@@ -270,6 +270,9 @@ def test_a_firm_s_name_is_not_a_bare_word_the_archive_types_otherwise():
 def test_a_word_read_as_person_and_org_that_no_person_is_called_is_an_org():
     t = table_of(*[[("person", "Norvale")]] * 4, *[[("org", "Norvale")]] * 2)
     assert t.resolver().types == {"norvale": "org"}
+    # a word starting a name tagged a person is no one's name ("Labour MPs")
+    t.learn([("person", "Norvale MPs")])
+    assert t.resolver().types == {"norvale": "org"}
     # a surname of someone the archive names in full stays a person
     t.learn([("person", "Ada Norvale")])
     assert t.resolver().types == {"norvale": "person"}

@@ -973,14 +973,11 @@ def _written_as_name(written: str) -> bool:
 
 def _persons_retyped(group_types: dict[str, Counter], full_people: Iterable[str]) -> dict[str, str]:
     """One-word names the tagger calls a person in some stories and an org in others, which
-    no person of the archive is called (no full person name holds the word, first or last):
-    orgs. News names a person in full at least once; a word never so named that is also
+    no person of the archive is called (no full person name ends with the word): orgs. News names a person in full at least once; a word never so named that is also
     read as a body ("Labour", "Chelsea", "Yukos" as a sentence's subject) is a party, a
     club or a firm."""
-    held = set()
-    for norm in full_people:
-        ws = _words(norm)
-        held.update((ws[0], ws[-1]))
+    # surnames only: "Labour MPs" (tagged a person twice) is no one called Labour
+    held = {_words(norm)[-1] for norm in full_people}
     out = {}
     for norm, t in group_types.items():
         if len(_words(norm)) != 1 or norm in held or not t["person"]:
