@@ -104,21 +104,37 @@ name new to the archive counts as indexed for a few seconds.
 from __future__ import annotations
 
 import re
-import threading
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-import numpy as np
-
-from newsquarry.search.core import npsets
+from newsquarry.search.archive.aliasmaps import remap
+from newsquarry.search.archive.aliasnames import (
+    CORPORATE,
+    ENTITY_FACETS,
+    LINK_WORDS,
+    _acronym_form,
+    _acronym_of,
+    _alike,
+    _clips,
+    _dominant,
+    _leads,
+    _letters_in,
+    _persons_retyped,
+    _place_prefix,
+    _spelt_initials,
+    _suffixed,
+    _words,
+    _written_as_name,
+    normal_form,
+    short_letters,
+)
 from newsquarry.search.core.errors import InvalidRequest
 from newsquarry.search.core.textnorm import fold
 
 NAME_FACETS = ("person", "org", "place", "speaker")
-ENTITY_FACETS = ("person", "org", "place")  # a name moves between these by its type
 EVIDENCE_FILE = "aliases-evidence.json"
 # each commit appends its changes here (one JSON line); folded into EVIDENCE_FILE when
 # the journal outgrows a share of it, so a commit writes in proportion to what it changes
@@ -135,12 +151,6 @@ LEARN_LOCK = "aliases.lock"
 LEARNER_DUTY = 10
 TABLE_FILE = "aliases.json"
 OVERRIDE_FILE = "aliases.txt"
-CORPORATE = frozenset(
-    "inc corp corporation co ltd llc plc ag sa nv bv gmbh lp llp group holdings cos".split()
-)
-# the governing body of an institution goes by the institution's name
-GOVERNING_BODIES = frozenset({"board", "system"})
-LINK_WORDS = frozenset({"and", "of", "the", "for", "&", "de", "du", "des", "la", "le", "del"})
 # a surname alone stands for the one person holding this share of the archive's articles
 # naming in full someone whose name has that word ("Brown": Gordon Brown in 85% of them, and
 # 9 of the 12 stories saying "Brown" alone are about other Browns)
@@ -150,69 +160,11 @@ ALONE_MAX = 4
 # a name in more than this share of the archive's stories is no clue to a story's subject
 CONTEXT_COMMON = 0.05
 CONTEXT_MIN = 3  # ... and in more stories than this (in a small archive every name is rare)
-# particles that stay lower case inside a person's name ("Ludwig van Beethoven")
-NAME_PARTICLES = frozenset(
-    "van von der den de da di du dos das del della bin ibn al el le la ter".split()
-)
 OVERRIDE_HELP = """\
 # Aliases for this index: one "alias = canonical" per line; "name = name" keeps a
 # name apart from the aliases learnt from the articles. Lines starting with # are
 # comments. Changes apply to the next search (no re-indexing).
 """
-
-
-@lru_cache(maxsize=1 << 17)
-def _words(key: str) -> tuple[str, ...]:
-    return tuple(key.replace("’", "'").split())
-
-
-@lru_cache(maxsize=1 << 17)
-def normal_form(key: str) -> str:
-    """Spelling-variant key of a folded name: dots, middle initials, corporate suffixes."""
-    words = [w.replace(".", "") for w in _words(key)]
-    words = [w[:-2] if w.endswith("'s") else w for w in words]
-    words = [w for w in words if w]
-    suffixed = False
-    # "goldman sachs & co" -> "goldman sachs"; a link word with no suffix after it ends a
-    # span cut short ("office of the"), a name of its own
-    while len(words) > 1 and (words[-1] in CORPORATE or (suffixed and words[-1] in LINK_WORDS)):
-        suffixed = True
-        words.pop()
-    if len(words) >= 3 and words[-1] in GOVERNING_BODIES:
-        words.pop()  # "federal reserve board" / "federal reserve"
-    if len(words) >= 3:
-        middle = [w for w in words[1:-1] if len(w) > 1]
-        words = [words[0], *middle, words[-1]]
-    if words and all(len(w) == 1 for w in words):
-        return "".join(words)  # "u s" -> "us"
-    return " ".join(words)
-
-
-@lru_cache(maxsize=1 << 17)
-def initials(key: str) -> str:
-    """Initials of a name's significant words: "securities and exchange commission" -> "sec"."""
-    out = []
-    for w in _words(key):
-        w = w.strip(".,'")
-        if not w or w in LINK_WORDS or w in CORPORATE:
-            continue
-        if "." in w:  # "u.s." -> "us"
-            out.extend(p for p in w.split(".") if p)
-            continue
-        out.append(w[0])
-    return "".join(x[0] for x in out)
-
-
-@lru_cache(maxsize=1 << 17)
-def short_letters(key: str) -> str | None:
-    """The letters of an acronym ("sec", "s and p" -> "sp", "u.s." -> "us"), else None."""
-    words = [w for w in _words(key) if w not in ("and", "&")]
-    if len(words) == 1:
-        w = words[0].replace(".", "")
-        return w if 2 <= len(w) <= 6 and w.isalpha() else None
-    if words and all(len(w.strip(".")) == 1 for w in words):
-        return "".join(w.strip(".") for w in words)
-    return None
 
 
 @dataclass
@@ -767,311 +719,6 @@ def with_overrides(learnt: Resolver, overrides: dict[str, str], version: str) ->
         r.display[ckey] = canonical
     r.targets = set(r.canon.values())
     return r
-
-
-class _FieldMap:
-    """One name field under one table: key id -> canonical key id (-1: counted in another
-    facet), extended as the field's registry grows; the names of other fields the table
-    types as this one's; and each segment's (doc, canonical id) pairs, kept while the
-    segment is in use. Commits add segments and keys: a new view maps only those."""
-
-    def __init__(self) -> None:
-        self.mapping = np.zeros(0, np.int32)
-        self.active = False  # some key maps elsewhere or moves here: pairs are rewritten
-        # other field -> its key id -> canonical id here (-1: stays there)
-        self.moved: dict[str, np.ndarray] = {}
-        self.segments: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
-        self.lock = threading.Lock()
-
-
-def _specials(resolver: Resolver, fname: str) -> tuple[dict[str, str], dict[str, str]]:
-    """The keys ``_field_map`` must look at, per table and field (memoised on the table):
-    (key -> canonical key, for every key whose canonical key is typed as ``fname``), and
-    (key -> canonical key, for every key that has an alias or a type). Every other key of
-    a field maps to itself and stays in its field, so a registry of many keys is mapped by
-    looking these few up rather than by reading every key."""
-    memo = resolver.__dict__.get("_specials")
-    if memo is None:  # one pass over the table for every field
-        canon, types = resolver.canon, resolver.types
-        every = {**{k: k for k in types if k not in canon}, **canon}
-        typed: dict[str, dict[str, str]] = {}
-        for k, c in every.items():
-            t = types.get(c)
-            if t is not None:
-                typed.setdefault(t, {})[k] = c
-        memo = resolver.__dict__.setdefault("_specials", (typed, every))
-    return memo[0].get(fname, {}), memo[1]
-
-
-def _changed(registry: Any, done: int, count: int, wanted: dict[str, str]) -> list[tuple[int, str]]:
-    """(index from ``done``, canonical key) of the registry's keys ``done..done+count-1``
-    found in ``wanted``: a lookup of each wanted key, or a pass over the keys when fewer."""
-    if count <= len(wanted):
-        with registry.lock:
-            keys = registry.keys[done : done + count]
-        return [(i, wanted[k]) for i, k in enumerate(keys) if k in wanted]
-    ids = registry.ids
-    out = []
-    for k, c in wanted.items():
-        gid = ids.get(k)
-        if gid is not None and done <= gid < done + count:
-            out.append((gid - done, c))
-    return out
-
-
-def _field_map(fname: str, registries: dict[str, Any], resolver: Resolver) -> _FieldMap:
-    """The resolver's ``_FieldMap`` of ``fname``, extended to every key registered now."""
-    maps = resolver.__dict__.setdefault("_field_maps", {})
-    fm = maps.get(fname)
-    if fm is None:
-        fm = maps.setdefault(fname, _FieldMap())
-    registry = registries[fname]
-    types = resolver.types if fname in ENTITY_FACETS else {}
-    with fm.lock:
-        if fname in set(types.values()):
-            typed_here = _specials(resolver, fname)[0]
-            for other in ENTITY_FACETS:
-                if other == fname:
-                    continue
-                done = len(fm.moved.get(other, ()))
-                with registries[other].lock:
-                    count = len(registries[other].keys) - done
-                lut = np.full(count, -1, dtype=np.int32)
-                here = dict(_changed(registries[other], done, count, typed_here))
-                if here:
-                    cids = registry.ids_for(list(here.values()))
-                    lut[list(here)] = cids
-                    fm.active = True
-                fm.moved[other] = np.concatenate([fm.moved.get(other, lut[:0]), lut])
-        every = _specials(resolver, fname)[1] if fname in ENTITY_FACETS else resolver.canon
-        while True:  # canonical keys registered here are keys of the field too
-            done = len(fm.mapping)
-            with registry.lock:
-                count = len(registry.keys) - done
-            if not count:
-                break
-            new = np.arange(done, done + count, dtype=np.int32)
-            target: dict[int, str] = {}
-            for i, c in _changed(registry, done, count, every):
-                if types.get(c, fname) != fname:
-                    new[i] = -1
-                elif c != registry.keys[done + i]:
-                    target[i] = c
-            if target:
-                wanted = sorted(set(target.values()))
-                cid_of = dict(zip(wanted, registry.ids_for(wanted).tolist(), strict=True))
-                for i, c in target.items():
-                    new[i] = cid_of[c]
-            fm.active = fm.active or bool(target) or bool((new < 0).any())
-            fm.mapping = np.concatenate([fm.mapping, new])
-    return fm
-
-
-def remap(
-    fname: str,
-    segments: list[tuple[tuple, Callable[[str], tuple[np.ndarray, np.ndarray]]]],
-    registries: dict[str, Any],
-    resolver: Resolver,
-) -> tuple[list[tuple[np.ndarray, np.ndarray]], int, list[str], np.ndarray]:
-    """One name field's (doc, key id) pairs under their canonical key ids, once per doc.
-
-    ``segments`` gives, per segment of a view, a key (the same while the segment's
-    documents are) and ``raw(f)``: the segment's (local doc, key id) pairs of field
-    ``f`` as indexed (registering its keys). Names the table types as this field's
-    (``Resolver.types``) come in from the other entity fields. Returns, per segment,
-    the pairs (sorted by doc, then id, when any name is mapped), the key count, the
-    keys, and key id -> canonical key id (-1 for a name counted in another facet),
-    so a passage naming both "Fed" and "Federal Reserve" counts once. Segments mapped
-    for an earlier view of the same table are not mapped again.
-    """
-    if fname in set(resolver.types.values()) and fname in ENTITY_FACETS:
-        for _, raw in segments:  # the other fields' keys registered before the map
-            for other in ENTITY_FACETS:
-                if other != fname:
-                    raw(other)
-    for _, raw in segments:
-        raw(fname)
-    fm = _field_map(fname, registries, resolver)
-    registry = registries[fname]
-    out = []
-    with fm.lock:
-        mapping = fm.mapping
-        nkeys = len(mapping)
-        with registry.lock:
-            keys = registry.keys[:nkeys]
-        cache = fm.segments
-        wanted = set()
-        for segkey, raw in segments:
-            key = (segkey, fm.active)
-            wanted.add(key)
-            got = cache.get(key)
-            if got is None:
-                docs, gids = raw(fname)
-                if fm.active:
-                    new = mapping[gids] if len(gids) else np.zeros(0, np.int32)
-                    keep = new >= 0
-                    all_docs = [docs[keep].astype(np.int64)]
-                    all_gids = [new[keep].astype(np.int64)]
-                    for other, lut in fm.moved.items():
-                        if not (lut >= 0).any():
-                            continue
-                        odocs, ogids = raw(other)
-                        cids = lut[ogids] if len(ogids) else np.zeros(0, np.int32)
-                        sel = cids >= 0
-                        all_docs.append(odocs[sel].astype(np.int64))
-                        all_gids.append(cids[sel].astype(np.int64))
-                    big = nkeys + 1
-                    pairs = npsets.unique(np.concatenate(all_docs) * big + np.concatenate(all_gids))
-                    docs, gids = pairs // big, (pairs % big).astype(np.int32)
-                got = cache[key] = (docs, gids)
-            out.append(got)
-        for key in list(cache):  # segments merged away
-            if key not in wanted:
-                del cache[key]
-    return out, nkeys, keys, mapping
-
-
-@lru_cache(maxsize=1 << 17)
-def _acronym_form(written: str) -> bool:
-    """Written as an acronym: capitals and dots, words joined by "and"/"&" ("S and P")."""
-    words = [w for w in written.split() if w not in ("and", "&")]
-    return bool(words) and all(re.fullmatch(r"(?:[A-Z]\.?){1,6}|[A-Z]{2,6}", w) for w in words)
-
-
-def _alike(a: str, b: str) -> bool:
-    """Two names sharing at least half the words of the longer: variants of one name
-    ("international coffee organisation" / "international coffee organization")."""
-    wa, wb = set(_words(a)), set(_words(b))
-    return 2 * len(wa & wb) >= max(len(wa), len(wb))
-
-
-def _dominant(t: Counter, least: int = 1) -> str | None:
-    """The entity facet of at least two thirds of a name's entity tags (and ``least`` of
-    them), if one is."""
-    n = sum(t[f] for f in ENTITY_FACETS)
-    for f in ENTITY_FACETS:
-        if n and 3 * t[f] >= 2 * n and t[f] >= least:
-            return f
-    return None
-
-
-def _suffixed(key: str) -> bool:
-    """A name written with a corporate suffix ("eton corporation", "rank group")."""
-    ws = _words(key)
-    return len(ws) > 1 and ws[-1].rstrip(".") in CORPORATE
-
-
-@lru_cache(maxsize=1 << 16)
-def _written_as_name(written: str) -> bool:
-    """Every word capitalised (particles apart) and not all capitals: a person's name as
-    news writes it; not "rang Lucy" or "athough Reagan" (a span cut wrong), nor "AK"."""
-    words = written.replace("’", "'").split()
-    if not words or not any(ch.islower() for ch in written):
-        return False
-    return all(w[0].isupper() or w in NAME_PARTICLES for w in words)
-
-
-def _persons_retyped(group_types: dict[str, Counter], full_people: Iterable[str]) -> dict[str, str]:
-    """One-word names the tagger calls a person in some stories and an org in others, which
-    no person of the archive is called (no full person name ends with the word): orgs. News names a person in full at least once; a word never so named that is also
-    read as a body ("Labour", "Chelsea", "Yukos" as a sentence's subject) is a party, a
-    club or a firm."""
-    # surnames only: "Labour MPs" (tagged a person twice) is no one called Labour
-    held = {_words(norm)[-1] for norm in full_people}
-    out = {}
-    for norm, t in group_types.items():
-        if len(_words(norm)) != 1 or norm in held or not t["person"]:
-            continue
-        n = t["person"] + t["org"] + t["place"]
-        if t["org"] >= 2 and 5 * t["org"] >= n and t["org"] >= t["place"]:
-            out[norm] = "org"
-    return out
-
-
-def _acronym_of(letters: str, long_norm: str, long_written: str | None = None) -> bool:
-    if long_written is not None and _has_acronym_word(long_written):
-        # "IRB Rugby Aid" spells "irbra", not "ira"; "UK Independence Party" spells "ukip"
-        return _spelt_initials(long_written, long_norm) == letters
-    ini = initials(long_norm)
-    if len(ini) >= 2 and (ini == letters or sorted(ini) == sorted(letters)):
-        return True
-    # the corporate word counted too: "AMC" / "American Motors Corp"
-    whole = "".join(w[0] for w in _words(long_norm) if w not in LINK_WORDS and w[0].isalpha())
-    return len(whole) >= 2 and whole == letters
-
-
-@lru_cache(maxsize=1 << 16)
-def _has_acronym_word(written: str) -> bool:
-    """A word written in capitals (two letters or more) inside a longer name: "IRB Rugby Aid"."""
-    words = written.split()
-    return len(words) > 1 and any(re.fullmatch(r"[A-Z]{2,}[0-9]*", w) for w in words)
-
-
-@lru_cache(maxsize=1 << 16)
-def _spelt_initials(written: str, key: str) -> str:
-    """The letters a name's words spell, an acronym word giving all its letters ("IRB Rugby
-    Aid" -> "irbra"); ``initials(key)`` for a name with no acronym word in it."""
-    if not _has_acronym_word(written):
-        return initials(key)
-    out = []
-    for w in written.replace("’", "'").split():
-        low = w.lower().strip(".,'")
-        if not low or low in LINK_WORDS or low in CORPORATE:
-            continue
-        if re.fullmatch(r"[A-Z]{2,}[0-9]*", w):
-            out.append("".join(ch for ch in low if ch.isalpha()))
-        elif "." in low:
-            out.extend(p[0] for p in low.split(".") if p)
-        else:
-            out.append(low[0])
-    return "".join(out)
-
-
-def _leads(short_norm: str, long_norm: str, long_key: str) -> bool:
-    """ "Moody's" / "Moody's Investors Service", "House" / "House of Representatives",
-    "Dome" / "Dome Petroleum Ltd": one word that starts a longer org name as its owner,
-    its head or a firm's name; not a modifier ("House" / "House Banking Committee", a
-    committee of the House)."""
-    ws, lw = _words(short_norm), _words(long_norm)
-    if not (len(ws) == 1 and len(ws[0]) >= 3 and len(lw) > 1 and lw[0] == ws[0]):
-        return False
-    kw = _words(long_key)
-    return kw[0].endswith(("'s", "’s")) or lw[1] in LINK_WORDS or kw[-1].rstrip(".") in CORPORATE
-
-
-def _letters_in(letters: str, long_norm: str) -> bool:
-    """ "vw" / "volkswagen": an acronym whose letters all occur, in order, in the first
-    word of a one-word (plus suffix) name, starting with its first letter."""
-    lw = _words(long_norm)
-    if len(lw) != 1 or len(letters) < 2 or not lw[0].startswith(letters[0]):
-        return False
-    if not lw[0].isalpha() or lw[0].startswith(letters):
-        return False  # "BBC2" / "BBC", "ITV1" / "ITV": the acronym extended, another entity
-    rest = iter(lw[0][1:])
-    return all(ch in rest for ch in letters[1:])
-
-
-def _place_prefix(short_norm: str, long_norm: str) -> str | None:
-    """ "treasury" / "us treasury" -> "us": the words the long name has before the short one."""
-    ws, lw = _words(short_norm), _words(long_norm)
-    if len(lw) > len(ws) and lw[len(lw) - len(ws) :] == ws:
-        return " ".join(lw[: len(lw) - len(ws)])
-    return None
-
-
-def _clips(short_norm: str, long_norm: str) -> bool:
-    """ "fed" / "federal reserve": a short clipping (3 or 4 letters) of a much longer
-    first word; not "congress" / "congressional budget office"."""
-    ws = _words(short_norm)
-    lw = _words(long_norm)
-    return (
-        len(ws) == 1
-        and 3 <= len(ws[0]) <= 4
-        and ws[0].isalpha()
-        and len(lw) >= 2
-        and len(lw[0]) >= len(ws[0]) + 3
-        and lw[0].startswith(ws[0])
-    )
 
 
 def article_names(passages: Iterable[Any]) -> list[tuple[str, str]]:
