@@ -38,12 +38,13 @@ evidence with it) is the set of name values of each article, in the facets
   "ITV1"); an acronym never stands for a person; the short and the long form
   agree in the archive's type (told by two stories or more: "Gateshead", a
   town, is not "Gateshead's Sage Centre"); a short form named beside other
-  longer names in a third of the stories where it meets one is contradicted,
-  and withdrawn; an acronym spelt out in one story only needs a second when
-  four stories or more use it alone ("NEC").
+  bodies (not variants of its own name) in a third of the stories where it
+  meets a longer name is contradicted, and withdrawn; an acronym spelt out in
+  one story only needs a second when four stories or more use it alone ("NEC").
 * **A surname alone** ("Reagan") joins the one full name of a person the
   archive knows with that surname: never a word that begins the names of two
-  people or more (a first name: "Charles", "Bill"), nor an acronym ("AK");
+  people or more, named in as many stories as the names it ends (a first name:
+  "Charles", "Bill"), nor an acronym ("AK");
   the full name (written as a name: not "rang Lucy") in two stories or more
   and in 90% of the stories naming someone of that surname in full ("A
   Keller" of a results table counts for Anna Keller; "Brown" joins nobody);
