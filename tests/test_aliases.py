@@ -257,6 +257,23 @@ def test_a_surname_alone_joins_only_in_stories_about_the_same_world():
     assert t.canonical("person", "Carlo") == "Johnny Carlo"
 
 
+def test_a_surname_shared_with_people_of_one_story_is_decided_by_its_stories():
+    filler = [[("place", f"Town {n}")] for n in range(200)]  # names of one story each
+    ronald = [("person", "Ronald Rexford"), ("org", "Senate Panel")]
+    nancy = [("person", "Nancy Rexford"), ("org", "Garden Club")]
+    # Ronald holds 3 of the 4 stories naming a Rexford in full: under the share ...
+    t = table_of(*filler, ronald, ronald, ronald, nancy, [("person", "Rexford")])
+    assert t.canonical("person", "Rexford") == "Rexford"
+    # ... but five stories saying "Rexford" alone are about his world
+    alone = [("person", "Rexford"), ("org", "Senate Panel")]
+    t = table_of(*filler, ronald, ronald, ronald, nancy, *[alone] * 5)
+    assert t.canonical("person", "Rexford") == "Ronald Rexford"
+    # about hers: left alone ("Brazilian Ronaldo")
+    alone = [("person", "Rexford"), ("org", "Garden Club")]
+    t = table_of(*filler, ronald, ronald, ronald, nancy, *[alone] * 5)
+    assert t.canonical("person", "Rexford") == "Rexford"
+
+
 def test_a_firm_s_name_is_not_a_bare_word_the_archive_types_otherwise():
     t = table_of([("place", "Hadley")], [("place", "Hadley")], [("org", "Hadley Corporation")])
     assert t.canonical("org", "Hadley Corporation") == "Hadley Corporation"

@@ -161,6 +161,9 @@ ALONE_MAX = 4
 # a name in more than this share of the archive's stories is no clue to a story's subject
 CONTEXT_COMMON = 0.05
 CONTEXT_MIN = 3  # ... and in more stories than this (in a small archive every name is rare)
+# a surname whose other bearers are each named in one story joins the most named one when
+# this many of its stories, by the names they share, are about that person
+CONTEXT_VOTES = 5
 OVERRIDE_HELP = """\
 # Aliases for this index: one "alias = canonical" per line; "name = name" keeps a
 # name apart from the aliases learnt from the articles. Lines starting with # are
@@ -435,17 +438,14 @@ class AliasTable:
             self._learnt = self._learn_all()
         return self._learnt
 
-    def _out_of_context(
-        self, surnames: dict[str, tuple[str, int]], group_of: dict[str, str]
-    ) -> list[str]:
-        """The surnames (of ``surnames``: norm -> full name norm) whose stories alone share no
-        name with the stories of the full name more often than they share one. Names of many
-        stories (more than ``CONTEXT_COMMON`` of the archive, and ``CONTEXT_MIN``: "UK",
-        "BBC") tell nothing; a story naming nothing else neither."""
-        if not surnames:
-            return []
-        wanted = set(surnames) | {best for best, _ in surnames.values()}
-        names_of: dict[str, list[set[str]]] = defaultdict(list)  # norm -> its stories' names
+    def _contexts(
+        self, wanted: set[str], group_of: dict[str, str]
+    ) -> tuple[dict[str, list[set[str]]], set[str]]:
+        """The names of each story naming one of ``wanted`` (norm -> its stories' name
+        sets), and the names that tell nothing of a story's subject: those of more than
+        ``CONTEXT_COMMON`` of the archive's stories, and of more than ``CONTEXT_MIN``
+        ("UK", "BBC")."""
+        names_of: dict[str, list[set[str]]] = defaultdict(list)
         df: Counter = Counter()
         for values in self.articles.values():
             norms = {group_of.get(k, k) for k in {_fold(v) for _, v in values}}
@@ -453,7 +453,18 @@ class AliasTable:
             for norm in norms & wanted:
                 names_of[norm].append(norms)
         many = max(CONTEXT_MIN, CONTEXT_COMMON * len(self.articles))
-        common = {norm for norm, n in df.items() if n > many}
+        return names_of, {norm for norm, n in df.items() if n > many}
+
+    def _out_of_context(
+        self, surnames: dict[str, tuple[str, int]], group_of: dict[str, str]
+    ) -> list[str]:
+        """The surnames (of ``surnames``: norm -> full name norm) whose stories alone share no
+        name with the stories of the full name more often than they share one (a story
+        naming nothing else tells nothing)."""
+        if not surnames:
+            return []
+        wanted = set(surnames) | {best for best, _ in surnames.values()}
+        names_of, common = self._contexts(wanted, group_of)
         out = []
         for norm, (best, _) in surnames.items():
             world = set().union(*names_of[best]) - common - {norm, best}
@@ -466,6 +477,42 @@ class AliasTable:
                     against += 1
             if against > shared:
                 out.append(norm)
+        return out
+
+    def _by_context(
+        self, disputed: dict[str, tuple[str, int, list[str]]], group_of: dict[str, str]
+    ) -> dict[str, tuple[str, int]]:
+        """Surnames whose full names are shared (``disputed``: norm -> (the most named full
+        name, its stories, the others, each named in one story)) decided by their stories:
+        each story saying the surname alone goes to the one full name whose stories share
+        the most names with it; the surname joins the most named full name when it takes
+        ``SURNAME_SHARE`` of the stories that go somewhere, at least ``CONTEXT_VOTES`` of
+        them, and these are half of the surname's stories or more. ("Reagan": Ronald
+        Reagan takes 278 stories of wire copy, Nancy Reagan 2; "Ronaldo": Cristiano Ronaldo
+        4, "Brazilian Ronaldo" 3.)"""
+        if not disputed:
+            return {}
+        wanted = set(disputed)
+        for best, _, rivals in disputed.values():
+            wanted.update((best, *rivals))
+        names_of, common = self._contexts(wanted, group_of)
+        out = {}
+        for norm, (best, n, rivals) in disputed.items():
+            worlds = {c: set().union(*names_of[c]) - common - {norm, c} for c in (best, *rivals)}
+            votes: Counter = Counter()
+            for names in names_of[norm]:
+                scores = {c: len((names - common) & w) for c, w in worlds.items()}
+                top = max(scores.values())
+                winners = [c for c, v in scores.items() if v == top]
+                if top and len(winners) == 1:
+                    votes[winners[0]] += 1
+            total = sum(votes.values())
+            if (
+                votes[best] >= CONTEXT_VOTES
+                and votes[best] >= SURNAME_SHARE * total
+                and 2 * total >= len(names_of[norm])
+            ):
+                out[norm] = (best, n)
         return out
 
     def _learn_all(self) -> Resolver:
@@ -608,6 +655,7 @@ class AliasTable:
                 why[norm] = ("initials", min(articles_of[norm], articles_of[target[norm]]))
         # 3. a surname alone -> the one full person name of the archive it stands for
         surnames: dict[str, tuple[str, int]] = {}  # surname norm -> (full name norm, articles)
+        disputed: dict[str, tuple[str, int, list[str]]] = {}  # ... whose full names are shared
         by_last: dict[str, Counter] = defaultdict(Counter)  # word -> full names ending so
         by_first: dict[str, Counter] = defaultdict(Counter)  # word -> full names starting so
         for norm, n in full_people.items():
@@ -638,11 +686,17 @@ class AliasTable:
             )
             if n >= 2 and n >= SURNAME_SHARE * (n + others):
                 surnames[norm] = (best, n)
+            elif n >= 2 and 2 * n > n + others:
+                # the others each named in one story: the stories saying it alone may tell
+                rivals = [name for name in cands if name != best and cands[name] < 2]
+                if len(rivals) == len(cands) - 1:
+                    disputed[norm] = (best, n, rivals)
         # ... and only when the stories saying the surname alone are about the same world as
         # those naming the person in full: a surname alone is understood from its story
         # (the Liverpool substitute "Carson" is not the late TV host Johnny Carson)
         for norm in self._out_of_context(surnames, group_of):
             del surnames[norm]
+        surnames.update(self._by_context(disputed, group_of))
         for norm, (best, n) in surnames.items():
             target[norm] = best
             why[norm] = ("surname", n)
