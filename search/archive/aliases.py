@@ -51,7 +51,10 @@ evidence with it) is the set of name values of each article, in the facets
   and the stories saying the surname alone share a name with the stories of
   the full name more often than not (names of more than 5% of the stories,
   and more than three, tell nothing): the Liverpool substitute "Carson" is
-  not Johnny Carson.
+  not Johnny Carson. When the other bearers are each named in one story, the
+  stories saying the surname alone decide: each goes to the full name whose
+  stories share most names with it, and five or more and 90% for one person
+  join it ("Reagan" in wire copy: 278 for Ronald Reagan, 2 for Nancy Reagan).
 * **A place before an org name** ("U.S. Treasury" / "Treasury"): the short
   name is the longer one without a leading name the archive knows as a place,
   seen together in an article (two votes needed); shown in the form the archive
