@@ -459,15 +459,12 @@ class AliasTable:
         return names_of, {norm for norm, n in df.items() if n > many}
 
     def _out_of_context(
-        self, surnames: dict[str, tuple[str, int]], group_of: dict[str, str]
+        self, surnames: dict[str, tuple[str, int]], contexts: tuple[dict, set[str]]
     ) -> list[str]:
         """The surnames (of ``surnames``: norm -> full name norm) whose stories alone share no
         name with the stories of the full name more often than they share one (a story
         naming nothing else tells nothing)."""
-        if not surnames:
-            return []
-        wanted = set(surnames) | {best for best, _ in surnames.values()}
-        names_of, common = self._contexts(wanted, group_of)
+        names_of, common = contexts
         out = []
         for norm, (best, _) in surnames.items():
             world = set().union(*names_of[best]) - common - {norm, best}
@@ -483,7 +480,7 @@ class AliasTable:
         return out
 
     def _by_context(
-        self, disputed: dict[str, tuple[str, int, list[str]]], group_of: dict[str, str]
+        self, disputed: dict[str, tuple[str, int, list[str]]], contexts: tuple[dict, set[str]]
     ) -> dict[str, tuple[str, int]]:
         """Surnames whose full names are shared (``disputed``: norm -> (the most named full
         name, its stories, the others, each named in one story)) decided by their stories:
@@ -493,12 +490,7 @@ class AliasTable:
         them, and these are half of the surname's stories or more. ("Reagan": Ronald
         Reagan takes 278 stories of wire copy, Nancy Reagan 2; "Ronaldo": Cristiano Ronaldo
         4, "Brazilian Ronaldo" 3.)"""
-        if not disputed:
-            return {}
-        wanted = set(disputed)
-        for best, _, rivals in disputed.values():
-            wanted.update((best, *rivals))
-        names_of, common = self._contexts(wanted, group_of)
+        names_of, common = contexts
         out = {}
         for norm, (best, n, rivals) in disputed.items():
             worlds = {c: set().union(*names_of[c]) - common - {norm, c} for c in (best, *rivals)}
@@ -530,14 +522,17 @@ class AliasTable:
         group_of: dict[str, str] = {k: normal_form(k) for k in forms}
         # ... but a firm's name ("Eton Corporation") is not a bare word the archive types
         # as something else ("Eton", a school and a town): a corporate suffix makes an org
-        bare_types: dict[str, Counter] = defaultdict(Counter)
-        for k, t in types.items():
-            if not _suffixed(k):
-                bare_types[group_of[k]].update({f: t[f] for f in ENTITY_FACETS})
-        for k in types:
-            bare = bare_types.get(group_of[k], Counter())
-            if _suffixed(k) and _dominant(bare) not in (None, "org"):
-                group_of[k] = k
+        suffixed = [k for k in types if _suffixed(k)]
+        if suffixed:
+            firms = {group_of[k] for k in suffixed}
+            bare_types: dict[str, Counter] = defaultdict(Counter)
+            for k, t in types.items():
+                if group_of[k] in firms and not _suffixed(k):
+                    bare_types[group_of[k]].update(t)
+            for k in suffixed:
+                bare = bare_types.get(group_of[k])
+                if bare is not None and _dominant(bare) not in (None, "org"):
+                    group_of[k] = k
         group_forms: dict[str, Counter] = defaultdict(Counter)
         group_types: dict[str, Counter] = defaultdict(Counter)  # norm -> facet -> articles
         group_articles: Counter = Counter()  # norm -> articles naming it
@@ -556,7 +551,8 @@ class AliasTable:
 
         def type_of(norm: str) -> str | None:
             """The archive's type of a name, when two stories or more tell it."""
-            return retyped.get(norm) or _dominant(group_types.get(norm, Counter()), 2)
+            t = group_types.get(norm)
+            return retyped.get(norm) or (_dominant(t, 2) if t is not None else None)
 
         # "U.S. Treasury" / "Treasury": the prefix must be a place of the archive
         places = {group_of[k] for k, t in types.items() if t["place"] > t["org"] + t["person"]}
@@ -671,11 +667,11 @@ class AliasTable:
                 continue
             if t["org"] + t["place"] > t["person"] + t["speaker"] or norm in retyped:
                 continue
-            if not _written_as_name(group_forms[norm].most_common(1)[0][0]):
-                continue  # "AK" (of "Graz AK"): an acronym is no surname
             cands = by_last.get(ws[0])
             if not cands:
                 continue
+            if not _written_as_name(group_forms[norm].most_common(1)[0][0]):
+                continue  # "AK" (of "Graz AK"): an acronym is no surname
             given = by_first[ws[0]]
             if len(given) >= 2 and sum(given.values()) >= sum(cands.values()):
                 continue  # a first name ("Charles", "Bill"): several people of the archive
@@ -697,9 +693,13 @@ class AliasTable:
         # ... and only when the stories saying the surname alone are about the same world as
         # those naming the person in full: a surname alone is understood from its story
         # (the Liverpool substitute "Carson" is not the late TV host Johnny Carson)
-        for norm in self._out_of_context(surnames, group_of):
+        wanted = set(surnames) | {best for best, _ in surnames.values()} | set(disputed)
+        for best, _, rivals in disputed.values():
+            wanted.update((best, *rivals))
+        contexts = self._contexts(wanted, group_of) if wanted else ({}, set())
+        for norm in self._out_of_context(surnames, contexts):
             del surnames[norm]
-        surnames.update(self._by_context(disputed, group_of))
+        surnames.update(self._by_context(disputed, contexts))
         for norm, (best, n) in surnames.items():
             target[norm] = best
             why[norm] = ("surname", n)
