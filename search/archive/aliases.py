@@ -97,7 +97,7 @@ after it changes.
 When: on an archive of fewer than ``BACKGROUND_FROM`` (1,000) articles each
 commit learns the table itself, under the write lock (its sums are kept per
 process and updated article by article). On a larger one learning takes about a
-second of CPU per commit (Reuters: 32,186 name keys), which a server's writing
+second and a half of CPU per commit (Reuters: 32,186 name keys), which a server's writing
 thread would take from its searches (one GIL): the commit only appends its names,
 and an ``AliasLearner`` process (``python -m newsquarry.search.archive.aliases FOLDER``,
 at niceness +10) learns the table from the saved evidence, one run for all the
