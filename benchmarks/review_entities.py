@@ -38,7 +38,6 @@ CHUNK = 500
 FACETS = ("person", "org", "place", "speaker")
 
 
-
 def parsed_docs(
     articles: list[Article],
     cache: str | None,
@@ -100,6 +99,9 @@ def main(argv: list[str] | None = None) -> int:
         "--cached-only", action="store_true", help="only the articles already parsed in the cache"
     )
     ap.add_argument("--json", help="write the counts and aliases here")
+    ap.add_argument(
+        "--rules", help="learn the table with an aliases.py of another revision (before/after)"
+    )
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     articles = read_articles(args.path, args.limit)
@@ -107,8 +109,9 @@ def main(argv: list[str] | None = None) -> int:
         n = sum(1 for _ in parsed_docs(articles, args.cache, args.reverse))
         print(f"parsed {n} articles in {time.perf_counter() - t0:.0f} s")
         return 0
-    from newsquarry.search.archive.aliases import AliasTable
+    from benchmarks.review_aliases import table_class
 
+    AliasTable = table_class(args.rules)  # noqa: N806 - a class
     only = None
     if args.cached_only and args.cache:
         only = {

@@ -32,9 +32,29 @@ evidence with it) is the set of name values of each article, in the facets
   initials) when that name holds most of its votes. An acronym whose letters
   occur in order in a one-word org name, from its first letter ("VW" /
   "Volkswagen AG"), is one vote too.
+  Precision over recall (issue 32): an acronym word inside the longer name
+  counts with all its letters (IRA does not spell "IRB Rugby Aid"); a name
+  that extends the acronym with a digit or letters is another entity ("BBC2",
+  "ITV1"); an acronym never stands for a person; the short and the long form
+  agree in the archive's type (told by two stories or more: "Gateshead", a
+  town, is not "Gateshead's Sage Centre"); a short form named beside other
+  bodies (not variants of its own name) in a third of the stories where it
+  meets a longer name is contradicted, and withdrawn; an acronym spelt out in
+  one story only needs a second when four stories or more use it alone ("NEC").
 * **A surname alone** ("Reagan") joins the one full name of a person the
-  archive knows with that surname, when one name holds at least 80% of the
-  articles naming someone of that surname in full, and appears in two.
+  archive knows with that surname: never a word that begins the names of two
+  people or more, named in as many stories as the names it ends (a first name:
+  "Charles", "Bill"), nor an acronym ("AK");
+  the full name (written as a name: not "rang Lucy") in two stories or more
+  and in 90% of the stories naming someone of that surname in full ("A
+  Keller" of a results table counts for Anna Keller; "Brown" joins nobody);
+  and the stories saying the surname alone share a name with the stories of
+  the full name more often than not (names of more than 5% of the stories,
+  and more than three, tell nothing): the Liverpool substitute "Carson" is
+  not Johnny Carson. When the other bearers are each named in one story, the
+  stories saying the surname alone decide: each goes to the full name whose
+  stories share most names with it, and five or more and 90% for one person
+  join it ("Reagan" in wire copy: 278 for Ronald Reagan, 2 for Nancy Reagan).
 * **A place before an org name** ("U.S. Treasury" / "Treasury"): the short
   name is the longer one without a leading name the archive knows as a place,
   seen together in an article (two votes needed); shown in the form the archive
@@ -47,7 +67,16 @@ evidence with it) is the set of name values of each article, in the facets
 * **Types**: a canonical name the archive types as person, org or place in at
   least two thirds of the stories naming it (three or more) is counted in that
   facet wherever it was tagged otherwise ("Dome", a place in one story, is Dome
-  Petroleum, an org).
+  Petroleum, an org). A one-word name tagged person in some stories and org in
+  at least two (and a fifth of its tags) that no person of the archive is
+  called (no full person name starts or ends with it) is an org: "Labour",
+  "Chelsea", "Yukos". A name with a corporate suffix is not a spelling of a
+  bare word the archive tags as anything but an org ("Eton Corporation").
+* **Evidence**: every alias carries its rule and the number of articles
+  behind it (``Resolver.evidence``, ``AliasTable.mappings`` and ``listing``,
+  ``newsquarry aliases --weakest N``); it is computed from the evidence file
+  when the table is learnt, not stored in the table file, whose format is
+  unchanged.
 * **Overrides**, in the user-editable file ``aliases.txt`` in the index
   folder, win over everything: ``alias = canonical`` (one per line, ``#``
   comments); ``name = name`` keeps a name to itself.
@@ -68,7 +97,7 @@ after it changes.
 When: on an archive of fewer than ``BACKGROUND_FROM`` (1,000) articles each
 commit learns the table itself, under the write lock (its sums are kept per
 process and updated article by article). On a larger one learning takes about a
-second of CPU per commit (Reuters: 32,186 name keys), which a server's writing
+second and a half of CPU per commit (Reuters: 32,186 name keys), which a server's writing
 thread would take from its searches (one GIL): the commit only appends its names,
 and an ``AliasLearner`` process (``python -m newsquarry.search.archive.aliases FOLDER``,
 at niceness +10) learns the table from the saved evidence, one run for all the
@@ -79,21 +108,37 @@ name new to the archive counts as indexed for a few seconds.
 from __future__ import annotations
 
 import re
-import threading
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-import numpy as np
-
-from newsquarry.search.core import npsets
+from newsquarry.search.archive.aliasmaps import remap
+from newsquarry.search.archive.aliasnames import (
+    CORPORATE,
+    ENTITY_FACETS,
+    LINK_WORDS,
+    _acronym_form,
+    _acronym_of,
+    _alike,
+    _clips,
+    _dominant,
+    _leads,
+    _letters_in,
+    _persons_retyped,
+    _place_prefix,
+    _spelt_initials,
+    _suffixed,
+    _words,
+    _written_as_name,
+    normal_form,
+    short_letters,
+)
 from newsquarry.search.core.errors import InvalidRequest
 from newsquarry.search.core.textnorm import fold
 
 NAME_FACETS = ("person", "org", "place", "speaker")
-ENTITY_FACETS = ("person", "org", "place")  # a name moves between these by its type
 EVIDENCE_FILE = "aliases-evidence.json"
 # each commit appends its changes here (one JSON line); folded into EVIDENCE_FILE when
 # the journal outgrows a share of it, so a commit writes in proportion to what it changes
@@ -110,68 +155,23 @@ LEARN_LOCK = "aliases.lock"
 LEARNER_DUTY = 10
 TABLE_FILE = "aliases.json"
 OVERRIDE_FILE = "aliases.txt"
-CORPORATE = frozenset(
-    "inc corp corporation co ltd llc plc ag sa nv bv gmbh lp llp group holdings cos".split()
-)
-# the governing body of an institution goes by the institution's name
-GOVERNING_BODIES = frozenset({"board", "system"})
-LINK_WORDS = frozenset({"and", "of", "the", "for", "&", "de", "du", "des", "la", "le", "del"})
-SURNAME_SHARE = 0.8
+# a surname alone stands for the one person holding this share of the archive's articles
+# naming in full someone whose name has that word ("Brown": Gordon Brown in 85% of them, and
+# 9 of the 12 stories saying "Brown" alone are about other Browns)
+SURNAME_SHARE = 0.9
+# an acronym spelt out in one story needs a second when this many stories name it alone
+ALONE_MAX = 4
+# a name in more than this share of the archive's stories is no clue to a story's subject
+CONTEXT_COMMON = 0.05
+CONTEXT_MIN = 3  # ... and in more stories than this (in a small archive every name is rare)
+# a surname whose other bearers are each named in one story joins the most named one when
+# this many of its stories, by the names they share, are about that person
+CONTEXT_VOTES = 5
 OVERRIDE_HELP = """\
 # Aliases for this index: one "alias = canonical" per line; "name = name" keeps a
 # name apart from the aliases learnt from the articles. Lines starting with # are
 # comments. Changes apply to the next search (no re-indexing).
 """
-
-
-@lru_cache(maxsize=1 << 17)
-def _words(key: str) -> tuple[str, ...]:
-    return tuple(key.replace("’", "'").split())
-
-
-@lru_cache(maxsize=1 << 17)
-def normal_form(key: str) -> str:
-    """Spelling-variant key of a folded name: dots, middle initials, corporate suffixes."""
-    words = [w.replace(".", "") for w in _words(key)]
-    words = [w[:-2] if w.endswith("'s") else w for w in words]
-    words = [w for w in words if w]
-    while len(words) > 1 and (words[-1] in CORPORATE or words[-1] in LINK_WORDS):
-        words.pop()
-    if len(words) >= 3 and words[-1] in GOVERNING_BODIES:
-        words.pop()  # "federal reserve board" / "federal reserve"
-    if len(words) >= 3:
-        middle = [w for w in words[1:-1] if len(w) > 1]
-        words = [words[0], *middle, words[-1]]
-    if words and all(len(w) == 1 for w in words):
-        return "".join(words)  # "u s" -> "us"
-    return " ".join(words)
-
-
-@lru_cache(maxsize=1 << 17)
-def initials(key: str) -> str:
-    """Initials of a name's significant words: "securities and exchange commission" -> "sec"."""
-    out = []
-    for w in _words(key):
-        w = w.strip(".,'")
-        if not w or w in LINK_WORDS or w in CORPORATE:
-            continue
-        if "." in w:  # "u.s." -> "us"
-            out.extend(p for p in w.split(".") if p)
-            continue
-        out.append(w[0])
-    return "".join(x[0] for x in out)
-
-
-@lru_cache(maxsize=1 << 17)
-def short_letters(key: str) -> str | None:
-    """The letters of an acronym ("sec", "s and p" -> "sp", "u.s." -> "us"), else None."""
-    words = [w for w in _words(key) if w not in ("and", "&")]
-    if len(words) == 1:
-        w = words[0].replace(".", "")
-        return w if 2 <= len(w) <= 6 and w.isalpha() else None
-    if words and all(len(w.strip(".")) == 1 for w in words):
-        return "".join(w.strip(".") for w in words)
-    return None
 
 
 @dataclass
@@ -185,6 +185,9 @@ class Resolver:
     # canonical key -> the entity facet the archive types it as, where that is clear
     # ("Dome" tagged place in one story is Dome Petroleum, an org): counted there
     types: dict[str, str] = field(default_factory=dict)
+    # alias key -> (the rule that made it, the articles of evidence behind it): what
+    # ``AliasTable.mappings`` lists; not in the table file (searches do not need it)
+    evidence: dict[str, tuple[str, int]] = field(default_factory=dict, compare=False)
 
     def key(self, key: str) -> str:
         """The canonical folded key of a folded key (itself when it has no alias)."""
@@ -206,6 +209,19 @@ class Resolver:
 _fold = lru_cache(maxsize=1 << 16)(fold)
 
 
+@dataclass(frozen=True)
+class Mapping:
+    """One alias of the table: a name as written, the name it is shown as, the rule that
+    made it (``together``: both forms named in the same articles; ``surname``;
+    ``initials``: an acronym of a common name never written beside it; ``abbrev``;
+    ``spelling``; ``override``: the override file) and its evidence (articles)."""
+
+    alias: str
+    canonical: str
+    rule: str
+    evidence: int
+
+
 @dataclass
 class _Contribution:
     """What one article adds to the archive's evidence (``AliasTable._totals``)."""
@@ -214,6 +230,7 @@ class _Contribution:
     types: list[tuple[str, str]] = field(default_factory=list)  # (key, facet)
     votes: list[tuple[str, str, int]] = field(default_factory=list)  # (short, long, votes)
     prefixed: list[tuple[str, str, str]] = field(default_factory=list)  # (short, long, prefix)
+    keys: list[str] = field(default_factory=list)  # the article's distinct keys
 
 
 def _contribution(values: Iterable[Any]) -> _Contribution:
@@ -227,6 +244,7 @@ def _contribution(values: Iterable[Any]) -> _Contribution:
         keys.setdefault(k, facet)
         types.append((k, facet))
         forms.append((k, value))
+    c.keys = sorted(keys)
     by_norm = {normal_form(k): k for k in keys}
     written_as = {_fold(v): v for _, v in values}
     for snorm, skey in by_norm.items():
@@ -239,8 +257,9 @@ def _contribution(values: Iterable[Any]) -> _Contribution:
                 if letters and keys[skey] == keys[lkey] == "org" and _letters_in(letters, lnorm):
                     votes.append((snorm, lnorm, 1))  # "VW" / "Volkswagen AG"
                 continue
-            if letters and _acronym_of(letters, lkey):
-                votes.append((snorm, lnorm, 2 if initials(lkey) == letters else 1))
+            if letters and _acronym_of(letters, lkey, written_as[lkey]):
+                exact = _spelt_initials(written_as[lkey], lkey) == letters
+                votes.append((snorm, lnorm, 2 if exact else 1))
             elif keys[skey] == keys[lkey] == "org":
                 if not letters and (_clips(snorm, lnorm) or _leads(snorm, lnorm, lkey)):
                     # not "Brazil" / "Brazilian Coffee Institute" (a place), nor
@@ -270,6 +289,8 @@ class _Totals:
         self.types: dict[str, Counter] = defaultdict(Counter)  # key -> facets
         self.votes: Counter = Counter()  # (short norm, long norm) -> votes
         self.prefixed: Counter = Counter()  # (short norm, long norm, prefix) -> articles
+        self.together: Counter = Counter()  # (short norm, long norm) -> articles voting
+        self.articles: Counter = Counter()  # key -> articles naming it
 
     def add(self, c: _Contribution, sign: int) -> None:
         for table, pairs in ((self.forms, c.forms), (self.types, c.types)):
@@ -282,8 +303,14 @@ class _Totals:
                         del table[k]
         for snorm, lnorm, n in c.votes:
             self.votes[(snorm, lnorm)] += sign * n
+            self.together[(snorm, lnorm)] += sign
             if self.votes[(snorm, lnorm)] <= 0:
                 del self.votes[(snorm, lnorm)]
+                del self.together[(snorm, lnorm)]
+        for k in c.keys:
+            self.articles[k] += sign
+            if self.articles[k] <= 0:
+                del self.articles[k]
         for key in c.prefixed:
             self.prefixed[key] += sign
             if self.prefixed[key] <= 0:
@@ -336,6 +363,47 @@ class AliasTable:
         """The canonical display form of one value."""
         return self.resolver().name(value)
 
+    def mappings(self, weakest: int | None = None) -> list[Mapping]:
+        """Every name key joined to another, as written most often, with the rule and the
+        evidence behind it (``Resolver.evidence``); with ``weakest``, only that many of the
+        least evidence (the ones to review first), weakest first."""
+        r = self.resolver()
+        forms = self._totals().forms
+        out = []
+        for k, c in r.canon.items():
+            written = forms.get(k)
+            alias = written.most_common(1)[0][0] if written else k
+            rule, n = r.evidence.get(k, ("override", 0))
+            out.append(Mapping(alias, r.display.get(c, c), rule, n))
+        if weakest is not None:
+            out.sort(key=lambda m: (m.rule == "override", m.evidence, fold(m.alias)))
+            return out[:weakest]
+        return sorted(out, key=lambda m: (fold(m.alias), m.alias))
+
+    def listing(
+        self, facet: str | None = None, search: str = "", weakest: int | None = None
+    ) -> list[tuple[str, str, str, str, int]]:
+        """``pairs()`` with each alias's rule and evidence (``Resolver.evidence``): (facet,
+        alias as written, canonical, rule, articles), of one facet and naming ``search``
+        (accents and case ignored) if given; with ``weakest``, only that many of the least
+        evidence, weakest first (overrides last: they are yours)."""
+        r = self.resolver()
+        want = fold(search)
+        rows = []
+        for f, alias, canonical in self.pairs():
+            if facet is not None and f != facet:
+                continue
+            if want and want not in fold(alias) and want not in fold(canonical):
+                continue
+            key = fold(alias)
+            # a form of the canonical name itself: the articles writing it
+            rule, n = r.evidence.get(key) or ("spelling", self._totals().articles.get(key, 0))
+            rows.append((f, alias, canonical, rule, n))
+        if weakest is not None:
+            rows.sort(key=lambda row: (row[3] == "override", row[4], fold(row[1])))
+            rows = rows[:weakest]
+        return rows
+
     def pairs(self) -> list[tuple[str, str, str]]:
         """(facet, alias as written, canonical) for every value that is not its own canonical."""
         r = self.resolver()
@@ -373,24 +441,126 @@ class AliasTable:
             self._learnt = self._learn_all()
         return self._learnt
 
+    def _contexts(
+        self, wanted: set[str], group_of: dict[str, str]
+    ) -> tuple[dict[str, list[set[str]]], set[str]]:
+        """The names of each story naming one of ``wanted`` (norm -> its stories' name
+        sets), and the names that tell nothing of a story's subject: those of more than
+        ``CONTEXT_COMMON`` of the archive's stories, and of more than ``CONTEXT_MIN``
+        ("UK", "BBC")."""
+        names_of: dict[str, list[set[str]]] = defaultdict(list)
+        df: Counter = Counter()
+        for values in self.articles.values():
+            norms = {group_of.get(k, k) for k in {_fold(v) for _, v in values}}
+            df.update(norms)
+            for norm in norms & wanted:
+                names_of[norm].append(norms)
+        many = max(CONTEXT_MIN, CONTEXT_COMMON * len(self.articles))
+        return names_of, {norm for norm, n in df.items() if n > many}
+
+    def _out_of_context(
+        self, surnames: dict[str, tuple[str, int]], contexts: tuple[dict, set[str]]
+    ) -> list[str]:
+        """The surnames (of ``surnames``: norm -> full name norm) whose stories alone share no
+        name with the stories of the full name more often than they share one (a story
+        naming nothing else tells nothing)."""
+        names_of, common = contexts
+        out = []
+        for norm, (best, _) in surnames.items():
+            world = set().union(*names_of[best]) - common - {norm, best}
+            shared = against = 0
+            for names in names_of[norm]:
+                others = names - common - {norm, best}
+                if others & world:
+                    shared += 1
+                elif others:
+                    against += 1
+            if against > shared:
+                out.append(norm)
+        return out
+
+    def _by_context(
+        self, disputed: dict[str, tuple[str, int, list[str]]], contexts: tuple[dict, set[str]]
+    ) -> dict[str, tuple[str, int]]:
+        """Surnames whose full names are shared (``disputed``: norm -> (the most named full
+        name, its stories, the others, each named in one story)) decided by their stories:
+        each story saying the surname alone goes to the one full name whose stories share
+        the most names with it; the surname joins the most named full name when it takes
+        ``SURNAME_SHARE`` of the stories that go somewhere, at least ``CONTEXT_VOTES`` of
+        them, and these are half of the surname's stories or more. ("Reagan": Ronald
+        Reagan takes 278 stories of wire copy, Nancy Reagan 2; "Ronaldo": Cristiano Ronaldo
+        4, "Brazilian Ronaldo" 3.)"""
+        names_of, common = contexts
+        out = {}
+        for norm, (best, n, rivals) in disputed.items():
+            worlds = {c: set().union(*names_of[c]) - common - {norm, c} for c in (best, *rivals)}
+            votes: Counter = Counter()
+            for names in names_of[norm]:
+                scores = {c: len((names - common) & w) for c, w in worlds.items()}
+                top = max(scores.values())
+                winners = [c for c, v in scores.items() if v == top]
+                if top and len(winners) == 1:
+                    votes[winners[0]] += 1
+            total = sum(votes.values())
+            if (
+                votes[best] >= CONTEXT_VOTES
+                and votes[best] >= SURNAME_SHARE * total
+                and 2 * total >= len(names_of[norm])
+            ):
+                out[norm] = (best, n)
+        return out
+
     def _learn_all(self) -> Resolver:
         sums = self._totals()
         forms, types = dict(sums.forms), dict(sums.types)  # read only: no keys added
         votes: dict[str, Counter] = defaultdict(Counter)  # short norm -> long norm -> votes
         for (snorm, lnorm), n in sums.votes.items():
             votes[snorm][lnorm] = n
+        together: Counter = Counter(sums.together)  # (short, long) -> articles naming both
         prefixed = sums.prefixed
         # 1. spelling variants: one group per normal form
         group_of: dict[str, str] = {k: normal_form(k) for k in forms}
+        # ... but a firm's name ("Eton Corporation") is not a bare word the archive types
+        # as something else ("Eton", a school and a town): a corporate suffix makes an org
+        suffixed = [k for k in types if _suffixed(k)]
+        if suffixed:
+            firms = {group_of[k] for k in suffixed}
+            bare_types: dict[str, Counter] = defaultdict(Counter)
+            for k, t in types.items():
+                if group_of[k] in firms and not _suffixed(k):
+                    bare_types[group_of[k]].update(t)
+            for k in suffixed:
+                bare = bare_types.get(group_of[k])
+                if bare is not None and _dominant(bare) not in (None, "org"):
+                    group_of[k] = k
         group_forms: dict[str, Counter] = defaultdict(Counter)
+        group_types: dict[str, Counter] = defaultdict(Counter)  # norm -> facet -> articles
+        group_articles: Counter = Counter()  # norm -> articles naming it
         for k, c in forms.items():
             group_forms[group_of[k]].update(c)
+            group_types[group_of[k]].update(types[k])
+            group_articles[group_of[k]] += sums.articles[k]
+        full_people = {  # norm of a person's name of two words or more -> articles
+            norm: group_articles[norm]
+            for norm, t in group_types.items()
+            if len(_words(norm)) >= 2
+            and _dominant(t) == "person"
+            and _written_as_name(group_forms[norm].most_common(1)[0][0])
+        }
+        retyped = _persons_retyped(group_types, full_people)
+
+        def type_of(norm: str) -> str | None:
+            """The archive's type of a name, when two stories or more tell it."""
+            t = group_types.get(norm)
+            return retyped.get(norm) or (_dominant(t, 2) if t is not None else None)
+
         # "U.S. Treasury" / "Treasury": the prefix must be a place of the archive
         places = {group_of[k] for k, t in types.items() if t["place"] > t["org"] + t["person"]}
         articles_of: Counter = Counter()  # norm -> articles naming it
         for k, c in forms.items():
             articles_of[group_of[k]] += sum(c.values())
         target: dict[str, str] = {}  # norm -> norm it joins
+        why: dict[str, tuple[str, int]] = {}  # norm -> (rule, articles of evidence)
         for (snorm, lnorm, prefix), n in prefixed.items():
             if prefix.startswith("of "):
                 # "House" / "House of Representatives"; not "Volkswagen" / "Volkswagen of
@@ -405,18 +575,48 @@ class AliasTable:
                 firm = 3 * suffixed >= sum(gf.values())  # mostly written as a firm
                 if tail and not firm and tail not in places and tail.split()[-1] not in places:
                     votes[snorm][lnorm] += n
+                    together[(snorm, lnorm)] += n
             elif prefix in places:
                 # one body; shown under the form the archive writes more often
                 if articles_of[snorm] > articles_of[lnorm]:
                     votes[lnorm][snorm] += n
+                    together[(lnorm, snorm)] += n
                 else:
                     votes[snorm][lnorm] += n
+                    together[(snorm, lnorm)] += n
         # 2. short forms by votes (2 = exact initials, 1 = reordered letters or clipping)
         for snorm, cands in votes.items():
-            (best, n), *rest = cands.most_common() + [("", 0)]
+            short_type = type_of(snorm)
+            acronym = _acronym_form(group_forms[snorm].most_common(1)[0][0])
+            agree = Counter()
+            for lnorm, n in cands.items():
+                long_type = type_of(lnorm)
+                if acronym and long_type == "person":
+                    continue  # an acronym stands for a body or a thing, not for a person
+                if short_type and long_type and short_type != long_type:
+                    continue  # "Gateshead" (a town) / "Gateshead's Sage Centre" (a venue)
+                agree[lnorm] = n
+            if not agree:
+                continue
+            (best, n), *rest = agree.most_common() + [("", 0)]
             total = sum(cands.values())
-            if best and n >= 2 and n * 2 > total:
+            # named beside other bodies (names sharing less than half the words of this
+            # one, not its variants) in a third of the stories where it meets a longer
+            # name: contradicted, withdrawn
+            met = sum(
+                together[(snorm, lnorm)]
+                for lnorm in cands
+                if lnorm == best or not _alike(lnorm, best)
+            )
+            # one story spelling an acronym out is not enough when four others use it
+            # alone: the letters may be another body's there ("NEC", Labour's executive
+            # committee in one story, the electronics firm in six)
+            alone = group_articles[snorm] - together[(snorm, best)]
+            if together[(snorm, best)] < 2 and alone >= ALONE_MAX:
+                continue
+            if best and n >= 2 and n * 2 > total and 3 * together[(snorm, best)] >= 2 * met:
                 target[snorm] = best
+                why[snorm] = ("together", together[(snorm, best)])
         # "Calif." / "California": an abbreviation (a word ending in a dot) of the one
         # longer word of the archive of the same type that it starts
         words_of_type: dict[str, dict[str, int]] = defaultdict(dict)
@@ -433,13 +633,14 @@ class AliasTable:
             longer = [w for w in longer if len(w) > len(stem) + 1]
             if len(longer) == 1:
                 target[stem] = longer[0]
+                why[stem] = ("abbrev", articles_of[longer[0]])
         # an acronym never written beside its expansion ("ATT"): the one org name of the
         # archive with exactly its initials, when both are common (3 articles or more)
         by_initials: dict[str, list[str]] = defaultdict(list)
         for k, t in types.items():
             norm = group_of[k]
             if t["org"] and len(_words(norm)) >= 2 and articles_of[norm] >= 3:
-                ini = initials(k)
+                ini = _spelt_initials(forms[k].most_common(1)[0][0], k)
                 if len(ini) >= 3 and norm not in by_initials[ini]:
                     by_initials[ini].append(norm)
         for k, t in types.items():
@@ -450,27 +651,58 @@ class AliasTable:
             letters = short_letters(norm) if _acronym_form(written) else None
             if letters and len(letters) >= 3 and len(by_initials.get(letters, [])) == 1:
                 target[norm] = by_initials[letters][0]
-        # 3. a surname alone -> the dominant full person name with that surname
-        people: dict[str, Counter] = defaultdict(Counter)
-        for k, t in types.items():
-            if t["person"]:
-                norm = group_of[k]
-                ws = _words(norm)
-                if len(ws) >= 2:
-                    people[ws[-1]][norm] += sum(forms[k].values())
-        for k, t in types.items():
-            norm = group_of[k]
+                why[norm] = ("initials", min(articles_of[norm], articles_of[target[norm]]))
+        # 3. a surname alone -> the one full person name of the archive it stands for
+        surnames: dict[str, tuple[str, int]] = {}  # surname norm -> (full name norm, articles)
+        disputed: dict[str, tuple[str, int, list[str]]] = {}  # ... whose full names are shared
+        by_last: dict[str, Counter] = defaultdict(Counter)  # word -> full names ending so
+        by_first: dict[str, Counter] = defaultdict(Counter)  # word -> full names starting so
+        for norm, n in full_people.items():
+            ws = _words(norm)
+            by_last[ws[-1]][norm] = n
+            by_first[ws[0]][norm] = n
+        for norm, t in group_types.items():
             ws = _words(norm)
             if len(ws) != 1 or norm in target or not (t["person"] or t["speaker"]):
                 continue
-            if t["org"] + t["place"] > t["person"] + t["speaker"]:
+            if t["org"] + t["place"] > t["person"] + t["speaker"] or norm in retyped:
                 continue
-            cands = people.get(ws[0])
+            cands = by_last.get(ws[0])
             if not cands:
                 continue
+            if not _written_as_name(group_forms[norm].most_common(1)[0][0]):
+                continue  # "AK" (of "Graz AK"): an acronym is no surname
+            given = by_first[ws[0]]
+            if len(given) >= 2 and sum(given.values()) >= sum(cands.values()):
+                continue  # a first name ("Charles", "Bill"): several people of the archive
             best, n = cands.most_common(1)[0]
-            if n >= 2 and n >= SURNAME_SHARE * sum(cands.values()):
-                target[norm] = best
+            # the other people of that surname; "G Henson" (a results table) is Gavin Henson
+            first = _words(best)[0]
+            others = sum(
+                m
+                for name, m in cands.items()
+                if name != best and not (len(_words(name)[0]) == 1 and first[0] == name[0])
+            )
+            if n >= 2 and n >= SURNAME_SHARE * (n + others):
+                surnames[norm] = (best, n)
+            elif n >= 2 and 2 * n > n + others:
+                # the others each named in one story: the stories saying it alone may tell
+                rivals = [name for name in cands if name != best and cands[name] < 2]
+                if len(rivals) == len(cands) - 1:
+                    disputed[norm] = (best, n, rivals)
+        # ... and only when the stories saying the surname alone are about the same world as
+        # those naming the person in full: a surname alone is understood from its story
+        # (the Liverpool substitute "Carson" is not the late TV host Johnny Carson)
+        wanted = set(surnames) | {best for best, _ in surnames.values()} | set(disputed)
+        for best, _, rivals in disputed.values():
+            wanted.update((best, *rivals))
+        contexts = self._contexts(wanted, group_of) if wanted else ({}, set())
+        for norm in self._out_of_context(surnames, contexts):
+            del surnames[norm]
+        surnames.update(self._by_context(disputed, contexts))
+        for norm, (best, n) in surnames.items():
+            target[norm] = best
+            why[norm] = ("surname", n)
 
         def final(norm: str) -> str:
             seen = {norm}
@@ -493,6 +725,18 @@ class AliasTable:
         for ckey in set(r.canon.values()):
             r.canon.pop(ckey, None)  # a canonical key is its own
         r.targets = set(r.canon.values())
+        for k in r.canon:  # the rule of the first step, the least evidence of any step
+            norm = group_of[k]
+            if norm not in target:  # a spelling of its canonical name
+                r.evidence[k] = ("spelling", sums.articles[k])
+                continue
+            rule, n = why[norm]
+            seen = {norm}
+            while norm in target and target[norm] not in seen:
+                n = min(n, why[norm][1])
+                norm = target[norm]
+                seen.add(norm)
+            r.evidence[k] = (rule, n)
         # 4. the type of each canonical name: the entity facet of at least two thirds of
         # the articles naming it (or one of its aliases), in three articles or more
         typed: dict[str, Counter] = defaultdict(Counter)
@@ -500,20 +744,27 @@ class AliasTable:
             c = r.canon.get(k, k)
             for f in ENTITY_FACETS:
                 typed[c][f] += t[f]
+        retyped_keys = {r.canon.get(k, k): f for k in types if (f := retyped.get(group_of[k]))}
         for c, t in typed.items():
             f, n = t.most_common(1)[0]
-            if n >= 3 and 3 * n >= 2 * sum(t.values()) and n < sum(t.values()):
+            if c in retyped_keys:  # "Labour", "Yukos": no person is called so
+                r.types[c] = retyped_keys[c]
+            elif n >= 3 and 3 * n >= 2 * sum(t.values()) and n < sum(t.values()):
                 r.types[c] = f
-                shown = display_of_norm.get(group_of.get(c, ""), "")
-                if c not in r.display and shown and _fold(shown) == c:
-                    r.display[c] = shown
+            else:
+                continue
+            shown = display_of_norm.get(group_of.get(c, ""), "")
+            if c not in r.display and shown and _fold(shown) == c:
+                r.display[c] = shown
         return r
 
 
 def with_overrides(learnt: Resolver, overrides: dict[str, str], version: str) -> Resolver:
     """The learnt mapping with the override file's lines applied on top (they win)."""
     r = Resolver(version, dict(learnt.canon), dict(learnt.display), types=dict(learnt.types))
+    r.evidence = dict(learnt.evidence)
     for alias, canonical in overrides.items():
+        r.evidence[alias] = ("override", 0)
         ckey = fold(canonical)
         for k, c in list(r.canon.items()):
             if c == alias and k != ckey:
@@ -526,229 +777,6 @@ def with_overrides(learnt: Resolver, overrides: dict[str, str], version: str) ->
         r.display[ckey] = canonical
     r.targets = set(r.canon.values())
     return r
-
-
-class _FieldMap:
-    """One name field under one table: key id -> canonical key id (-1: counted in another
-    facet), extended as the field's registry grows; the names of other fields the table
-    types as this one's; and each segment's (doc, canonical id) pairs, kept while the
-    segment is in use. Commits add segments and keys: a new view maps only those."""
-
-    def __init__(self) -> None:
-        self.mapping = np.zeros(0, np.int32)
-        self.active = False  # some key maps elsewhere or moves here: pairs are rewritten
-        # other field -> its key id -> canonical id here (-1: stays there)
-        self.moved: dict[str, np.ndarray] = {}
-        self.segments: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
-        self.lock = threading.Lock()
-
-
-def _specials(resolver: Resolver, fname: str) -> tuple[dict[str, str], dict[str, str]]:
-    """The keys ``_field_map`` must look at, per table and field (memoised on the table):
-    (key -> canonical key, for every key whose canonical key is typed as ``fname``), and
-    (key -> canonical key, for every key that has an alias or a type). Every other key of
-    a field maps to itself and stays in its field, so a registry of many keys is mapped by
-    looking these few up rather than by reading every key."""
-    memo = resolver.__dict__.get("_specials")
-    if memo is None:  # one pass over the table for every field
-        canon, types = resolver.canon, resolver.types
-        every = {**{k: k for k in types if k not in canon}, **canon}
-        typed: dict[str, dict[str, str]] = {}
-        for k, c in every.items():
-            t = types.get(c)
-            if t is not None:
-                typed.setdefault(t, {})[k] = c
-        memo = resolver.__dict__.setdefault("_specials", (typed, every))
-    return memo[0].get(fname, {}), memo[1]
-
-
-def _changed(registry: Any, done: int, count: int, wanted: dict[str, str]) -> list[tuple[int, str]]:
-    """(index from ``done``, canonical key) of the registry's keys ``done..done+count-1``
-    found in ``wanted``: a lookup of each wanted key, or a pass over the keys when fewer."""
-    if count <= len(wanted):
-        with registry.lock:
-            keys = registry.keys[done : done + count]
-        return [(i, wanted[k]) for i, k in enumerate(keys) if k in wanted]
-    ids = registry.ids
-    out = []
-    for k, c in wanted.items():
-        gid = ids.get(k)
-        if gid is not None and done <= gid < done + count:
-            out.append((gid - done, c))
-    return out
-
-
-def _field_map(fname: str, registries: dict[str, Any], resolver: Resolver) -> _FieldMap:
-    """The resolver's ``_FieldMap`` of ``fname``, extended to every key registered now."""
-    maps = resolver.__dict__.setdefault("_field_maps", {})
-    fm = maps.get(fname)
-    if fm is None:
-        fm = maps.setdefault(fname, _FieldMap())
-    registry = registries[fname]
-    types = resolver.types if fname in ENTITY_FACETS else {}
-    with fm.lock:
-        if fname in set(types.values()):
-            typed_here = _specials(resolver, fname)[0]
-            for other in ENTITY_FACETS:
-                if other == fname:
-                    continue
-                done = len(fm.moved.get(other, ()))
-                with registries[other].lock:
-                    count = len(registries[other].keys) - done
-                lut = np.full(count, -1, dtype=np.int32)
-                here = dict(_changed(registries[other], done, count, typed_here))
-                if here:
-                    cids = registry.ids_for(list(here.values()))
-                    lut[list(here)] = cids
-                    fm.active = True
-                fm.moved[other] = np.concatenate([fm.moved.get(other, lut[:0]), lut])
-        every = _specials(resolver, fname)[1] if fname in ENTITY_FACETS else resolver.canon
-        while True:  # canonical keys registered here are keys of the field too
-            done = len(fm.mapping)
-            with registry.lock:
-                count = len(registry.keys) - done
-            if not count:
-                break
-            new = np.arange(done, done + count, dtype=np.int32)
-            target: dict[int, str] = {}
-            for i, c in _changed(registry, done, count, every):
-                if types.get(c, fname) != fname:
-                    new[i] = -1
-                elif c != registry.keys[done + i]:
-                    target[i] = c
-            if target:
-                wanted = sorted(set(target.values()))
-                cid_of = dict(zip(wanted, registry.ids_for(wanted).tolist(), strict=True))
-                for i, c in target.items():
-                    new[i] = cid_of[c]
-            fm.active = fm.active or bool(target) or bool((new < 0).any())
-            fm.mapping = np.concatenate([fm.mapping, new])
-    return fm
-
-
-def remap(
-    fname: str,
-    segments: list[tuple[tuple, Callable[[str], tuple[np.ndarray, np.ndarray]]]],
-    registries: dict[str, Any],
-    resolver: Resolver,
-) -> tuple[list[tuple[np.ndarray, np.ndarray]], int, list[str], np.ndarray]:
-    """One name field's (doc, key id) pairs under their canonical key ids, once per doc.
-
-    ``segments`` gives, per segment of a view, a key (the same while the segment's
-    documents are) and ``raw(f)``: the segment's (local doc, key id) pairs of field
-    ``f`` as indexed (registering its keys). Names the table types as this field's
-    (``Resolver.types``) come in from the other entity fields. Returns, per segment,
-    the pairs (sorted by doc, then id, when any name is mapped), the key count, the
-    keys, and key id -> canonical key id (-1 for a name counted in another facet),
-    so a passage naming both "Fed" and "Federal Reserve" counts once. Segments mapped
-    for an earlier view of the same table are not mapped again.
-    """
-    if fname in set(resolver.types.values()) and fname in ENTITY_FACETS:
-        for _, raw in segments:  # the other fields' keys registered before the map
-            for other in ENTITY_FACETS:
-                if other != fname:
-                    raw(other)
-    for _, raw in segments:
-        raw(fname)
-    fm = _field_map(fname, registries, resolver)
-    registry = registries[fname]
-    out = []
-    with fm.lock:
-        mapping = fm.mapping
-        nkeys = len(mapping)
-        with registry.lock:
-            keys = registry.keys[:nkeys]
-        cache = fm.segments
-        wanted = set()
-        for segkey, raw in segments:
-            key = (segkey, fm.active)
-            wanted.add(key)
-            got = cache.get(key)
-            if got is None:
-                docs, gids = raw(fname)
-                if fm.active:
-                    new = mapping[gids] if len(gids) else np.zeros(0, np.int32)
-                    keep = new >= 0
-                    all_docs = [docs[keep].astype(np.int64)]
-                    all_gids = [new[keep].astype(np.int64)]
-                    for other, lut in fm.moved.items():
-                        if not (lut >= 0).any():
-                            continue
-                        odocs, ogids = raw(other)
-                        cids = lut[ogids] if len(ogids) else np.zeros(0, np.int32)
-                        sel = cids >= 0
-                        all_docs.append(odocs[sel].astype(np.int64))
-                        all_gids.append(cids[sel].astype(np.int64))
-                    big = nkeys + 1
-                    pairs = npsets.unique(np.concatenate(all_docs) * big + np.concatenate(all_gids))
-                    docs, gids = pairs // big, (pairs % big).astype(np.int32)
-                got = cache[key] = (docs, gids)
-            out.append(got)
-        for key in list(cache):  # segments merged away
-            if key not in wanted:
-                del cache[key]
-    return out, nkeys, keys, mapping
-
-
-@lru_cache(maxsize=1 << 17)
-def _acronym_form(written: str) -> bool:
-    """Written as an acronym: capitals and dots, words joined by "and"/"&" ("S and P")."""
-    words = [w for w in written.split() if w not in ("and", "&")]
-    return bool(words) and all(re.fullmatch(r"(?:[A-Z]\.?){1,6}|[A-Z]{2,6}", w) for w in words)
-
-
-def _acronym_of(letters: str, long_norm: str) -> bool:
-    ini = initials(long_norm)
-    if len(ini) >= 2 and (ini == letters or sorted(ini) == sorted(letters)):
-        return True
-    # the corporate word counted too: "AMC" / "American Motors Corp"
-    whole = "".join(w[0] for w in _words(long_norm) if w not in LINK_WORDS and w[0].isalpha())
-    return len(whole) >= 2 and whole == letters
-
-
-def _leads(short_norm: str, long_norm: str, long_key: str) -> bool:
-    """ "Moody's" / "Moody's Investors Service", "House" / "House of Representatives",
-    "Dome" / "Dome Petroleum Ltd": one word that starts a longer org name as its owner,
-    its head or a firm's name; not a modifier ("House" / "House Banking Committee", a
-    committee of the House)."""
-    ws, lw = _words(short_norm), _words(long_norm)
-    if not (len(ws) == 1 and len(ws[0]) >= 3 and len(lw) > 1 and lw[0] == ws[0]):
-        return False
-    kw = _words(long_key)
-    return kw[0].endswith(("'s", "’s")) or lw[1] in LINK_WORDS or kw[-1].rstrip(".") in CORPORATE
-
-
-def _letters_in(letters: str, long_norm: str) -> bool:
-    """ "vw" / "volkswagen": an acronym whose letters all occur, in order, in the first
-    word of a one-word (plus suffix) name, starting with its first letter."""
-    lw = _words(long_norm)
-    if len(lw) != 1 or len(letters) < 2 or not lw[0].startswith(letters[0]):
-        return False
-    rest = iter(lw[0][1:])
-    return all(ch in rest for ch in letters[1:])
-
-
-def _place_prefix(short_norm: str, long_norm: str) -> str | None:
-    """ "treasury" / "us treasury" -> "us": the words the long name has before the short one."""
-    ws, lw = _words(short_norm), _words(long_norm)
-    if len(lw) > len(ws) and lw[len(lw) - len(ws) :] == ws:
-        return " ".join(lw[: len(lw) - len(ws)])
-    return None
-
-
-def _clips(short_norm: str, long_norm: str) -> bool:
-    """ "fed" / "federal reserve": a short clipping (3 or 4 letters) of a much longer
-    first word; not "congress" / "congressional budget office"."""
-    ws = _words(short_norm)
-    lw = _words(long_norm)
-    return (
-        len(ws) == 1
-        and 3 <= len(ws[0]) <= 4
-        and ws[0].isalpha()
-        and len(lw) >= 2
-        and len(lw[0]) >= len(ws[0]) + 3
-        and lw[0].startswith(ws[0])
-    )
 
 
 def article_names(passages: Iterable[Any]) -> list[tuple[str, str]]:

@@ -144,27 +144,38 @@ def repair(obj: Context, paths: tuple[str, ...], processes: int | None, as_json:
     help="Only aliases seen in this facet.",
 )
 @click.option("--rebuild", is_flag=True, help="Recompute the table from the stored passages.")
+@click.option(
+    "--weakest",
+    type=click.IntRange(min=1),
+    help="Only the N aliases of least evidence, weakest first: the ones to review.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the pairs as JSON.")
 @click.pass_obj
 @handle_errors
 def aliases(
-    obj: Context, search_text: str, facet: str | None, rebuild: bool, as_json: bool
+    obj: Context,
+    search_text: str,
+    facet: str | None,
+    rebuild: bool,
+    weakest: int | None,
+    as_json: bool,
 ) -> None:
     """The alias table: which names are shown, counted and filtered as which.
 
     Aliases are learnt from the articles as they are indexed (acronyms, spelling
-    variants, a surname alone); the override file (its path is printed) holds your
-    own, one "alias = canonical" per line, and "name = name" keeps a name apart.
-    Changes apply to the next search, with no re-indexing.
+    variants, a surname alone); each is shown with the rule that made it and its
+    evidence, the number of articles behind it. The override file (its path is
+    printed) holds your own, one "alias = canonical" per line, and "name = name"
+    keeps a name apart. Changes apply to the next search, with no re-indexing.
 
     \b
     Examples:
       newsquarry aliases
       newsquarry aliases --search fed --facet org
+      newsquarry aliases --weakest 20
       newsquarry aliases --rebuild
     """
     from newsquarry.search.archive.aliases import OVERRIDE_HELP  # lazy: start-up time
-    from newsquarry.search.core.textnorm import fold
 
     store = obj.store(create=False)
     if rebuild:
@@ -177,15 +188,17 @@ def aliases(
         except OSError:
             pass  # a read-only index: the path is still printed
     store.aliases.check_overrides()
-    want = fold(search_text)
     rows = [
-        {"facet": f, "alias": a, "canonical": c}
-        for f, a, c in store.aliases.table().pairs()
-        if (facet is None or f == facet) and (not want or want in fold(a) or want in fold(c))
+        {"facet": f, "alias": a, "canonical": c, "rule": rule, "evidence": n}
+        for f, a, c, rule, n in store.aliases.table().listing(facet, search_text, weakest)
     ]
     if as_json:
         click.echo(to_json({"overrides": str(path), "aliases": rows}))
         return
     for r in rows:
-        click.echo(f"{r['facet']:<8} {r['alias']}  ->  {r['canonical']}")
+        n = r["evidence"]
+        evidence = f"{r['rule']}, {n} article{'' if n == 1 else 's'}"
+        if r["rule"] == "override":
+            evidence = "your override"
+        click.echo(f"{r['facet']:<8} {r['alias']}  ->  {r['canonical']}  ({evidence})")
     click.echo(f"{len(rows)} aliases; your overrides: {path}", err=True)
