@@ -84,7 +84,12 @@ DATE_PATTERN = (
 )
 MAX_FILTER_VALUE = 1000  # characters; ids (search.ids) and names are shorter
 # an article's date: a real calendar date, then nothing or a time ("T..." / " ...")
-_TIME = r"([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{3}|\.\d{6})?)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)?"
+# ([0-9], not \d: Python's \d matches every Unicode digit, "1٣:00", which the date's
+# parser refuses: the schema admitted a PUT body the server refused, issue 33)
+_TIME = (
+    r"([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{3}|\.[0-9]{6})?)?"
+    r"(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])?"
+)
 ARTICLE_DATE_PATTERN = f"^({_YEAR}-{_MONTH_DAY}|{_LEAP}-02-29)([T ]{_TIME})?$"
 # an id in a body: empty (derived from the content) or valid by search.ids' rules
 BODY_ID_PATTERN = f"^({ID_PATTERN[1:-1]})?$"
@@ -253,7 +258,10 @@ def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
             load_default=False,
             metadata={
                 "description": "Stream every hit up to the page depth limit, page after "
-                "page, instead of one page (a JSON array, JSON Lines or CSV, by format)"
+                "page, instead of one page (a JSON array, JSON Lines or CSV, by format). "
+                "Only with format=json, jsonl or csv: a feed (format=atom or jsonfeed, or "
+                "their Accept types) is the newest page, and export=true with one is a 400 "
+                "naming export"
             },
         )
 

@@ -470,3 +470,44 @@ def test_a_hostile_date_is_refused_with_a_clear_reason(write_client):
                           headers=AUTH)
     assert ok.status_code == 200
     assert write_client.get("/v1/articles/dated").get_json()["date"] == "2024-01-01"
+
+
+# -- the OpenAPI document says what the server accepts (cases schemathesis found, issue 33) --
+
+
+def _schema_of(client, path: str, method: str) -> tuple[dict, dict]:
+    doc = client.get("/openapi.json").get_json()
+    return doc, doc["paths"][path][method]
+
+
+def test_the_article_date_pattern_admits_only_dates_the_server_accepts(write_client):
+    import re
+
+    doc, _ = _schema_of(write_client, "/v1/articles/{article_id}", "put")
+    pattern = doc["components"]["schemas"]["ArticleInNoId"]["properties"]["date"]["pattern"]
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    # "\d" in the pattern admitted any Unicode digit ("1٣:00"), which the date parser refuses:
+    # a PUT body the schema admitted was a 422
+    unicode_digit = "2019-02-23T1\u0663:00"
+    assert re.search(pattern, unicode_digit) is None
+    resp = write_client.put("/v1/articles/d1", json={"text": "Rain.", "date": unicode_digit},
+                            headers=auth)  # fmt: skip
+    assert_problem(resp, 422)
+    for date in ("2019-02-23", "2019-02-23T10:00", "2019-02-23 10:00:59.123+05:30",
+                 "2000-02-29T23:59:59.123456Z"):  # fmt: skip
+        assert re.search(pattern, date), date
+        resp = write_client.put("/v1/articles/d1", json={"text": f"Rain at {date}.",
+                                "date": date}, headers=auth)  # fmt: skip
+        assert resp.status_code == 200, (date, resp.get_json())
+
+
+def test_export_with_a_feed_format_is_the_documented_400(client):
+    _, op = _schema_of(client, "/v1/search", "get")
+    export = next(p for p in op["parameters"] if p["name"] == "export")
+    assert "format=atom or jsonfeed" in export["description"]
+    assert "400" in op["responses"]
+    for fmt in ("atom", "jsonfeed"):
+        body = assert_problem(client.get(f"/v1/search?export=true&format={fmt}"), 400)
+        assert body["errors"] == {"export": ["export needs format=json, jsonl or csv"]}
+    for fmt in ("json", "jsonl", "csv"):  # what the description promises works
+        assert client.get(f"/v1/search?export=true&format={fmt}").status_code == 200
