@@ -15,7 +15,6 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from newsquarry.search.archive.aliasfiles import read_table
 from newsquarry.search.cli.app import cli
 from newsquarry.search.cli.common import EXIT_DAMAGED
 from newsquarry.search.core.errors import IndexDamaged
@@ -77,8 +76,16 @@ def other_content_without_crc(path):
     path.write_text(json.dumps(data), encoding="utf-8")
 
 
+def old_table(path):
+    """The table as an index from before checksums wrote it (version 1, no CRC)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    old = {k: data[k] for k in ("canon", "display", "types")}
+    path.write_text(json.dumps({"version": 1, **old}), encoding="utf-8")
+
+
 @pytest.mark.parametrize(
-    "damage", [truncate, flip_bytes, other_content, other_content_without_crc, os.remove]
+    "damage",
+    [truncate, flip_bytes, other_content, other_content_without_crc, old_table, os.remove],
 )
 def test_a_damaged_alias_table_is_named_refused_and_repaired(tmp_path, damage):
     ix = tmp_path / "ix"
@@ -136,9 +143,8 @@ def test_a_damaged_table_under_an_open_store_is_refused_at_its_next_search(tmp_p
 def test_a_table_written_before_checksums_opens_and_checks_clean_with_a_note(tmp_path):
     ix = tmp_path / "ix"
     build(ix)
-    table = read_table(ix / "aliases.json")
-    old = {k: table[k] for k in ("canon", "display", "types")}
-    (ix / "aliases.json").write_text(json.dumps({"version": 1, **old}), encoding="utf-8")
+    old_table(ix / "aliases.json")
+    os.remove(ix / "aliases.summed")  # no table with a checksum was ever written here
     report = check_index(ix)
     assert report.ok, report.problems
     assert any("before alias tables had checksums" in n for n in report.notes)
@@ -150,13 +156,15 @@ def test_a_table_written_before_checksums_opens_and_checks_clean_with_a_note(tmp
     finally:
         s.close()
     assert "crc32" in json.loads((ix / "aliases.json").read_text(encoding="utf-8"))
+    assert (ix / "aliases.summed").exists()  # from now on a table without one is damage
     assert check_index(ix).ok and not check_index(ix).notes
 
 
 def test_an_index_without_alias_files_is_no_damage(tmp_path):
     ix = tmp_path / "ix"
     build(ix)
-    for name in ("aliases.json", "aliases-evidence.json", "aliases-evidence.jsonl"):
+    for name in ("aliases.json", "aliases.summed", "aliases-evidence.json",
+                 "aliases-evidence.jsonl"):  # fmt: skip
         if (ix / name).exists():
             os.remove(ix / name)  # an index made before the alias table
     assert check_index(ix).ok

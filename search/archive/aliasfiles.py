@@ -42,6 +42,9 @@ from newsquarry.search.engine import hooks
 from newsquarry.search.engine.storage import reading
 
 TABLE_VERSION = 2  # 2: the file carries the CRC-32 of its content (1: none, trusted as read)
+# made once a table with a checksum is in place: from then on a table without one is damage
+# (an old copy put back), not an index from before checksums
+TABLE_MARK = "aliases.summed"
 
 
 class TableDamaged(ValueError):
@@ -86,10 +89,20 @@ def read_table(path: Path) -> dict[str, Any] | None:
     ):
         raise TableDamaged("does not hold an alias table")
     if data.get("version") == 1 and "crc32" not in data:
+        if path.with_name(TABLE_MARK).exists():
+            raise TableDamaged("has no checksum, though this index's tables have one")
         return data  # an index made before tables had checksums
     if data.get("crc32") != _table_crc(data):
         raise TableDamaged("does not match its checksum")
     return data
+
+
+def _install_table(tmp: Path, path: Path) -> None:
+    """Put a table file written by ``table_data`` in place (and the mark, the first time)."""
+    os.replace(tmp, path)
+    mark = path.with_name(TABLE_MARK)
+    if not mark.exists():  # after the table: a crash between leaves no false damage
+        mark.touch()
 
 
 def table_damage(folder: str | os.PathLike) -> tuple[str | None, str | None]:
@@ -417,7 +430,7 @@ class AliasStore:
         def install() -> None:
             # the table first: evidence without a table is a lost table (``table_damage``)
             if table is not None:
-                os.replace(table, self.table_path)
+                _install_table(table, self.table_path)
             if evidence is not None:
                 os.replace(evidence, self.evidence_path)
                 # the journal's changes are in the new file (replaying them again on it
@@ -499,7 +512,7 @@ def learn_table(folder: str | os.PathLike, tries: int = 40) -> bool:
             # facets) stays
             return True
         tmp = _write_tmp(store.table_path, table)
-        os.replace(tmp, store.table_path)
+        _install_table(tmp, store.table_path)
         fsync_path(store.path)
     return True
 
