@@ -177,7 +177,9 @@ def test_the_scheduler_reads_the_jobs_without_importing_spacy(cluster, corpus, t
     def heavy_modules() -> list[str]:  # a local function: sent by value, run on the scheduler
         import sys
 
-        return [m for m in ("spacy", "newsquarry.search.ingest.enrich.pipeline") if m in sys.modules]
+        return [
+            m for m in ("spacy", "newsquarry.search.ingest.enrich.pipeline") if m in sys.modules
+        ]
 
     cluster.ensure(1)
     few = write_jsonl(tmp_path / "few.jsonl", articles(6))
