@@ -79,12 +79,15 @@ _MONTH_DAY = (
     "((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)"
     "|02-(0[1-9]|1[0-9]|2[0-8]))"
 )
-DATE_PATTERN = (
-    f"^({_YEAR}|{_YEAR}-(0[1-9]|1[0-2])|{_YEAR}-{_MONTH_DAY}|{_LEAP}-02-29)$"
-)
+DATE_PATTERN = f"^({_YEAR}|{_YEAR}-(0[1-9]|1[0-2])|{_YEAR}-{_MONTH_DAY}|{_LEAP}-02-29)$"
 MAX_FILTER_VALUE = 1000  # characters; ids (search.ids) and names are shorter
 # an article's date: a real calendar date, then nothing or a time ("T..." / " ...")
-_TIME = r"([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{3}|\.\d{6})?)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)?"
+# ([0-9], not \d: Python's \d matches every Unicode digit, "1٣:00", which the date's
+# parser refuses: the schema admitted a PUT body the server refused, issue 33)
+_TIME = (
+    r"([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{3}|\.[0-9]{6})?)?"
+    r"(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])?"
+)
 ARTICLE_DATE_PATTERN = f"^({_YEAR}-{_MONTH_DAY}|{_LEAP}-02-29)([T ]{_TIME})?$"
 # an id in a body: empty (derived from the content) or valid by search.ids' rules
 BODY_ID_PATTERN = f"^({ID_PATTERN[1:-1]})?$"
@@ -173,8 +176,10 @@ def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
         )
         date_from = fields.String(
             validate=DateValue("date_from"),
-            metadata={"description": "Inclusive lower date bound (YYYY, YYYY-MM or YYYY-MM-DD)",
-                      "pattern": DATE_PATTERN},
+            metadata={
+                "description": "Inclusive lower date bound (YYYY, YYYY-MM or YYYY-MM-DD)",
+                "pattern": DATE_PATTERN,
+            },
         )
         date_to = fields.String(
             validate=DateValue("date_to"),
@@ -253,7 +258,10 @@ def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
             load_default=False,
             metadata={
                 "description": "Stream every hit up to the page depth limit, page after "
-                "page, instead of one page (a JSON array, JSON Lines or CSV, by format)"
+                "page, instead of one page (a JSON array, JSON Lines or CSV, by format). "
+                "Only with format=json, jsonl or csv: a feed (format=atom or jsonfeed, or "
+                "their Accept types) is the newest page, and export=true with one is a 400 "
+                "naming export"
             },
         )
 
@@ -716,10 +724,13 @@ class ArticleIn(In):
 
     id = fields.String(
         validate=IdValue(),
-        metadata={"description": "Stable id, kept exactly as given: any Unicode text without "
-                  f"control characters, at most {MAX_ID_LENGTH} characters; derived from "
-                  "the content when absent or empty", "pattern": BODY_ID_PATTERN,
-                  "maxLength": MAX_ID_LENGTH},
+        metadata={
+            "description": "Stable id, kept exactly as given: any Unicode text without "
+            f"control characters, at most {MAX_ID_LENGTH} characters; derived from "
+            "the content when absent or empty",
+            "pattern": BODY_ID_PATTERN,
+            "maxLength": MAX_ID_LENGTH,
+        },
     )
     title = fields.String(validate=validate.Length(max=2000))
     text = fields.String(
@@ -734,8 +745,11 @@ class ArticleIn(In):
             ARTICLE_DATE_PATTERN,
             error="not an ISO 8601 date: use YYYY-MM-DD, optionally followed by a time",
         ),
-        metadata={"description": "ISO 8601 date (YYYY-MM-DD), optionally followed by a time "
-                  "(2019-02-23T10:00:00Z)", "pattern": ARTICLE_DATE_PATTERN},
+        metadata={
+            "description": "ISO 8601 date (YYYY-MM-DD), optionally followed by a time "
+            "(2019-02-23T10:00:00Z)",
+            "pattern": ARTICLE_DATE_PATTERN,
+        },
     )
     url = fields.String(allow_none=True)
     author = fields.String(allow_none=True)

@@ -68,7 +68,9 @@ def test_article_with_passages(client):
     assert body["source"] == "News from the world"
     texts = [p["text"] for p in body["passages"]]
     assert texts and all(t in body["text"] for t in texts)
-    assert [p["position"] for p in body["passages"]] == sorted(p["position"] for p in body["passages"])
+    assert [p["position"] for p in body["passages"]] == sorted(
+        p["position"] for p in body["passages"]
+    )
     quotes = [q for p in body["passages"] for q in p["quotes"]]
     assert {q["speaker"] for q in quotes} >= {"Harry Solano", "Juan Guaidó"}
 
@@ -92,12 +94,14 @@ def test_etag_and_304(client):
 
 
 def test_etag_changes_with_the_index_generation(write_client):
-    put = write_client.put("/v1/articles/a1", json={"title": "One", "text": "First text."},
-                           headers=AUTH)
+    put = write_client.put(
+        "/v1/articles/a1", json={"title": "One", "text": "First text."}, headers=AUTH
+    )
     assert put.status_code == 200
     etag = write_client.get("/v1/articles/a1").headers["ETag"]
-    write_client.put("/v1/articles/a1", json={"title": "One", "text": "Changed text."},
-                     headers=AUTH)
+    write_client.put(
+        "/v1/articles/a1", json={"title": "One", "text": "Changed text."}, headers=AUTH
+    )
     resp = write_client.get("/v1/articles/a1", headers={"If-None-Match": etag})
     assert resp.status_code == 200
     assert resp.get_json()["text"] == "Changed text."
@@ -108,8 +112,8 @@ def test_write_token_missing_wrong_right(write_client):
     doc = {"articles": [{"id": "w1", "title": "T", "text": "Some text in Caracas."}]}
     missing = assert_problem(write_client.post("/v1/articles", json=doc), 401)
     assert missing["title"] == "Missing write token"
-    assert write_client.post("/v1/articles", json=doc).headers["WWW-Authenticate"].startswith(
-        "Bearer"
+    assert (
+        write_client.post("/v1/articles", json=doc).headers["WWW-Authenticate"].startswith("Bearer")
     )
     wrong = write_client.post("/v1/articles", json=doc, headers={"Authorization": "Bearer nope"})
     assert assert_problem(wrong, 403)["title"] == "Wrong write token"
@@ -122,8 +126,7 @@ def test_write_token_missing_wrong_right(write_client):
 
 
 def test_writes_disabled_without_a_token(tmp_path):
-    app = create_app({"index": str(tmp_path / "ix"), "write_token": None},
-                     enricher=TagEnricher())
+    app = create_app({"index": str(tmp_path / "ix"), "write_token": None}, enricher=TagEnricher())
     c = app.test_client()
     doc = {"title": "T", "text": "x"}
     body = assert_problem(c.put("/v1/articles/x", json=doc, headers=AUTH), 403)
@@ -133,13 +136,15 @@ def test_writes_disabled_without_a_token(tmp_path):
 
 
 def test_write_reports_added_replaced_unchanged_failed(write_client):
-    batch = {"articles": [
-        {"id": "b1", "title": "One", "text": "Oil in Venezuela.", "date": "2019-01-02"},
-        {"id": "b2", "title": "Two", "text": "Aid in Colombia."},
-        {"id": "b3", "title": "Bad date", "text": "Text.", "date": "not a date"},
-        {"id": "b4", "title": "No text"},
-        "not an object",
-    ]}
+    batch = {
+        "articles": [
+            {"id": "b1", "title": "One", "text": "Oil in Venezuela.", "date": "2019-01-02"},
+            {"id": "b2", "title": "Two", "text": "Aid in Colombia."},
+            {"id": "b3", "title": "Bad date", "text": "Text.", "date": "not a date"},
+            {"id": "b4", "title": "No text"},
+            "not an object",
+        ]
+    }
     body = write_client.post("/v1/articles", json=batch, headers=AUTH).get_json()
     assert sorted(body["added"]) == ["b1", "b2"]
     assert body["passages"] == 2
@@ -157,14 +162,15 @@ def test_write_reports_added_replaced_unchanged_failed(write_client):
 
 
 def test_single_article_body_and_put(write_client):
-    one = write_client.post("/v1/articles", json={"title": "No id", "text": "Derived id."},
-                            headers=AUTH).get_json()
+    one = write_client.post(
+        "/v1/articles", json={"title": "No id", "text": "Derived id."}, headers=AUTH
+    ).get_json()
     assert len(one["added"]) == 1 and one["added"][0].startswith("a-")
-    put = write_client.put("/v1/articles/given", json={"title": "G", "text": "Body."},
-                           headers=AUTH)
+    put = write_client.put("/v1/articles/given", json={"title": "G", "text": "Body."}, headers=AUTH)
     assert put.get_json()["added"] == ["given"]
-    clash = write_client.put("/v1/articles/given", json={"id": "other", "text": "Body."},
-                             headers=AUTH)
+    clash = write_client.put(
+        "/v1/articles/given", json={"id": "other", "text": "Body."}, headers=AUTH
+    )
     assert "differs" in assert_problem(clash, 422)["detail"]
     spaced = write_client.put("/v1/articles/bad%20id", json={"text": "x"}, headers=AUTH)
     assert spaced.get_json()["added"] == ["bad id"]  # ids are data: kept as given
@@ -173,14 +179,16 @@ def test_single_article_body_and_put(write_client):
 
 
 def test_all_articles_failing_is_422_with_field_errors(write_client):
-    resp = write_client.post("/v1/articles", json={"articles": [{"title": "x"}, {"text": ""}]},
-                             headers=AUTH)
+    resp = write_client.post(
+        "/v1/articles", json={"articles": [{"title": "x"}, {"text": ""}]}, headers=AUTH
+    )
     body = assert_problem(resp, 422)
     assert set(body["errors"]) == {"articles.0", "articles.1"}
     assert_problem(write_client.post("/v1/articles", json={"articles": []}, headers=AUTH), 422)
     assert_problem(write_client.post("/v1/articles", json=42, headers=AUTH), 422)
-    extra = write_client.post("/v1/articles", json={"articles": [{"text": "x"}], "more": 1},
-                              headers=AUTH)
+    extra = write_client.post(
+        "/v1/articles", json={"articles": [{"text": "x"}], "more": 1}, headers=AUTH
+    )
     assert assert_problem(extra, 422)["errors"] == {"more": ["Unknown field."]}
 
 
@@ -215,17 +223,24 @@ def test_writes_that_change_nothing_keep_generation_and_etags(write_client):
 
 
 def test_415_for_non_json_and_400_for_broken_json(write_client):
-    resp = write_client.post("/v1/articles", data="text=x", headers=AUTH,
-                             content_type="application/x-www-form-urlencoded")
+    resp = write_client.post(
+        "/v1/articles",
+        data="text=x",
+        headers=AUTH,
+        content_type="application/x-www-form-urlencoded",
+    )
     assert_problem(resp, 415)
-    broken = write_client.post("/v1/articles", data="{not json", headers=AUTH,
-                               content_type="application/json")
+    broken = write_client.post(
+        "/v1/articles", data="{not json", headers=AUTH, content_type="application/json"
+    )
     assert assert_problem(broken, 400)["title"] == "Invalid JSON"
 
 
 def test_413_when_the_body_is_too_large(tmp_path):
-    app = create_app({"index": str(tmp_path / "ix"), "write_token": TOKEN,
-                      "max_body_bytes": 1000}, enricher=TagEnricher())
+    app = create_app(
+        {"index": str(tmp_path / "ix"), "write_token": TOKEN, "max_body_bytes": 1000},
+        enricher=TagEnricher(),
+    )
     c = app.test_client()
     resp = c.post("/v1/articles", json={"articles": [{"text": "x" * 2000}]}, headers=AUTH)
     body = assert_problem(resp, 413)
@@ -260,8 +275,9 @@ def test_busy_index_is_503_with_retry_after(write_client, tmp_path):
     finally:
         release.set()
         t.join()
-    assert write_client.put("/v1/articles/busy", json={"text": "x"},
-                            headers=AUTH).status_code == 200
+    assert (
+        write_client.put("/v1/articles/busy", json={"text": "x"}, headers=AUTH).status_code == 200
+    )
 
 
 def test_a_write_on_a_full_disk_is_507_and_the_next_one_succeeds(small_disk):
@@ -333,8 +349,9 @@ def test_limits_are_enforced(client, query, field):
 
 
 def test_limits_follow_configuration(index_dir):
-    app = create_app({"index": str(index_dir), "max_per_page": 5, "max_facets": 1,
-                      "max_query_length": 10})
+    app = create_app(
+        {"index": str(index_dir), "max_per_page": 5, "max_facets": 1, "max_query_length": 10}
+    )
     c = app.test_client()
     assert "per_page" in assert_problem(c.get("/v1/search?per_page=6"), 400)["errors"]
     assert "q" in assert_problem(c.get("/v1/search?q=" + "x" * 11), 400)["errors"]
@@ -364,7 +381,9 @@ def test_unreadable_index_is_not_ready_and_503(tmp_path):
 
 def test_ready_and_stats(client):
     assert client.get("/health/ready").get_json() == {
-        "live": True, "ready": True, "detail": None,
+        "live": True,
+        "ready": True,
+        "detail": None,
         "generation": client.get("/v1/stats").get_json()["generation"],
     }
     stats = client.get("/v1/stats").get_json()
@@ -379,7 +398,9 @@ def test_settings_hide_secrets(client):
     assert body["write_token"]["value"] is True
     assert TOKEN not in json.dumps(body)
     assert body["max_per_page"] == {
-        "value": 100, "default": 100, "env": "NEWSQUARRY_MAX_PER_PAGE",
+        "value": 100,
+        "default": 100,
+        "env": "NEWSQUARRY_MAX_PER_PAGE",
         "help": body["max_per_page"]["help"],
     }
 
@@ -394,9 +415,14 @@ def test_request_id_is_echoed_or_made(client):
 
 
 def test_cors_preflight_on_reads(client):
-    resp = client.options("/v1/search", headers={
-        "Origin": "https://embed.example", "Access-Control-Request-Method": "GET",
-        "Access-Control-Request-Headers": "If-None-Match"})
+    resp = client.options(
+        "/v1/search",
+        headers={
+            "Origin": "https://embed.example",
+            "Access-Control-Request-Method": "GET",
+            "Access-Control-Request-Headers": "If-None-Match",
+        },
+    )
     assert resp.status_code == 200
     assert resp.headers["Access-Control-Allow-Origin"] == "*"
     assert "GET" in resp.headers["Access-Control-Allow-Methods"]
@@ -407,8 +433,9 @@ def test_cors_preflight_on_reads(client):
 
 
 def test_cors_not_offered_for_writes(client):
-    resp = client.put("/v1/articles/x", json={"text": "x"},
-                      headers={"Origin": "https://evil.example", **AUTH})
+    resp = client.put(
+        "/v1/articles/x", json={"text": "x"}, headers={"Origin": "https://evil.example", **AUTH}
+    )
     assert "Access-Control-Allow-Origin" not in resp.headers
 
 
@@ -426,8 +453,16 @@ def test_openapi_document(client):
     spec = client.get("/openapi.json").get_json()
     assert spec["openapi"].startswith("3.")
     paths = spec["paths"]
-    for path in ("/v1/search", "/v1/quotes", "/v1/facets/{facet}", "/v1/passages/{passage_id}",
-                 "/v1/articles/{article_id}", "/v1/articles", "/v1/stats", "/health/ready"):
+    for path in (
+        "/v1/search",
+        "/v1/quotes",
+        "/v1/facets/{facet}",
+        "/v1/passages/{passage_id}",
+        "/v1/articles/{article_id}",
+        "/v1/articles",
+        "/v1/stats",
+        "/health/ready",
+    ):
         assert path in paths
     assert set(paths["/v1/articles/{article_id}"]) >= {"get", "put", "delete"}
     error = spec["components"]["responses"]["DEFAULT_ERROR"]["content"]
@@ -461,12 +496,55 @@ def test_too_many_articles_in_one_write_is_413(tmp_path):
 
 def test_a_hostile_date_is_refused_with_a_clear_reason(write_client):
     hostile = '2024-01-01"><script>alert(1)</script>'
-    resp = write_client.put("/v1/articles/dated", json={"text": "Body.", "date": hostile},
-                            headers=AUTH)
+    resp = write_client.put(
+        "/v1/articles/dated", json={"text": "Body.", "date": hostile}, headers=AUTH
+    )
     body = assert_problem(resp, 422)
     assert "not an ISO 8601 date" in str(body)
     assert_problem(write_client.get("/v1/articles/dated"), 404)  # nothing was stored
-    ok = write_client.put("/v1/articles/dated", json={"text": "Body.", "date": "2024-01-01"},
-                          headers=AUTH)
+    ok = write_client.put(
+        "/v1/articles/dated", json={"text": "Body.", "date": "2024-01-01"}, headers=AUTH
+    )
     assert ok.status_code == 200
     assert write_client.get("/v1/articles/dated").get_json()["date"] == "2024-01-01"
+
+
+# -- the OpenAPI document says what the server accepts (cases schemathesis found, issue 33) --
+
+
+def _schema_of(client, path: str, method: str) -> tuple[dict, dict]:
+    doc = client.get("/openapi.json").get_json()
+    return doc, doc["paths"][path][method]
+
+
+def test_the_article_date_pattern_admits_only_dates_the_server_accepts(write_client):
+    import re
+
+    doc, _ = _schema_of(write_client, "/v1/articles/{article_id}", "put")
+    pattern = doc["components"]["schemas"]["ArticleInNoId"]["properties"]["date"]["pattern"]
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    # "\d" in the pattern admitted any Unicode digit ("1٣:00"), which the date parser refuses:
+    # a PUT body the schema admitted was a 422
+    unicode_digit = "2019-02-23T1\u0663:00"
+    assert re.search(pattern, unicode_digit) is None
+    resp = write_client.put("/v1/articles/d1", json={"text": "Rain.", "date": unicode_digit},
+                            headers=auth)  # fmt: skip
+    assert_problem(resp, 422)
+    for date in ("2019-02-23", "2019-02-23T10:00", "2019-02-23 10:00:59.123+05:30",
+                 "2000-02-29T23:59:59.123456Z"):  # fmt: skip
+        assert re.search(pattern, date), date
+        resp = write_client.put("/v1/articles/d1", json={"text": f"Rain at {date}.",
+                                "date": date}, headers=auth)  # fmt: skip
+        assert resp.status_code == 200, (date, resp.get_json())
+
+
+def test_export_with_a_feed_format_is_the_documented_400(client):
+    _, op = _schema_of(client, "/v1/search", "get")
+    export = next(p for p in op["parameters"] if p["name"] == "export")
+    assert "format=atom or jsonfeed" in export["description"]
+    assert "400" in op["responses"]
+    for fmt in ("atom", "jsonfeed"):
+        body = assert_problem(client.get(f"/v1/search?export=true&format={fmt}"), 400)
+        assert body["errors"] == {"export": ["export needs format=json, jsonl or csv"]}
+    for fmt in ("json", "jsonl", "csv"):  # what the description promises works
+        assert client.get(f"/v1/search?export=true&format={fmt}").status_code == 200

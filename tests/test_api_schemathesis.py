@@ -13,17 +13,24 @@ OpenAPI 3.0 cannot express the rule that decides them (``allowed``):
 
 - a 400 naming a limit over several parameters together (``page * per_page``
   past the page depth, more filter values than allowed in all, ``date_from``
-  after ``date_to``): each parameter alone is valid, the combination is not;
+  after ``date_to``, ``export=true`` with a feed format, which the ``export``
+  parameter's description states): each parameter alone is valid, the
+  combination is not;
 - a 400 ``Invalid query`` (with its position): ``q`` is a string in the
   schema, its query language a grammar no pattern describes;
 - a 200 to ``POST /v1/articles`` whose ``failed`` lists the invalid articles:
   a batch is validated article by article, and the valid ones are written.
 
-The default run makes 15 examples per operation and 15 stateful sequences;
-the ``slow`` variants make 300 examples per operation, 300 sequences, and the
-whole ``schemathesis run`` (examples, coverage, fuzzing and stateful phases,
+The default run makes 15 examples per operation and 15 stateful sequences,
+derandomized (``derandomize=True``: the same cases on every run, so the
+default run fails only on a change, never on a new random draw); the ``slow``
+variants explore: random draws, 300 examples per operation, 300 sequences, and
+the whole ``schemathesis run`` (examples, coverage, fuzzing and stateful phases,
 300 examples per operation) from the command line: the same checks, so the
-default run covers the same ground, less deeply.
+default run covers the same ground, less deeply. A case an exploring run finds
+is fixed (schema or server) and gets a plain test (``test_api.py``:
+``test_the_article_date_pattern_admits_only_dates_the_server_accepts``,
+``test_export_with_a_feed_format_is_the_documented_400``).
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ CROSS_PARAMETER_LIMITS = (
     "the page depth limit",
     "filter values in all",
     "date_from is after date_to",
+    "export needs format=json, jsonl or csv",
 )
 
 
@@ -67,7 +75,8 @@ def api_schema(live_server):
 
 
 schema = schemathesis.pytest.from_fixture("api_schema")
-COMMON = {"deadline": None, "suppress_health_check": list(HealthCheck), "derandomize": True}
+EXPLORE = {"deadline": None, "suppress_health_check": list(HealthCheck)}  # random (slow)
+COMMON = {**EXPLORE, "derandomize": True}  # the default run: the same cases every time
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
@@ -116,7 +125,7 @@ def test_every_operation_conforms(case, live_server):
 
 @pytest.mark.slow
 @schema.parametrize()
-@settings(max_examples=300, **COMMON)
+@settings(max_examples=300, **EXPLORE)
 def test_every_operation_conforms_300_examples(case, live_server):
     call_and_validate(case, live_server)
 
@@ -133,14 +142,15 @@ def run_cli(live_server, tmp_path, *, phases: str, examples: int, timeout: float
            "--exclude-checks", "positive_data_acceptance,negative_data_rejection",
            "--phases", phases, "--max-examples", str(examples), "--workers", "1",
            "--header", f"Authorization: Bearer {TOKEN}", "--no-color",
-           "--suppress-health-check", "all", "--seed", "1"]  # fmt: skip
+           "--suppress-health-check", "all"]  # fmt: skip
+    # no --seed: the slow run explores (its report names the seed to replay a failure)
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=tmp_path)
     report = done.stdout + done.stderr
     assert done.returncode == 0, report[-8000:]
     return report
 
 
-def run_stateful(api_schema, live_server, examples: int, steps: int) -> None:
+def run_stateful(api_schema, live_server, examples: int, steps: int, explore: bool = False) -> None:
     """Schemathesis' state machine (the stateful phase) with every check and ``allowed``."""
 
     class Workflow(api_schema.as_state_machine()):
@@ -150,7 +160,8 @@ def run_stateful(api_schema, live_server, examples: int, steps: int) -> None:
         def validate_response(self, response, case, additional_checks=None, **kwargs):
             validate(case, response)
 
-    Workflow.run(settings=settings(max_examples=examples, stateful_step_count=steps, **COMMON))
+    how = EXPLORE if explore else COMMON
+    Workflow.run(settings=settings(max_examples=examples, stateful_step_count=steps, **how))
 
 
 def test_stateful_sequences_conform(api_schema, live_server):
@@ -159,7 +170,7 @@ def test_stateful_sequences_conform(api_schema, live_server):
 
 @pytest.mark.slow
 def test_stateful_sequences_conform_long(api_schema, live_server):
-    run_stateful(api_schema, live_server, examples=300, steps=10)
+    run_stateful(api_schema, live_server, examples=300, steps=10, explore=True)
 
 
 @pytest.mark.slow

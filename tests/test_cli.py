@@ -143,22 +143,28 @@ def _many_articles(path: Path, seed_text: str, n: int) -> None:
 
 def test_ctrl_c_during_indexing_keeps_committed_articles(tmp_path, seed_file):
     import signal
-    import time
+
+    from tests._writegate import FirstCommitGate
 
     feed = tmp_path / "feed.jsonl"
     _many_articles(feed, seed_file.read_text(encoding="utf-8"), 120)
-    env = dict(os.environ, NEWSQUARRY_INDEX=str(tmp_path / "ix"), PYTHONPATH=str(ROOT))
+    env = dict(os.environ, NEWSQUARRY_INDEX=str(tmp_path / "ix"), PYTHONPATH=str(ROOT),
+               NEWSQUARRY_LOCK_TIMEOUT="600")  # fmt: skip
     cmd = [sys.executable, "-m", "newsquarry.search.cli", "index", str(feed), "--commit-every", "5"]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 90
-    lines = []
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        lines.append(line)
-        if " committed" in line and not line.startswith("0 read") and "· 0 committed" not in line:
-            break
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    # the run waits for the write lock after its first commit until the signal has been sent
+    # (by state: the signal sent when the first commit's line was read once came too late)
+    with FirstCommitGate(tmp_path / "ix") as gate:
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)  # fmt: skip
+        gate.let_one_commit_through(proc)
+        lines = []
+        for line in proc.stderr:  # its line for that commit
+            lines.append(line)
+            if " 5 committed" in line:
+                break
+        assert proc.poll() is None, "".join(lines)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, "".join(lines) + err
     assert "Interrupted: " in err and "the index is intact" in err
     assert "Traceback" not in err

@@ -181,8 +181,12 @@ def test_ctrl_c_reaches_the_command_and_a_second_command_runs_meanwhile(env, tmp
     script (exit 130); while it runs, another command runs in its own process."""
     ix = str(tmp_path / "big")
     store = WhooshStore(ix)
+    # ~900 kB of text: more than the pipe (64 kB) and the socket's buffers on both ends
+    # (~208 kB each) hold, so the command cannot finish until its output is read (at 190 kB
+    # it could, on a machine busy enough for the signal to come late)
     text = "\n\n".join(f"Paragraph {i} on oil in Caracas, long enough to fill a pipe." * 8
-                       for i in range(400))  # fmt: skip
+                       for i in range(1800))  # fmt: skip
+    assert len(text) > 2 * 212992 + 65536
     big = article_from_mapping({"id": "big", "title": "Big", "source": "Wire",
                                 "date": "2021-01-01", "text": text})  # fmt: skip
     index_articles(store, [big], enricher=TagEnricher())
@@ -196,6 +200,7 @@ def test_ctrl_c_reaches_the_command_and_a_second_command_runs_meanwhile(env, tmp
     other = nq(env, "--index", ix, "stats", "--json")  # the resident one is busy
     assert other.returncode == 0 and json.loads(other.stdout)["articles"] == 1
     assert status(env)["served"] == 1
+    assert client.poll() is None  # blocked on its full pipe: a state, not a delay
     client.send_signal(signal.SIGINT)
     out, err = client.communicate(timeout=60)
     assert (client.returncode, err.decode().strip()) == (130, "Interrupted.")

@@ -177,7 +177,9 @@ def test_the_scheduler_reads_the_jobs_without_importing_spacy(cluster, corpus, t
     def heavy_modules() -> list[str]:  # a local function: sent by value, run on the scheduler
         import sys
 
-        return [m for m in ("spacy", "newsquarry.search.ingest.enrich.pipeline") if m in sys.modules]
+        return [
+            m for m in ("spacy", "newsquarry.search.ingest.enrich.pipeline") if m in sys.modules
+        ]
 
     cluster.ensure(1)
     few = write_jsonl(tmp_path / "few.jsonl", articles(6))
@@ -272,15 +274,22 @@ def test_ctrl_c_keeps_committed_batches_and_the_same_command_resumes(
     cluster, corpus, local_dump, tmp_path
 ):
     cluster.ensure(1)
+    from tests._writegate import FirstCommitGate
+
     ix = tmp_path / "ix"
     cmd = index_cmd(ix, corpus, cluster.address)
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         cwd=ROOT, env=ENV)  # fmt: skip
-    for line in p.stderr:
-        if " 20 committed" in line:
-            p.send_signal(signal.SIGINT)
-            break
-    _, rest = p.communicate(timeout=120)
+    # by state: the run commits once, then waits for the lock until the signal is sent (sent
+    # on reading the first commit's line, it could come after the run had finished)
+    with FirstCommitGate(ix) as gate:
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             cwd=ROOT, env={**ENV, "NEWSQUARRY_LOCK_TIMEOUT": "600"})  # fmt: skip
+        gate.let_one_commit_through(p)
+        for line in p.stderr:
+            if " committed" in line and " 0 committed" not in line:
+                break
+        assert p.poll() is None
+        p.send_signal(signal.SIGINT)
+        _, rest = p.communicate(timeout=120)
     assert p.returncode == 130, rest
     assert "Traceback" not in rest and "Run the same command again to continue" in rest
     committed = WhooshStore(ix, create=False).stats()["articles"]

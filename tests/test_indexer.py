@@ -240,18 +240,25 @@ def test_ctrl_c_on_the_process_group_then_resume(tmp_path):
             a = make_article(i)
             text = "\n\n".join([a.text] * 3)
             fh.write(json.dumps({"id": a.id, "title": a.title, "text": text}) + "\n")
+    from tests._writegate import FirstCommitGate
+
     ix = str(tmp_path / "ix")
     cmd = [sys.executable, "-m", "newsquarry.search.cli", "--index", ix, "index", str(src),
            "--processes", "2", "--commit-every", "50"]  # fmt: skip
     root = Path(__file__).resolve().parent.parent
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         start_new_session=True, cwd=root)  # fmt: skip
-    for line in p.stderr:
-        if " 50 committed" in line:
-            os.killpg(p.pid, signal.SIGINT)
-            break
-    err = p.stderr.read()
-    assert p.wait(timeout=60) == 130
+    env = dict(os.environ, NEWSQUARRY_LOCK_TIMEOUT="600")
+    # by state: the run commits once, then waits for the lock until the signal is sent
+    with FirstCommitGate(ix) as gate:
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True, cwd=root, env=env)  # fmt: skip
+        gate.let_one_commit_through(p)
+        for line in p.stderr:
+            if " committed" in line and " 0 committed" not in line:
+                break
+        assert p.poll() is None
+        os.killpg(p.pid, signal.SIGINT)
+        err = p.stderr.read()
+        assert p.wait(timeout=60) == 130
     assert "Traceback" not in err and "Run the same command again" in err
     store = WhooshStore(ix, create=False)
     done = store.stats()["articles"]

@@ -367,6 +367,7 @@ def test_the_matrix_covers_every_kind_of_file_a_commit_writes(built):
         "newsquarry_TURNSTILE",
         "newsquarry_MERGELOCK",
         "aliases.json",
+        "aliases.summed",
         "aliases-evidence.json",
         "aliases-evidence.jsonl",
         "aliases.lock",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -36,9 +37,101 @@ from newsquarry.search.archive.aliases import (
 )
 from newsquarry.search.core.background import Coalescing, background_priority, exit_with_parent
 from newsquarry.search.core.durability import fsync_path
-from newsquarry.search.core.errors import InvalidRequest
+from newsquarry.search.core.errors import IndexDamaged, InvalidRequest
 from newsquarry.search.engine import hooks
 from newsquarry.search.engine.storage import reading
+
+TABLE_VERSION = 2  # 2: the file carries the CRC-32 of its content (1: none, trusted as read)
+# made once a table with a checksum is in place: from then on a table without one is damage
+# (an old copy put back), not an index from before checksums
+TABLE_MARK = "aliases.summed"
+
+
+class TableDamaged(ValueError):
+    """The alias table file is there but cannot be trusted (the message says why)."""
+
+
+def _table_crc(data: dict[str, Any]) -> int:
+    body = {k: data.get(k) for k in ("version", "canon", "display", "types")}
+    text = json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return zlib.crc32(text.encode("utf-8"))
+
+
+def table_data(r: Resolver) -> dict[str, Any]:
+    """What the table file holds for the learnt mapping ``r``, with its checksum."""
+    data: dict[str, Any] = {
+        "version": TABLE_VERSION,
+        "canon": r.canon,
+        "display": r.display,
+        "types": r.types,
+    }
+    data["crc32"] = _table_crc(data)
+    return data
+
+
+def read_table(path: Path) -> dict[str, Any] | None:
+    """The table file's content, verified; None when there is none.
+
+    Raises ``TableDamaged`` for a file cut short, garbled or edited (its CRC-32 no longer
+    matches). A version 1 file (written before tables had checksums) is taken as read."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise TableDamaged(f"cannot be read: {exc.strerror}") from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except ValueError:  # UnicodeDecodeError included
+        raise TableDamaged("cannot be parsed (cut short or overwritten)") from None
+    if not isinstance(data, dict) or not all(
+        isinstance(data.get(k), dict) for k in ("canon", "display", "types")
+    ):
+        raise TableDamaged("does not hold an alias table")
+    if data.get("version") == 1 and "crc32" not in data:
+        if path.with_name(TABLE_MARK).exists():
+            raise TableDamaged("has no checksum, though this index's tables have one")
+        return data  # an index made before tables had checksums
+    if data.get("crc32") != _table_crc(data):
+        raise TableDamaged("does not match its checksum")
+    return data
+
+
+def _install_table(tmp: Path, path: Path) -> None:
+    """Put a table file written by ``table_data`` in place (and the mark, the first time)."""
+    os.replace(tmp, path)
+    mark = path.with_name(TABLE_MARK)
+    if not mark.exists():  # after the table: a crash between leaves no false damage
+        mark.touch()
+
+
+def table_damage(folder: str | os.PathLike) -> tuple[str | None, str | None]:
+    """(damage, note) about the alias table of ``folder``: why it cannot be trusted, and
+    what could not be verified (None, None when it is sound or there is none to have)."""
+    store = AliasStore(folder)
+    try:
+        data = read_table(store.table_path)
+    except TableDamaged as exc:
+        return str(exc), None
+    if data is None:
+        if store.evidence_path.exists() or store.journal_path.exists():
+            # every commit that saves names writes the table first (``_prepare``)
+            return "is missing (the names it is learnt from are there)", None
+        return None, None
+    if "crc32" not in data:
+        return None, (
+            f"{TABLE_FILE} was written before alias tables had checksums: not verified "
+            "(the next commit that changes names, or `newsquarry aliases --rebuild`, adds one)"
+        )
+    return None, None
+
+
+def damaged_table_error(problem: str) -> IndexDamaged:
+    return IndexDamaged(
+        f"the index is damaged: its alias table {TABLE_FILE} {problem}, so names would be "
+        "counted and filtered apart. Run `newsquarry check` for the details and "
+        "`newsquarry repair` to rebuild it"
+    )
 
 
 class AliasStore:
@@ -100,14 +193,19 @@ class AliasStore:
         with self._lock:
             if stamp != self._stamp:
                 learnt = Resolver()
+                # a damaged table is refused, not read as no table (names would silently
+                # be counted apart); the stamp stays, so every search says so until repaired
                 try:
-                    with open(self.table_path, encoding="utf-8") as fh:
-                        data = json.load(fh)
-                    learnt.canon = dict(data.get("canon", {}))
-                    learnt.display = dict(data.get("display", {}))
-                    learnt.types = dict(data.get("types", {}))
-                except (OSError, ValueError, AttributeError):
-                    pass  # no table yet (or unreadable): names stay as indexed
+                    data = read_table(self.table_path)
+                except TableDamaged as exc:
+                    raise damaged_table_error(str(exc)) from None
+                if data is None and stamp[0] == (0, 0, 0) and self.evidence_path.exists():
+                    if not self.table_path.exists():  # not installed meanwhile
+                        raise damaged_table_error("is missing")
+                if data is not None:  # none yet: names stay as indexed
+                    learnt.canon = dict(data["canon"])
+                    learnt.display = dict(data["display"])
+                    learnt.types = dict(data["types"])
                 version = ".".join(str(x) for part in stamp for x in part)
                 new = with_overrides(learnt, self._overrides(), version)
                 old = self._resolver
@@ -327,12 +425,12 @@ class AliasStore:
         table_stamp = self._file_stamp(self.table_path)
         table = None
         if self._table_written is None or self._table_written != (table_stamp, r):
-            table = _write_tmp(
-                self.table_path,
-                {"version": 1, "canon": r.canon, "display": r.display, "types": r.types},
-            )
+            table = _write_tmp(self.table_path, table_data(r))
 
         def install() -> None:
+            # the table first: evidence without a table is a lost table (``table_damage``)
+            if table is not None:
+                _install_table(table, self.table_path)
             if evidence is not None:
                 os.replace(evidence, self.evidence_path)
                 # the journal's changes are in the new file (replaying them again on it
@@ -340,8 +438,6 @@ class AliasStore:
                 _remove(self.journal_path)
             else:
                 self._append(line)
-            if table is not None:
-                os.replace(table, self.table_path)
             fsync_path(self.path)
             # an unchanged table keeps its file (and its time: searches keep their views)
             self._table_written = (self._file_stamp(self.table_path), r)
@@ -404,20 +500,19 @@ def learn_table(folder: str | os.PathLike, tries: int = 40) -> bool:
         else:
             return False
         try:
-            with open(store.table_path, encoding="utf-8") as fh:
-                old = json.load(fh)
-        except (OSError, ValueError):
-            old = {}
+            old = read_table(store.table_path)
+        except TableDamaged:
+            old = None
         t = AliasTable()
         t.articles = articles
         r = t.learnt()
-        table = {"version": 1, "canon": r.canon, "display": r.display, "types": r.types}
-        if isinstance(old, dict) and all(old.get(k) == v for k, v in table.items()):
+        table = table_data(r)
+        if old == table:
             # the same table: the file (and its time, by which searches keep their name
             # facets) stays
             return True
         tmp = _write_tmp(store.table_path, table)
-        os.replace(tmp, store.table_path)
+        _install_table(tmp, store.table_path)
         fsync_path(store.path)
     return True
 
@@ -592,6 +687,19 @@ class AliasFeature(hooks.Feature):
 
     def wait(self, store: Any, timeout: float | None) -> bool:
         return store.alias_learner.wait(timeout)
+
+    def verify(self, folder: Any) -> list[hooks.Finding]:
+        damage, note = table_damage(folder)
+        found = []
+        if damage:
+            found.append(hooks.Finding(TABLE_FILE, damage))
+        if note:
+            found.append(hooks.Finding(TABLE_FILE, note, damage=False))
+        return found
+
+    def rebuild(self, folder: Any, searcher: Any) -> None:
+        # the table is relearnt from the names stored with the passages (``rebuild_aliases``)
+        AliasStore(folder).replace(stored_names(searcher))
 
 
 hooks.register(AliasFeature())

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from newsquarry.search.engine import hooks
 from newsquarry.search.engine.integrity import (
     ARTICLES_EXT,
     INDEX_NAME,
@@ -33,7 +34,7 @@ from newsquarry.search.engine.storage import DurableFileStorage
 class Problem:
     file: str
     problem: str
-    kind: str  # "toc", "segment", "articles list", "manifest", "other"
+    kind: str  # "toc", "segment", "articles list", "manifest", "derived", "other"
     segment: str | None = None
     articles: list[str] | None = None  # live articles the damaged file held (None: unknown)
 
@@ -58,6 +59,7 @@ class CheckReport:
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     damaged_segments: set[str] = field(default_factory=set)
+    damaged_features: list[Any] = field(default_factory=list)  # ``hooks.Feature``s: rebuild
     toc_ok: bool = False
     manifest: Manifest | None = None
 
@@ -210,6 +212,15 @@ def check_index(folder: str | os.PathLike) -> CheckReport:
     for p in report.problems:
         if p.kind == "segment" and p.segment:
             p.articles = _live_articles(folder, p.segment, manifest, toc, report)
+    # the features' own files that answers depend on (the alias table): not in a manifest
+    for feature in hooks.features():
+        for found in feature.verify(folder):
+            if found.damage:
+                report.problems.append(Problem(found.file, found.text, "derived"))
+                if feature not in report.damaged_features:
+                    report.damaged_features.append(feature)
+            else:
+                report.notes.append(found.text)
     return report
 
 

@@ -15,7 +15,11 @@ its features at fixed points:
   commit, under the lock: returns what to install once it landed), ``abort_commit``,
   ``committed`` (after it);
 - ``merge_source`` / ``write_merged``: carry a segment's derived data through a merge;
-- ``wait(store, timeout)``: background work the feature runs after commits is done.
+- ``wait(store, timeout)``: background work the feature runs after commits is done;
+- ``verify(folder)`` / ``rebuild(folder, searcher)``: the feature's files that answers depend
+  on but no commit's manifest lists (written after the commit, or by a background process)
+  are checked by ``newsquarry check`` through ``verify`` and rebuilt by ``repair`` through
+  ``rebuild``, from the index as stored.
 
 Features come from modules named in ``plug`` (the package's root does this: it is the one
 place that knows every layer); they are imported when the first store opens, so a process
@@ -28,7 +32,17 @@ from __future__ import annotations
 import importlib
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
+
+
+@dataclass
+class Finding:
+    """What ``Feature.verify`` found about one of its files: damage, or a note."""
+
+    file: str
+    text: str
+    damage: bool = True
 
 
 class Feature:
@@ -76,6 +90,14 @@ class Feature:
     def wait(self, store: Any, timeout: float | None) -> bool:
         """Wait until the feature's background work for past commits is done."""
         return True
+
+    def verify(self, folder: Any) -> list[Finding]:
+        """Check the feature's files in ``folder`` that no manifest lists (``check``)."""
+        return []
+
+    def rebuild(self, folder: Any, searcher: Any) -> None:
+        """Rebuild the files ``verify`` found damaged from the index read by ``searcher``
+        (``repair``, under the write lock)."""
 
     def close(self, store: Any) -> None:
         """The store closes."""

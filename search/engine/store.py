@@ -687,6 +687,8 @@ class WhooshStore:
                         integrity.VERIFIER.verify(str(self.path / name))
                     except FileNotFoundError:
                         pass  # a commit replaced it meanwhile: the next check sees the new one
+        for feature in self.features:
+            feature.key_resolver(self)  # a damaged alias table is refused (IndexDamaged)
 
     @property
     def generation(self) -> int:

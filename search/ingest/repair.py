@@ -68,6 +68,7 @@ class RepairReport:
     lost: list[str] = field(default_factory=list)  # known lost, not in the files given
     unknown: list[str] = field(default_factory=list)  # damaged segments with unknown articles
     failed: list[dict[str, str]] = field(default_factory=list)  # files that could not be read
+    rebuilt: list[str] = field(default_factory=list)  # features' files rebuilt (alias table)
     repaired: bool = False
     clean_after: bool = False
 
@@ -85,6 +86,7 @@ class RepairReport:
             "lost": self.lost,
             "segments_with_unknown_articles": self.unknown,
             "failed": self.failed,
+            "rebuilt": self.rebuilt,
         }
 
 
@@ -250,6 +252,13 @@ def repair(
             return report
         if any(p.kind == "other" and p.problem == "no index here" for p in check.problems):
             raise IndexUnavailable(f"no index at {folder}")
+        if all(p.kind == "derived" for p in check.problems):
+            # only a feature's files (the alias table): rebuilt from the intact index
+            report.generation_after = check.generation
+            report.rebuilt = _rebuild_features(folder, check)
+            report.repaired = True
+            report.clean_after = checking.check_index(folder).ok
+            return report
         segments = _segments(folder, check)
         damaged = set(check.damaged_segments)
         intact = [g for g in segments or [] if g.segment_id() not in damaged]
@@ -315,10 +324,26 @@ def repair(
             report.generation_after = _install(folder, work)
         finally:
             shutil.rmtree(work, ignore_errors=True)
+        report.rebuilt = _rebuild_features(folder, check)
         report.repaired = True
     after = checking.check_index(folder)
     report.clean_after = after.ok
     return report
+
+
+def _rebuild_features(folder: Path, check: checking.CheckReport) -> list[str]:
+    """Rebuild the feature files ``check`` found damaged from the index as it now stands
+    (under the write lock the caller holds); the names of the files rebuilt."""
+    if not check.damaged_features:
+        return []
+    ix = DurableFileStorage(str(folder)).open_index(INDEX_NAME)
+    searcher = ix.searcher()
+    try:
+        for feature in check.damaged_features:
+            feature.rebuild(folder, searcher)
+    finally:
+        searcher.close()
+    return sorted({p.file for p in check.problems if p.kind == "derived"})
 
 
 class _StoredPassages:

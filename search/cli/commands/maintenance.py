@@ -67,6 +67,11 @@ def check(obj: Context, as_json: bool) -> None:
                 )
             elif p.kind == "articles list":
                 click.echo("  answers do not depend on it (it names a segment's articles)")
+            elif p.kind == "derived":
+                click.echo(
+                    "  names are counted and filtered through it, so searches refuse until "
+                    "`repair` rebuilds it from the stored articles (none is lost)"
+                )
         if report.ok:
             click.echo("No damage found.")
         else:
@@ -120,11 +125,14 @@ def repair(obj: Context, paths: tuple[str, ...], processes: int | None, as_json:
     else:
         for f in report.failed:
             click.echo(f"failed: {f.get('path') or f.get('id')}: {f['reason']}", err=True)
-        click.echo(
-            f"Repaired: generation {report.generation_before} -> {report.generation_after}; "
-            f"{report.kept} articles kept, {len(report.recovered)} recovered from files, "
-            f"{len(report.added)} added from files."
-        )
+        for name in report.rebuilt:
+            click.echo(f"Rebuilt {name} from the stored articles.")
+        if report.generation_after != report.generation_before:  # segments rebuilt too
+            click.echo(
+                f"Repaired: generation {report.generation_before} -> {report.generation_after}; "
+                f"{report.kept} articles kept, {len(report.recovered)} recovered from files, "
+                f"{len(report.added)} added from files."
+            )
         if report.lost:
             shown = ", ".join(report.lost[:20]) + (" …" if len(report.lost) > 20 else "")
             click.echo(f"Not recovered ({len(report.lost)} articles): {shown}")
