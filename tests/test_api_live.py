@@ -296,8 +296,10 @@ def test_health_answers_fast_while_both_workers_run_slow_searches(tmp_path_facto
     slow_index(path)
     # 8 threads a worker: six searches (one running, the others waiting at the read gate)
     # never take every thread of a worker, so a health check always finds one free
+    # (ninety fuzzy terms are 629 characters: the server is told to take queries that long)
     server = LiveServer("newsquarry.api.wsgi:app", {"NEWSQUARRY_INDEX": str(path),
-                                         "NEWSQUARRY_SEARCH_TIME_LIMIT": "4"},
+                                         "NEWSQUARRY_SEARCH_TIME_LIMIT": "4",
+                                         "NEWSQUARRY_MAX_QUERY_LENGTH": "1000"},
                         workers=2, threads=8)  # fmt: skip
     try:
         import random
