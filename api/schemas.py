@@ -84,7 +84,11 @@ DATE_PATTERN = (
 )
 MAX_FILTER_VALUE = 1000  # characters; ids (search.ids) and names are shorter
 # an article's date: a real calendar date, then nothing or a time ("T..." / " ...")
-_TIME = r"([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{3}|\.\d{6})?)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)?"
+# ASCII digits only: in a Python pattern \d also matches "٣" and "３"
+_TIME = (
+    r"([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{3}|\.[0-9]{6})?)?"
+    r"(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])?"
+)
 ARTICLE_DATE_PATTERN = f"^({_YEAR}-{_MONTH_DAY}|{_LEAP}-02-29)([T ]{_TIME})?$"
 # an id in a body: empty (derived from the content) or valid by search.ids' rules
 BODY_ID_PATTERN = f"^({ID_PATTERN[1:-1]})?$"
