@@ -286,3 +286,26 @@ def test_api_named_cases(client):
     assert r.status_code == 422 and "lone surrogate" in r.get_json()["detail"]
     r = _send(client, "PUT", "/v1/articles/t-put", {"text": "x", "date": "٢٠٢٤-٠١-٠١"})
     assert r.status_code == 422
+
+
+# ------------------------------------------------------------------ ids in URLs
+@pytest.mark.parametrize("raw", ["%FF", "%ED%A0%80", "ok%C3", "a%80b", "%C0%AF"])
+@pytest.mark.parametrize("method", ["GET", "PUT", "DELETE"])
+def test_invalid_utf8_in_a_path_id_is_400_not_rewritten(client, raw, method):
+    body = {"text": "Written under a replaced id."} if method == "PUT" else None
+    r = client.open(f"/v1/articles/{raw}", method=method, headers=AUTH,
+                    **({"json": body} if body else {}))  # fmt: skip
+    assert r.status_code == 400, r.get_data(as_text=True)
+    assert r.mimetype == "application/problem+json"
+    problem = r.get_json()
+    assert problem["title"] == "Invalid path" and "UTF-8" in problem["detail"]
+    # nothing was written under U+FFFD
+    assert client.get("/v1/articles/%EF%BF%BD").status_code == 404
+    assert client.get("/v1/passages/%FF%23p1").status_code == 400
+    assert client.get("/passages/%FF/1").status_code == 400
+
+
+def test_valid_utf8_ids_in_paths_still_work(client):
+    r = _send(client, "PUT", "/v1/articles/caf%C3%A9-%F0%9F%98%80", {"text": "Coffee."})
+    assert r.status_code == 200, r.get_data(as_text=True)
+    assert client.get("/v1/articles/café-😀").get_json()["id"] == "café-😀"
