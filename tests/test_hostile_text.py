@@ -309,3 +309,19 @@ def test_valid_utf8_ids_in_paths_still_work(client):
     r = _send(client, "PUT", "/v1/articles/caf%C3%A9-%F0%9F%98%80", {"text": "Coffee."})
     assert r.status_code == 200, r.get_data(as_text=True)
     assert client.get("/v1/articles/café-😀").get_json()["id"] == "café-😀"
+
+
+def test_a_file_name_that_is_not_utf8_is_stored_as_text(tag_enricher, tmp_path):
+    """A path read from the disk holds surrogate escapes (os.fsdecode): stored as it was,
+    the article could not be returned by the API (a 500)."""
+    folder = tmp_path / "feed"
+    folder.mkdir()
+    with open(bytes(folder) + b"/ok\xff.txt", "wb") as fh:  # the name as bytes
+        fh.write(b"A title\n\nSome body text.\n")
+    ix = str(tmp_path / "ix")
+    r = CliRunner().invoke(cli, ["index", str(folder), "--index", ix])
+    assert r.exit_code == 0, r.output
+    app = create_app({"index": ix}, enricher=TagEnricher())
+    got = app.test_client().get("/v1/articles/ok")
+    assert got.status_code == 200, got.get_data(as_text=True)
+    assert got.get_json()["path"].endswith("ok\\udcff.txt")

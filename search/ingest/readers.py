@@ -31,7 +31,7 @@ from pathlib import Path
 from newsquarry.search.core.errors import ReadError
 from newsquarry.search.core.ids import derived_id, id_problem
 from newsquarry.search.core.models import Article
-from newsquarry.search.core.textnorm import clean_text, text_problem
+from newsquarry.search.core.textnorm import clean_text, echo_safe, text_problem
 
 TEXT_EXTS = {".txt"}
 MD_EXTS = {".md", ".markdown"}
@@ -180,6 +180,10 @@ def checked_article(article: Article) -> Article:
         cleaned = clean_text(value, "\n" if key == "text" else " ")
         if cleaned != value:
             changes[key] = cleaned
+    if isinstance(article.path, str) and text_problem(article.path):
+        # a file name that is not UTF-8 (os.fsdecode's surrogate escapes): stored as text,
+        # with the bytes written as escapes, so the API can return it
+        changes["path"] = echo_safe(article.path)
     if not changes.get("text", article.text).strip():
         raise ValueError("missing or empty 'text' (once control characters are removed)")
     if len(article.text) > MAX_ARTICLE_CHARS:
