@@ -27,7 +27,13 @@ from newsquarry.search.query.keys import check_secret
 from . import errors, scoping
 from .backend import Backend
 from .concurrency import gate_reads
-from .routing import FacetConverter, IdConverter, facet_param_schema, id_param_schema
+from .routing import (
+    FacetConverter,
+    IdConverter,
+    facet_param_schema,
+    id_param_schema,
+    path_problem,
+)
 from .schemas import ProblemSchema
 from .views import documents, meta, pages
 from .views import search as search_views
@@ -170,6 +176,9 @@ def _install_request_id(app: Flask) -> None:
         given = request.headers.get("X-Request-Id", "")
         g.request_id = given if _REQUEST_ID_OK.match(given) else _new_request_id()
         g.started = time.perf_counter()
+        problem = path_problem(request.environ)
+        if problem:  # never rewritten to U+FFFD: "%FF" and "%FE" are not one id
+            raise errors.ApiError(400, problem, title="Invalid path", slug="invalid-path")
         if len(request.query_string) > MAX_QUERY_STRING:
             raise errors.ApiError(
                 414, f"the query string is longer than {MAX_QUERY_STRING} bytes"

@@ -7,6 +7,8 @@ knowing the parameter names (Datasette's ``toggle_url``). Relative unless the
 
 from __future__ import annotations
 
+import re
+import socket
 from collections.abc import Iterable
 from functools import lru_cache
 from urllib.parse import quote, quote_plus, urlencode
@@ -14,6 +16,8 @@ from urllib.parse import quote, quote_plus, urlencode
 from flask import Request
 
 from newsquarry.search.core.textnorm import fold
+
+_HOST_OK = re.compile(r"^[A-Za-z0-9._:\[\]-]+$")  # a host name or an IP address, nothing else
 
 
 def public_url(path: str) -> str:
@@ -28,6 +32,44 @@ def public_url(path: str) -> str:
 
     base = str(backend().settings.get("base_url") or "").rstrip("/")
     return f"{base}{path}" if base else path
+
+
+def public_origin(req: Request) -> str:
+    """The origin of the absolute URLs the server must hand out (oEmbed, feeds, permalinks).
+
+    The ``base_url`` setting when set. Otherwise the address the server is bound to, as
+    the WSGI server reports it (``SERVER_NAME``/``SERVER_PORT``: gunicorn's and werkzeug's
+    listening socket, e.g. ``http://127.0.0.1:8080``), never the ``Host`` header: a
+    forged Host would otherwise go into pages, embeds and feeds that caches and
+    consumers keep. On a Unix socket gunicorn fills ``SERVER_NAME`` from the Host
+    header, so there the default is ``http://localhost``; behind a proxy, set
+    ``base_url`` (docs/web.md).
+    """
+    from .backend import backend
+
+    base = str(backend().settings.get("base_url") or "").rstrip("/")
+    if base:
+        return base
+    env = req.environ
+    scheme = (
+        env.get("wsgi.url_scheme") if env.get("wsgi.url_scheme") in ("http", "https") else "http"
+    )
+    sock = env.get("gunicorn.socket")
+    if sock is not None and getattr(sock, "family", None) == getattr(socket, "AF_UNIX", None):
+        return f"{scheme}://localhost"
+    host = str(env.get("SERVER_NAME") or "localhost")
+    port = str(env.get("SERVER_PORT") or "")
+    if not _HOST_OK.match(host) or not (port == "" or port.isdigit()):
+        return f"{scheme}://localhost"
+    host = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    default = {"http": "80", "https": "443"}[scheme]
+    return f"{scheme}://{host}" + (f":{port}" if port and port != default else "")
+
+
+def absolute_url(req: Request, path: str) -> str:
+    """``path`` (from ``url_for``: script root included, percent-encoded) on the public
+    origin (``public_origin``)."""
+    return public_origin(req) + path
 
 
 def request_path(req: Request) -> str:

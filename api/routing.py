@@ -11,6 +11,7 @@ the path-segment set percent-encoded, ``/`` included, and the dot-only ids
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import unquote_to_bytes, urlsplit
 
 from werkzeug.routing import BaseConverter
 
@@ -60,3 +61,31 @@ class FacetConverter(BaseConverter):
 
 def facet_param_schema(converter: Any) -> dict[str, Any]:
     return {"type": "string", "enum": list(FACETS)}
+
+
+def path_problem(environ: dict[str, Any]) -> str | None:
+    """Why the request's path is not a path of text (invalid UTF-8, where), or None.
+
+    The WSGI server and werkzeug decode the path with errors replaced, so ``%FF`` and
+    ``%ED%A0%80`` (an encoded surrogate) would reach a view as U+FFFD: two URLs, one id.
+    The bytes are checked here: the raw request target when the server gives it
+    (``RAW_URI``, ``REQUEST_URI``: gunicorn, werkzeug), else ``PATH_INFO``, which WSGI
+    carries as one character per byte.
+    """
+    raw = environ.get("RAW_URI") or environ.get("REQUEST_URI")
+    if isinstance(raw, str) and raw:
+        target = raw if raw.startswith("/") else urlsplit(raw).path  # absolute-form target
+        data = unquote_to_bytes(target.split("?", 1)[0].encode("latin-1", "replace"))
+    else:
+        try:
+            data = str(environ.get("PATH_INFO") or "").encode("latin-1")
+        except UnicodeEncodeError:
+            return None  # already text (not a WSGI server's str): nothing was replaced
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return (
+            f"the path is not valid UTF-8 (byte 0x{data[exc.start]:02X} at byte {exc.start} "
+            "once percent-decoded): ids in URLs are UTF-8, percent-encoded"
+        )
+    return None

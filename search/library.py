@@ -28,7 +28,7 @@ from newsquarry.search.core.models import Article
 from newsquarry.search.core.requests import FacetResult, SearchRequest, SearchResult
 from newsquarry.search.engine.store import WhooshStore, WriteReport
 from newsquarry.search.ingest.indexer import index_articles, index_paths, optimize
-from newsquarry.search.ingest.readers import article_from_mapping
+from newsquarry.search.ingest.readers import article_from_mapping, checked_article
 from newsquarry.search.query.clusters import quote_cluster
 from newsquarry.search.query.searching import facet_values, run_search
 
@@ -93,11 +93,11 @@ class Index:
         ``InvalidRequest`` before anything is written."""
         items: list[Article] = []
         for n, record in enumerate(articles):
-            if isinstance(record, Article):
-                items.append(record)
-                continue
-            try:
-                items.append(article_from_mapping(dict(record)))
+            try:  # an Article is checked as a record is (lone surrogates, empty text, ...)
+                if isinstance(record, Article):
+                    items.append(checked_article(record))
+                else:
+                    items.append(article_from_mapping(dict(record)))
             except (ValueError, TypeError) as exc:
                 raise InvalidRequest(f"article {n}: {exc}", field=f"articles[{n}]") from None
         return index_articles(self.store, items, force=force, **options)

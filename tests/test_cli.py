@@ -184,6 +184,55 @@ def test_ctrl_c_during_indexing_keeps_committed_articles(tmp_path, seed_file):
     assert stats["articles"] == 120
 
 
+def _wait_for_first_commit(proc: subprocess.Popen) -> list[str]:
+    """The progress lines up to the first one reporting a commit (plain lines on a pipe:
+    one after every commit): the process has committed once when this returns."""
+    lines = []
+    for line in proc.stderr:
+        lines.append(line)
+        if " committed" in line and "· 0 committed" not in line:
+            return lines
+    raise AssertionError("the index run ended before its first commit:\n" + "".join(lines))
+
+
+@pytest.mark.parametrize("group", [False, True], ids=["process", "process-group"])
+def test_sigterm_during_indexing_keeps_committed_articles(tmp_path, seed_file, group):
+    """SIGTERM (systemd, docker stop, timeout) stops `index` as Ctrl-C does: the commits
+    kept, one line, exit 143; sent to the whole group too (systemd's default), workers
+    included. It was exit 143 with the workers' four tracebacks and no summary."""
+    import signal
+
+    feed = tmp_path / "feed.jsonl"
+    _many_articles(feed, seed_file.read_text(encoding="utf-8"), 120)
+    env = dict(os.environ, NEWSQUARRY_INDEX=str(tmp_path / "ix"), PYTHONPATH=str(ROOT))
+    cmd = [sys.executable, "-m", "newsquarry.search.cli", "index", str(feed), "--commit-every",
+           "5", "--processes", "2"]  # fmt: skip
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=group)  # fmt: skip
+    try:
+        before = _wait_for_first_commit(proc)
+        if group:
+            os.killpg(proc.pid, signal.SIGTERM)
+        else:
+            proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, "".join(before) + err
+    assert "Traceback" not in err and "Error" not in err, err
+    # one line besides progress lines written before the signal was handled
+    said = [line for line in err.splitlines() if "articles/s" not in line]
+    assert len(said) == 1 and said[0].startswith("Terminated: "), err
+    assert "the index is intact" in said[0] and out == ""
+    done = int(said[0].split("Terminated: ")[1].split()[0])
+    assert 5 <= done < 120 and done % 5 == 0
+    stats = json.loads(
+        CliRunner().invoke(cli, ["--index", str(tmp_path / "ix"), "stats", "--json"]).stdout
+    )
+    assert stats["articles"] == done
+
+
 @pytest.fixture()
 def seeded(runner, index_dir, corpus_dir):
     r = run(runner, index_dir, "index", str(corpus_dir))

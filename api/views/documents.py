@@ -19,6 +19,7 @@ from marshmallow import ValidationError
 from newsquarry.search.core.errors import NotFound
 from newsquarry.search.core.ids import id_problem, shorten
 from newsquarry.search.core.models import Article
+from newsquarry.search.core.textnorm import echo_safe
 from newsquarry.search.ingest.indexer import index_articles
 from newsquarry.search.ingest.readers import article_from_mapping
 
@@ -146,7 +147,8 @@ def _check_chunked_size() -> None:
 def _validate(item: Any, index: int | None, path_id: str | None = None) -> Article | dict:
     """One article body -> Article, or a failure record {index, id, reason}."""
     raw_id = item.get("id") if isinstance(item, dict) else None
-    ident = str(raw_id) if raw_id is not None else path_id
+    # echoed in the report: a lone surrogate (refused below) cannot be put in JSON
+    ident = echo_safe(str(raw_id)) if raw_id is not None else path_id
     if not isinstance(item, dict):
         return {
             "index": index,

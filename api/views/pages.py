@@ -33,6 +33,7 @@ from .. import cardsize
 from ..backend import backend
 from ..errors import ApiError
 from ..formats import dumps
+from ..links import absolute_url, public_origin, public_url
 
 blp = Blueprint("pages", __name__)  # templates: api/templates, assets: api/static
 
@@ -155,8 +156,14 @@ def passage(article_id: str, n: int) -> Response:
         return _page_error(404, "Passage not found", exc.message)
     passages = article.get("passages", [])
     i = passages.index(p)
-    permalink = url_for("pages.passage", article_id=article_id, n=n, _external=True)
-    oembed = url_for("pages.oembed", url=permalink, format="json", _external=True)
+    # the permalink (canonical link) is relative unless base_url is set: the browser
+    # resolves it against the address it used. oEmbed consumers read the discovery link
+    # away from the page, so it is absolute, on base_url or the bound address. Never the
+    # Host header: a forged one would be kept by caches and consumers (api.links)
+    path = url_for("pages.passage", article_id=article_id, n=n)
+    permalink = public_url(path)
+    absolute = absolute_url(request, path)
+    oembed = absolute_url(request, url_for("pages.oembed", url=absolute, format="json"))
     html = render_template(
         "passage.html",
         article=article,
@@ -192,7 +199,7 @@ def embed_passage(article_id: str, n: int) -> Response:
         shown=cardsize.preview(text, chars),
         cut=chars < len(text),
         more=cardsize.more_label(len(text)),
-        permalink=url_for("pages.passage", article_id=article_id, n=n, _external=True),
+        permalink=public_url(url_for("pages.passage", article_id=article_id, n=n)),
     )
     return Response(html, mimetype="text/html")
 
@@ -213,9 +220,7 @@ def embed() -> Response:
         for k, v in request.args.items(multi=True)
         if k in ("q", "mode", "sort", *FILTER_PARAMS) and v
     ]
-    search_href = url_for("pages.search_page", _external=True) + (
-        "?" + urlencode(page) if page else ""
-    )
+    search_href = public_url(url_for("pages.search_page")) + ("?" + urlencode(page) if page else "")
     html = render_template("embed.html", attrs=attrs, search_href=search_href)
     return Response(html, mimetype="text/html")
 
@@ -273,7 +278,8 @@ def oembed() -> Response:
     maxwidth, maxheight = _int_arg("maxwidth"), _int_arg("maxheight")
     parts = urlsplit(url)
     match = PERMALINK.match(parts.path)
-    if parts.scheme not in ("http", "https") or parts.netloc != request.host or not match:
+    origin = urlsplit(public_origin(request))  # this server's: never the Host header
+    if parts.scheme not in ("http", "https") or parts.netloc != origin.netloc or not match:
         raise NotFound(f"{url} is not a passage permalink of this server")
     article_id, n = unquote(match.group(1)), int(match.group(2))
     article, p = _load_passage(article_id, n)
@@ -281,13 +287,12 @@ def oembed() -> Response:
     chars, height = cardsize.fit(p["text"], card_caption(article), max(width, MIN_WIDTH), maxheight)
     if maxheight is not None:
         height = min(height, maxheight)
-    src = url_for(
+    src = absolute_url(request, url_for(
         "pages.embed_passage",
         article_id=article_id,
         n=n,
-        _external=True,
         **({"chars": chars} if chars < len(p["text"].strip()) else {}),
-    )
+    ))  # fmt: skip
     title = article.get("title") or article_id
     # allow-scripts: the card's own script (CSP script-src 'self') posts its height to the
     # host (the resize protocol); the frame stays in an opaque origin (no allow-same-origin)
@@ -302,7 +307,7 @@ def oembed() -> Response:
         "title": title,
         "author_name": article.get("source"),
         "provider_name": "newsquarry",
-        "provider_url": url_for("pages.search_page", _external=True),
+        "provider_url": absolute_url(request, url_for("pages.search_page")),
         "cache_age": 3600,
         "html": str(html),
         "width": width,

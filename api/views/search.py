@@ -18,7 +18,7 @@ import logging
 from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from flask import Response, g, request, stream_with_context, url_for
 from marshmallow import RAISE
@@ -41,7 +41,7 @@ from ..formats import (
     negotiate,
     result_dict,
 )
-from ..links import Toggler, link_header, public_url, request_path, url_with
+from ..links import Toggler, absolute_url, link_header, public_url, request_path, url_with
 from ..schemas import (
     ClusterArgs,
     CooccurrenceResponse,
@@ -170,7 +170,7 @@ def result_body(result: SearchResult, settings: dict[str, Any]) -> tuple[dict[st
     for it in body.get("interpretations", []):  # the offered search, ready to follow
         path = "v1/quotes" if it["mode"] == "quotes" else "v1/search"
         pairs = [("q", it["q"]), (it["facet"], it["value"])]
-        it["url"] = url_with(request.url_root + path, pairs)
+        it["url"] = url_with(public_url(f"{quote(request.script_root)}/{path}"), pairs)
     return body, {"first": toggle.page(1), **links}
 
 
@@ -259,15 +259,19 @@ def feed_response(store: Any, req: SearchRequest, fmt: str, settings: dict[str, 
     result = search_library(store, req, settings)
     hits = [scoped_record(dict(vars(h))) for h in result.hits]  # a key's quotes only
     links = [
-        url_for("pages.passage", article_id=aid, n=int(n), _external=True)
+        absolute_url(request, url_for("pages.passage", article_id=aid, n=int(n)))
         for aid, _, n in (str(h.get("passage_id") or h["id"]).rpartition("#p") for h in hits)
     ]
     query = [(k, v) for k, v in request.args.items(multi=True) if k not in ("format", "key")]
-    html_url = url_for("pages.search_page", _external=True) + (
+    # feeds are read away from this server: absolute URLs, on base_url or the bound
+    # address (never the Host header)
+    html_url = absolute_url(request, url_for("pages.search_page")) + (
         "?" + urlencode(query) if query else ""
     )
     render = atom if fmt == "atom" else json_feed
-    body = render(hits, req, self_url=request.url, html_url=html_url, links=links,
+    qs = request.query_string.decode("latin-1")
+    self_url = absolute_url(request, request_path(request)) + (f"?{qs}" if qs else "")
+    body = render(hits, req, self_url=self_url, html_url=html_url, links=links,
                   updated=modified)  # fmt: skip
     resp = Response(body, mimetype=FEED_MIMETYPES[fmt])
     resp.last_modified = modified

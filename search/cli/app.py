@@ -14,8 +14,10 @@ from newsquarry.search.cli.commands.serving import completion, daemon, key, serv
 from newsquarry.search.cli.commands.write import delete, index, optimize_command
 from newsquarry.search.cli.common import (
     EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
     URL_COMMANDS,
     Context,
+    Terminated,
     index_after_command,
 )
 
@@ -73,7 +75,11 @@ def main() -> None:
     """
     try:
         code = cli.main(prog_name="newsquarry", standalone_mode=False)
-    except (click.exceptions.Abort, KeyboardInterrupt):
+    except (click.exceptions.Abort, KeyboardInterrupt) as exc:
+        # SIGTERM where a command stops on it (``index``) before its own handling begins
+        if isinstance(exc, Terminated) or isinstance(exc.__cause__, Terminated):
+            click.echo("Terminated.", err=True)
+            sys.exit(EXIT_TERMINATED)
         click.echo("Interrupted.", err=True)
         sys.exit(EXIT_INTERRUPTED)
     except click.ClickException as exc:

@@ -7,7 +7,9 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
 from typing import Any
@@ -27,12 +29,14 @@ from newsquarry.search.core.errors import READ_DAMAGE, NewsquarryError, NoIndex
 # grep); 2 usage error or bad query; 3 not found; 4 index busy (another writer);
 # 5 index unavailable (none at the folder given) or damaged (``check`` found
 # damage), or server unreachable / not newsquarry; 6 search timed out; 7 not enough
-# disk space (for a merge, ``optimize`` or ``repair``); 130 interrupted (Ctrl-C).
+# disk space (for a merge, ``optimize`` or ``repair``); 130 interrupted (Ctrl-C); 143
+# terminated (SIGTERM: systemd, ``docker stop``, ``timeout``), ``index`` keeping its commits.
 # Errors are one line on stderr, naming the option typed; ``--debug`` shows the traceback.
 EXIT_NO_RESULTS = 1
 EXIT_DAMAGED = 5
 EXIT_NO_SPACE = 7
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports a command the signal stopped
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a tool killed by a closed pipe exits
 
 
@@ -75,6 +79,38 @@ class Context:
                 self.index_dir, create=create, lock_timeout=self.settings["lock_timeout"]
             )
         return self._store
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C would be (``stop_on_sigterm``): the same clean stop.
+
+    A ``KeyboardInterrupt``, so every path that stops cleanly on Ctrl-C (the indexer
+    discarding the batch in progress, the enricher's workers stopped, the cluster's tasks
+    cancelled) does the same on SIGTERM; only the message and the exit code differ.
+    """
+
+
+@contextmanager
+def stop_on_sigterm() -> Iterator[None]:
+    """SIGTERM raises ``Terminated`` in the main thread while inside, once: a second
+    SIGTERM during the clean stop is ignored (a supervisor's SIGKILL still ends it).
+    The previous handler is back on the way out. Worker processes forked inside put the
+    default back (``enrich.executors``), so the pool's own SIGTERM still ends them."""
+    import signal  # lazy: start-up time
+
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers belong to the main thread
+        return
+
+    def _raise(signum: int, _frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, _raise)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def fail(message: str, code: int = 2) -> None:

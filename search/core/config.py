@@ -57,8 +57,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "base_url",
         None,
-        "Public origin of the API (https://news.example.org) for absolute links; unset: API "
-        "links are relative (the Host header is never copied into them).",
+        "Public origin of the server (https://news.example.org) for absolute links; unset: "
+        "links are relative where they can be (API links, permalinks) and oEmbed and feeds "
+        "use the address the server is bound to. The Host header is never copied into any.",
     ),
     Setting("commit_every", 2000, "Articles per commit while indexing."),
     Setting(

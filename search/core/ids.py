@@ -46,7 +46,10 @@ def id_problem(value: object) -> str | None:
     if not value.strip():
         return "must not be only whitespace"
     for i, ch in enumerate(value):
-        if unicodedata.category(ch) in _FORBIDDEN_CATEGORIES:
+        category = unicodedata.category(ch)
+        if category == "Cs":
+            return f"holds a lone surrogate (U+{ord(ch):04X}) at position {i}: not valid Unicode"
+        if category in _FORBIDDEN_CATEGORIES:
             return f"holds a control character (U+{ord(ch):04X}) at position {i}"
     return None
 

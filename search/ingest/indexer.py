@@ -33,7 +33,9 @@ from typing import Any
 
 from newsquarry.search.core.config import SETTINGS_BY_NAME
 from newsquarry.search.core.errors import EnrichmentFailed
+from newsquarry.search.core.ids import shorten
 from newsquarry.search.core.models import Article, Passage
+from newsquarry.search.core.textnorm import echo_safe
 from newsquarry.search.engine.store import WhooshStore, WriteReport
 from newsquarry.search.ingest.passages import split_passages
 from newsquarry.search.ingest.readers import (
@@ -41,6 +43,7 @@ from newsquarry.search.ingest.readers import (
     SUPPORTED,
     ReadFailure,
     Skipped,
+    checked_article,
     iter_files,
     read_paths,
 )
@@ -211,6 +214,14 @@ def index_articles(
                 continue
             if isinstance(item, Skipped):
                 progress.skipped_files.append({"path": item.path, "reason": item.reason})
+                continue
+            try:  # an Article from a program is checked as a read one (lone surrogates, ...)
+                item = checked_article(item)
+            except ValueError as exc:
+                ident = echo_safe(shorten(str(item.id)))
+                report.failed.append({"id": ident, "path": item.path or ident,
+                                      "reason": str(exc)})  # fmt: skip
+                progress.failed += 1
                 continue
             progress.read += 1
             digest = item.content_hash

@@ -19,6 +19,7 @@ rewritten); a file without one gets ``derived_id`` of its relative path.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -30,6 +31,7 @@ from pathlib import Path
 from newsquarry.search.core.errors import ReadError
 from newsquarry.search.core.ids import derived_id, id_problem
 from newsquarry.search.core.models import Article
+from newsquarry.search.core.textnorm import clean_text, echo_safe, text_problem
 
 TEXT_EXTS = {".txt"}
 MD_EXTS = {".md", ".markdown"}
@@ -80,6 +82,10 @@ def normalise_date(value: object, where: str = "date") -> str | None:
     if isinstance(value, dt.date):
         return value.isoformat()
     text = str(value).strip()
+    if not text.isascii():  # int() and fromisoformat take any Unicode digits: "٢٠٢٤-٠١-٠١"
+        raise ValueError(
+            f"{where}: not an ISO 8601 date: use ASCII digits (YYYY-MM-DD), not {text[:40]!r}"
+        )
     # the whole value must parse: "2024-01-01<anything>" is refused, not cut to its first 10
     try:
         return dt.date.fromisoformat(text).isoformat()
@@ -109,6 +115,17 @@ def article_from_mapping(data: object, fallback_id: str | None = None) -> Articl
     for key in ("title", "source", "url", "author", "id"):
         if data.get(key) is not None and not isinstance(data[key], (str, int)):
             raise ValueError(f"'{key}' must be a string")
+    data = dict(data)
+    for key in ("text", "title", "source", "url", "author"):
+        # lone surrogates refused, control characters removed (textnorm.clean_text)
+        if isinstance(data.get(key), str):
+            problem = text_problem(data[key])
+            if problem:
+                raise ValueError(f"'{key}' {problem}")
+            data[key] = clean_text(data[key], "\n" if key == "text" else " ")
+    text = data["text"]
+    if not text.strip():
+        raise ValueError("'text' is empty once control characters are removed")
     source = data.get("source")
     if isinstance(source, str) and len(source) > MAX_NAME_CHARS:
         raise ValueError(f"'source' longer than {MAX_NAME_CHARS} characters")
@@ -136,6 +153,44 @@ def article_from_mapping(data: object, fallback_id: str | None = None) -> Articl
         url=_opt_str(data.get("url")),
         author=_opt_str(data.get("author")),
     )
+
+
+def checked_article(article: Article) -> Article:
+    """An ``Article`` made by a program (not read here) checked as a read one is: the
+    same article, or a copy without control characters; ValueError naming the reason.
+
+    The indexer's last gate: whatever entrance an article came through, nothing that
+    cannot be stored (a lone surrogate, an empty text) reaches the index.
+    """
+    problem = id_problem(article.id)
+    if problem:
+        raise ValueError(f"'id' {problem}")
+    if not isinstance(article.text, str):
+        raise ValueError("'text' must be a string")
+    changes: dict[str, str] = {}
+    for key in ("text", "title", "source", "url", "author", "date"):
+        value = getattr(article, key)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise ValueError(f"'{key}' must be a string")
+        problem = text_problem(value)
+        if problem:
+            raise ValueError(f"'{key}' {problem}")
+        cleaned = clean_text(value, "\n" if key == "text" else " ")
+        if cleaned != value:
+            changes[key] = cleaned
+    if isinstance(article.path, str) and text_problem(article.path):
+        # a file name that is not UTF-8 (os.fsdecode's surrogate escapes): stored as text,
+        # with the bytes written as escapes, so the API can return it
+        changes["path"] = echo_safe(article.path)
+    if not changes.get("text", article.text).strip():
+        raise ValueError("missing or empty 'text' (once control characters are removed)")
+    if len(article.text) > MAX_ARTICLE_CHARS:
+        raise ValueError(f"'text' longer than {MAX_ARTICLE_CHARS} characters")
+    if article.date is not None and normalise_date(article.date) != article.date:
+        raise ValueError(f"'date' must be YYYY-MM-DD, not {article.date[:40]!r}")
+    return dataclasses.replace(article, **changes) if changes else article
 
 
 def _opt_str(value: object) -> str | None:

@@ -35,7 +35,8 @@ from newsquarry.search.engine.documents import stored_document
 from newsquarry.search.engine.schema import FACET_FIELDS
 from newsquarry.search.engine.views import View, cache_for
 
-_DATE_VALUE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
+# ASCII digits only (\d and int() also take "٢٠١٩" and "２０１９")
+_DATE_VALUE = re.compile(r"^([0-9]{4})(?:-([0-9]{2})(?:-([0-9]{2}))?)?$")
 
 
 def date_bounds(value: str, *, end: bool = False, what: str = "date") -> tuple[int, int]:

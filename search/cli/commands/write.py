@@ -13,9 +13,12 @@ import click
 from newsquarry.search.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_NO_RESULTS,
+    EXIT_TERMINATED,
     Context,
+    Terminated,
     fail,
     handle_errors,
+    stop_on_sigterm,
 )
 from newsquarry.search.cli.output import make_console, plural
 from newsquarry.search.core.config import SETTINGS_BY_NAME
@@ -86,8 +89,8 @@ def index(obj: Context, paths: tuple[str, ...], force: bool, commit_every: int |
     the reason; the exit code is non-zero only if nothing could be indexed.
 
     Large imports: articles are enriched by worker processes while this one
-    writes, committed every --commit-every articles. Ctrl-C keeps everything
-    committed; the same command again skips it and continues. With --cluster
+    writes, committed every --commit-every articles. Ctrl-C (exit 130) or SIGTERM
+    (exit 143) keeps everything committed; the same command again skips it and continues. With --cluster
     the workers are those of a Dask cluster, on as many machines as it has.
 
     \b
@@ -96,16 +99,23 @@ def index(obj: Context, paths: tuple[str, ...], force: bool, commit_every: int |
       newsquarry index archive.jsonl --processes 2 --optimize
       newsquarry index archive.jsonl --cluster tcp://scheduler-host:8786
     """
-    # lazy: start-up time
-    from newsquarry.search.ingest.indexer import (
+    if cluster and processes:
+        raise click.UsageError("--processes is for local workers; --cluster uses the cluster's")
+    with stop_on_sigterm():  # SIGTERM stops it as Ctrl-C does: commits kept, one line
+        _index(obj, paths, force, commit_every, processes, batch_size, cluster, cluster_wait,
+               count, optimize_after)  # fmt: skip
+
+
+def _index(obj: Context, paths: tuple[str, ...], force: bool, commit_every: int | None,
+           processes: int | None, batch_size: int, cluster: str | None, cluster_wait: float,
+           count: bool, optimize_after: bool) -> None:  # fmt: skip
+    from newsquarry.search.ingest.indexer import (  # lazy: start-up time
         default_enricher,
         default_processes,
         index_paths,
         optimize,
     )
 
-    if cluster and processes:
-        raise click.UsageError("--processes is for local workers; --cluster uses the cluster's")
     store = obj.store()
     reporter = ProgressReporter()
     executor = None
@@ -150,16 +160,18 @@ def index(obj: Context, paths: tuple[str, ...], force: bool, commit_every: int |
             force=force,
             count=count,
         )
-    except KeyboardInterrupt as exc:
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Terminated)
         reporter.close()
         report = getattr(exc, "report", None)
         done = (len(report.added) + len(report.replaced)) if report else 0
+        term = isinstance(exc, Terminated)
         click.echo(
-            f"Interrupted: {plural(done, 'article')} committed before the interrupt; "
-            "the index is intact. Run the same command again to continue.",
+            f"{'Terminated' if term else 'Interrupted'}: {plural(done, 'article')} committed "
+            f"before the {'SIGTERM' if term else 'interrupt'}; the index is intact. Run the "
+            "same command again to continue.",
             err=True,
         )
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(EXIT_TERMINATED if term else EXIT_INTERRUPTED)
     except ClusterError as exc:
         reporter.close()
         report = getattr(exc, "report", None)

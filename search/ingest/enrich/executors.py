@@ -65,9 +65,12 @@ def _ignore_sigint() -> None:
     """Pool worker initializer: Ctrl-C is the parent's to handle.
 
     A terminal sends SIGINT to the whole process group; the parent stops the
-    pool itself, so workers need not die printing tracebacks.
+    pool itself, so workers need not die printing tracebacks. SIGTERM gets its
+    default back: the parent may stop on it cleanly (``newsquarry index``), a handler
+    a forked worker inherits, and the pool ends its workers with SIGTERM.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 class LocalPool:
