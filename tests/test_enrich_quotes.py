@@ -10,22 +10,11 @@ advertising boilerplate.
 from __future__ import annotations
 
 import pytest
+from _quotes import quotes_of, speaker_of
 
-from newsquarry.search.core.models import Article, Quote
+from newsquarry.search.core.models import Article
 from newsquarry.search.ingest.enrich import enrich_article, load_nlp
 from newsquarry.search.ingest.passages import split_passages
-
-
-def quotes_of(text: str) -> list[Quote]:
-    article = Article(id="t", title="t", text=text)
-    passages = enrich_article(article, split_passages(article, min_chars=1))
-    return [q for p in passages for q in p.quotes if q.kind != "indirect"]
-
-
-def speaker_of(text: str, fragment: str) -> str | None:
-    found = [q for q in quotes_of(text) if fragment in q.text]
-    assert found, f"no quote with {fragment!r}: {[q.text for q in quotes_of(text)]}"
-    return found[0].speaker
 
 
 def test_attribution_after_the_quote_in_the_next_paragraph():

@@ -6,23 +6,11 @@ Every text here is written for the test; each test fails without its rule."""
 
 from __future__ import annotations
 
-from newsquarry.search.core.models import Article
-from newsquarry.search.ingest.enrich import enrich_article, load_nlp
+from _quotes import speaker_of
+
+from newsquarry.search.ingest.enrich import load_nlp
 from newsquarry.search.ingest.enrich.entities import extract_mentions
 from newsquarry.search.ingest.enrich.names import first_name_gender
-from newsquarry.search.ingest.passages import split_passages
-
-
-def quotes_of(text: str):
-    article = Article(id="t", title="t", text=text)
-    passages = enrich_article(article, split_passages(article, min_chars=1))
-    return [q for p in passages for q in p.quotes if q.kind != "indirect"]
-
-
-def speaker_of(text: str, fragment: str) -> str | None:
-    found = [q for q in quotes_of(text) if fragment in q.text]
-    assert found, f"no quote with {fragment!r}: {[q.text for q in quotes_of(text)]}"
-    return found[0].speaker
 
 
 def test_first_names_given_to_one_gender_decide_and_others_do_not():

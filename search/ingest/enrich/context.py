@@ -18,7 +18,12 @@ from newsquarry.search.ingest.enrich.entities import (
     common_words,
 )
 from newsquarry.search.ingest.enrich.marks import ALL_MARKS, MARK_TOKENS, QuoteSpan
-from newsquarry.search.ingest.enrich.pronouns import PersonTracker, pronoun_gender
+from newsquarry.search.ingest.enrich.pronouns import (
+    PersonTracker,
+    phrase_head,
+    pronoun_gender,
+    sentences_back,
+)
 from newsquarry.search.ingest.enrich.speech import (
     _NAME,
     CLIMB_DEPS,
@@ -92,9 +97,10 @@ class _Context:
                 for nick in re.findall(r"['‘\"“]([^\W\d_]+)['’\"”]", m.name):
                     self.person_names.setdefault((fold(nick),), m.name)
         self.roles = self._roles()
+        self.role_at: dict[int, str | None] = {}  # description token -> role_holder's answer
         for tok in doc:  # "The prime minister shrugged off ...": a mention of the person
             if not self.quoted[tok.i] and tok.i not in self.mention_at and _role_description(tok):
-                name = self.role_holder(tok)
+                name = self.role_at[tok.i] = self.role_holder(tok)
                 if name is not None:
                     self.tracker.add(tok.i, tok.i + 1, name)
 
@@ -203,12 +209,7 @@ class _Context:
         """The organisation an "it" or "the firm" at ``token_index`` stands for: of the
         organisations named outside quotations in its sentence and the ``sentences``
         before, the latest that is the subject of a clause, else the latest named."""
-        sent = self.doc[token_index].sent
-        horizon = sent.start
-        for _ in range(sentences):
-            if horizon == 0:
-                break
-            horizon = self.doc[horizon - 1].sent.start
+        horizon = sentences_back(self.doc, token_index, sentences)
         latest = None
         for m in reversed(self.mentions):
             if m.tok_start >= token_index:
@@ -217,10 +218,7 @@ class _Context:
                 break
             if m.type != "org" or self.quoted[m.tok_start]:
                 continue
-            root = self.doc[m.tok_end - 1]
-            while root.dep_ in ("compound", "flat") and root.head.i != root.i:
-                root = root.head
-            if root.dep_ in ("nsubj", "nsubjpass"):
+            if phrase_head(self.doc[m.tok_end - 1]).dep_ in ("nsubj", "nsubjpass"):
                 return m
             latest = latest or m
         return latest
@@ -554,9 +552,8 @@ class _Context:
             # "The double Olympic champion said": a definite description of a role
             # names again a person just named (the reporter's variation on the name),
             # the one the article gave that role, if it did ("Prime Minister Tony Blair")
-            name = self.role_holder(tok) or self.tracker.resolve_description(
-                tok.i, tok.lemma_.lower()
-            )
+            held = self.role_at[tok.i] if tok.i in self.role_at else self.role_holder(tok)
+            name = held or self.tracker.resolve_description(tok.i, tok.lemma_.lower())
             if name is not None:
                 return name, span.text, span.start_char, span.end_char
         return None, span.text, span.start_char, span.end_char

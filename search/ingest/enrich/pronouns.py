@@ -26,7 +26,7 @@ import bisect
 from collections import defaultdict
 from typing import Any
 
-from spacy.tokens import Doc
+from spacy.tokens import Doc, Token
 
 from newsquarry.search.ingest.enrich.entities import Mention
 from newsquarry.search.ingest.enrich.names import first_name_gender
@@ -77,6 +77,23 @@ FEMALE_NOUNS = frozenset(
         "widow",
     ]
 )
+
+
+def phrase_head(tok: Token) -> Token:
+    """The head of the name a token ends ("Blair" of "Tony Blair", up compounds)."""
+    while tok.dep_ in ("compound", "flat") and tok.head.i != tok.i:
+        tok = tok.head
+    return tok
+
+
+def sentences_back(doc: Doc, token_index: int, sentences: int) -> int:
+    """First token of the sentence ``sentences`` before the one holding ``token_index``."""
+    start = doc[token_index].sent.start
+    for _ in range(sentences):
+        if start == 0:
+            break
+        start = doc[start - 1].sent.start
+    return start
 
 
 def pronoun_gender(word: str) -> str | None:
@@ -181,9 +198,7 @@ class PersonTracker:
 
     def _subject_depth(self, m: Mention) -> int | None:
         """Depth of the clause whose subject the mention is, None if not a subject."""
-        tok = self.doc[m.tok_end - 1]
-        while tok.dep_ in ("compound", "flat") and tok.head.i != tok.i:
-            tok = tok.head
+        tok = phrase_head(self.doc[m.tok_end - 1])
         if tok.dep_ not in ("nsubj", "nsubjpass"):
             # "... leaders Barcelona and Owen is confident": the parser joined the name to
             # the noun before it; a name right before a verb that has no subject is its subject
@@ -242,11 +257,7 @@ class PersonTracker:
         # further back, the latest person who was the subject of a clause (the topic a
         # pronoun picks up: "Ken Bates has taken over Leeds United. The 73-year-old
         # ... . He said" -> Bates), within a few sentences; else the latest person
-        horizon = sent.start
-        for _ in range(3):
-            if horizon == 0:
-                break
-            horizon = self.doc[horizon - 1].sent.start
+        horizon = sentences_back(self.doc, token_index, 3)
         for m in reversed(before):
             if m.tok_start < horizon:
                 break
