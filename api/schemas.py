@@ -719,6 +719,11 @@ class HealthSchema(Out):
 
 
 # ---------------------------------------------------------------- writes
+# a character an article's text must hold: not blank, not a control character (the
+# library removes those, textnorm.clean_text); \u escapes read the same in ECMA 262 and Python
+TEXT_CHAR = r"[^\s\u0000-\u001f\u007f-\u009f]"
+
+
 class ArticleIn(In):
     """One article to add or replace (the JSON Lines format of ``newsquarry index``)."""
 
@@ -735,8 +740,15 @@ class ArticleIn(In):
     title = fields.String(validate=validate.Length(max=2000))
     text = fields.String(
         required=True,
-        validate=[validate.Length(min=1, max=MAX_ARTICLE_CHARS), validate.Regexp(r"[\s\S]*\S")],
-        metadata={"pattern": r"\S", "description": "Paragraphs separated by blank lines"},
+        validate=[
+            validate.Length(min=1, max=MAX_ARTICLE_CHARS),
+            validate.Regexp(r"[\s\S]*" + TEXT_CHAR, error="no printable character"),
+        ],
+        metadata={
+            "pattern": TEXT_CHAR,
+            "description": "Paragraphs separated by blank lines; at least one character "
+            "that is neither blank nor a control character (control characters are removed)",
+        },
     )
     source = fields.String(allow_none=True, validate=validate.Length(max=MAX_FILTER_VALUE))
     date = fields.String(

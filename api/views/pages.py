@@ -199,7 +199,8 @@ def embed_passage(article_id: str, n: int) -> Response:
         shown=cardsize.preview(text, chars),
         cut=chars < len(text),
         more=cardsize.more_label(len(text)),
-        permalink=public_url(url_for("pages.passage", article_id=article_id, n=n)),
+        # absolute like the oEmbed answer: the card lives inside other sites' pages
+        permalink=absolute_url(request, url_for("pages.passage", article_id=article_id, n=n)),
     )
     return Response(html, mimetype="text/html")
 
