@@ -25,6 +25,7 @@ from newsquarry.search.engine import hooks as _hooks
 _hooks.plug(
     "newsquarry.search.archive.aliasfiles",  # the alias table, learnt from each commit
     "newsquarry.search.archive.quotesigs",  # quotation signatures per segment
+    "newsquarry.search.archive.fieldcols",  # the articles' extra fields per segment
     "newsquarry.search.query.searching",  # the search and stored records' display form
 )
 

@@ -34,14 +34,28 @@ class Article:
     # the title was made from the first line of the text (the source gave none): it is
     # shown, but not indexed, so the opening words do not rank every passage
     synthetic_title: bool = False
+    # the record's fields beyond these (``core.fields``): kept in the stored article;
+    # the ones declared for the index are filters, facets and export columns too
+    fields: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def content_hash(self) -> str:
-        """Hash of everything that is indexed: unchanged hash -> nothing to do."""
+    def core_hash(self) -> str:
+        """Hash of what enrichment reads and the passages hold (the fields left out): equal
+        core hashes -> the stored passages can be kept when only the fields changed."""
         payload = json.dumps(
             [self.title, self.text, self.source, self.date, self.url, self.author],
             ensure_ascii=False,
         )
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+    @property
+    def content_hash(self) -> str:
+        """Hash of everything that is stored: unchanged hash -> nothing to do (an article
+        without extra fields hashes as it did before they were kept)."""
+        core = self.core_hash
+        if not self.fields:
+            return core
+        payload = json.dumps([core, self.fields], ensure_ascii=False, sort_keys=True)
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
     def to_dict(self) -> dict[str, Any]:

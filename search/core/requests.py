@@ -87,6 +87,7 @@ class Hit:
     # group="article": the article's other matching passages (best first)
     more_count: int = 0
     more_ids: list[str] = field(default_factory=list)
+    fields: dict[str, Any] = field(default_factory=dict)  # its article's declared fields
 
 
 @dataclass
@@ -118,6 +119,7 @@ class QuoteHit:
     cluster_articles: int = 1  # articles carrying this quotation or a near-duplicate of it
     # the cluster's first-seen quotation: {"id", "article_id", "date", "source", "title"}
     first_seen: dict[str, Any] | None = None
+    fields: dict[str, Any] = field(default_factory=dict)  # its article's declared fields
 
 
 @dataclass

@@ -55,6 +55,13 @@ def passage_documents(article: Article, passages: list[Passage]) -> Iterator[dic
                 "path": article.path,
                 "synthetic_title": article.synthetic_title,
                 "passages": len(passages),
+                # extra fields (``core.fields``), and the hash of the rest, so that a
+                # change of fields alone keeps the passages (``indexer``)
+                **(
+                    {"fields": article.fields, "core_hash": article.core_hash}
+                    if article.fields
+                    else {}
+                ),
             },
             ensure_ascii=False,
         ),

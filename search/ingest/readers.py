@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from newsquarry.search.core.errors import ReadError
+from newsquarry.search.core.fields import extra_fields
 from newsquarry.search.core.ids import derived_id, id_problem
 from newsquarry.search.core.models import Article
 from newsquarry.search.core.textnorm import clean_text, echo_safe, text_problem
@@ -39,6 +40,8 @@ JSONL_EXTS = {".jsonl", ".ndjson"}
 HTML_EXTS = {".html", ".htm"}
 SUPPORTED = TEXT_EXTS | MD_EXTS | JSONL_EXTS | HTML_EXTS
 FRONT_KEYS = ("id", "title", "date", "url", "source", "author")
+# a record's keys the data model reads; any other key is an extra field (``core.fields``)
+MODEL_KEYS = frozenset(FRONT_KEYS + ("text",))
 MAX_FILE_BYTES = 50 * 1024 * 1024  # a single article file larger than this is refused
 # HTML extraction is slow on big pages (a 4.6 MB page of paragraphs took 15 s, 23 MB
 # did not finish in 2 minutes): larger HTML files are refused
@@ -152,7 +155,28 @@ def article_from_mapping(data: object, fallback_id: str | None = None) -> Articl
         date=normalise_date(data.get("date")),
         url=_opt_str(data.get("url")),
         author=_opt_str(data.get("author")),
+        fields=_checked_fields(data),
     )
+
+
+def _checked_fields(data: dict) -> dict:
+    """The record's extra fields, their strings checked as the text is (lone surrogates
+    refused, control characters removed)."""
+    extras = extra_fields(data, MODEL_KEYS)
+    return {k: _clean_value(k, v) for k, v in extras.items()}
+
+
+def _clean_value(key: str, value: object) -> object:
+    if isinstance(value, str):
+        problem = text_problem(value)
+        if problem:
+            raise ValueError(f"'{key}' {problem}")
+        return clean_text(value, " ")
+    if isinstance(value, list):
+        return [_clean_value(key, v) for v in value]
+    if isinstance(value, dict):
+        return {_clean_value(key, k): _clean_value(key, v) for k, v in value.items()}
+    return value
 
 
 def checked_article(article: Article) -> Article:
@@ -184,6 +208,12 @@ def checked_article(article: Article) -> Article:
         # a file name that is not UTF-8 (os.fsdecode's surrogate escapes): stored as text,
         # with the bytes written as escapes, so the API can return it
         changes["path"] = echo_safe(article.path)
+    if article.fields:
+        if not isinstance(article.fields, dict):
+            raise ValueError("'fields' must map field names to values")
+        cleaned = _checked_fields(article.fields)
+        if cleaned != article.fields:
+            changes["fields"] = cleaned
     if not changes.get("text", article.text).strip():
         raise ValueError("missing or empty 'text' (once control characters are removed)")
     if len(article.text) > MAX_ARTICLE_CHARS:

@@ -42,6 +42,7 @@ from newsquarry.search.archive.quoteclusters import clusters_for
 from newsquarry.search.core.background import FOREGROUND
 from newsquarry.search.core.config import load_settings
 from newsquarry.search.core.errors import InvalidRequest, QueryError, SearchTimeout, UnknownFacet
+from newsquarry.search.core.fields import FieldSpec
 from newsquarry.search.core.models import quote_record
 from newsquarry.search.core.requests import (
     DATE_INTERVALS,
@@ -71,6 +72,8 @@ from newsquarry.search.query.facets import (
     date_bounds,
     display_form,
 )
+from newsquarry.search.query.fieldfacets import FieldTable, check_value, table_for
+from newsquarry.search.query.fieldfacets import declared as declared_fields
 from newsquarry.search.query.highlight import highlight, snippet_html
 from newsquarry.search.query.interpret import FACETS as INTERPRETED
 from newsquarry.search.query.interpret import index_words, interpretations
@@ -104,9 +107,15 @@ def _int(value: Any, name: str) -> int:
     return value
 
 
-def validate(request: SearchRequest, settings: dict[str, Any]) -> SearchRequest:
-    """Check a request against the settings; raises UnknownFacet or InvalidRequest."""
+def validate(
+    request: SearchRequest, settings: dict[str, Any], declared: list[FieldSpec] | None = None
+) -> SearchRequest:
+    """Check a request against the settings; raises UnknownFacet or InvalidRequest.
+
+    ``declared``: the index's own fields (``core.fields``), facets and filters too."""
     r = request
+    specs = {s.name: s for s in declared or []}
+    known = FACETS + tuple(specs)
     if not isinstance(r.q, str):
         raise InvalidRequest("q must be a string", field="q")
     if r.mode not in MODES:
@@ -158,9 +167,9 @@ def validate(request: SearchRequest, settings: dict[str, Any]) -> SearchRequest:
         )
     facets = list(dict.fromkeys(r.facets or []))
     for f in facets:
-        if f not in FACETS:
+        if f not in known:
             raise UnknownFacet(
-                f"unknown facet {f!r}; facets are: {', '.join(FACETS)}", field="facets"
+                f"unknown facet {f!r}; facets are: {', '.join(known)}", field="facets"
             )
     if len(facets) > settings["max_facets"]:
         raise InvalidRequest(
@@ -173,9 +182,9 @@ def validate(request: SearchRequest, settings: dict[str, Any]) -> SearchRequest:
     nvalues = 0
     clean: dict[str, list[str]] = {}
     for name, values in r.filters.items():
-        if name not in FACETS:
+        if name not in known:
             raise UnknownFacet(
-                f"unknown filter {name!r}; filters are: {', '.join(FACETS)}", field="filters"
+                f"unknown filter {name!r}; filters are: {', '.join(known)}", field="filters"
             )
         if isinstance(values, str):
             values = [values]
@@ -184,6 +193,9 @@ def validate(request: SearchRequest, settings: dict[str, Any]) -> SearchRequest:
         if name == "date":
             for v in values:
                 date_bounds(v, what="filters.date")
+        elif name in specs:
+            for v in values:
+                check_value(specs[name], v)
         nvalues += len(values)
         clean[name] = list(values)
     if nvalues > settings["max_filter_values"]:
@@ -214,12 +226,21 @@ def validate(request: SearchRequest, settings: dict[str, Any]) -> SearchRequest:
 class _Prepared:
     """What every search step needs: the view, the parsed query, base and final masks."""
 
-    def __init__(self, store: Any, request: SearchRequest, settings: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        store: Any,
+        request: SearchRequest,
+        settings: dict[str, Any],
+        declared: list[FieldSpec] | None = None,
+    ) -> None:
         self.started = time.perf_counter()
         self.request = request
         self.settings = settings
         self.searcher = store.searcher()
         self.view: View = cache_for(store).view(self.searcher)
+        self.declared = {s.name: s for s in declared or []}
+        self._fields: FieldTable | None = None
+        self._folder = getattr(store, "path", None)
         limit = request.time_limit or settings["search_time_limit"]
         self.deadline = Deadline(float(limit))
         self.parsed: ParsedQuery = parse_query(
@@ -242,9 +263,16 @@ class _Prepared:
                 self.searcher, self.view, self.parsed.query, self.deadline, self.postings
             )
             self.base &= doctype
+        builtin = {k: v for k, v in request.filters.items() if k not in self.declared}
         self.filters = build_filters(
-            self.view, request.filters, request.date_from or None, request.date_to or None
+            self.view, builtin, request.date_from or None, request.date_to or None
         )
+        for name, values in request.filters.items():
+            values = [v for v in values if v is not None and str(v).strip()]
+            if name in self.declared and values:
+                spec = self.declared[name]
+                self.filters.masks[name] = self.fields.filter_mask(spec, values)
+                self.filters.selected[name] = list(values)
         self.final = self.filters.combined(self.base)
         self.counter = FacetCounter(self.view, self.searcher, self.base, self.filters)
         self.reranked: np.ndarray | None = None  # proximity-reranked head (``_ordered``)
@@ -252,6 +280,31 @@ class _Prepared:
         self.interpretation_bases: dict[tuple[str, str], Any] = {}  # ``interpret._count``
         self.cut_short: list[str] = []  # steps the deadline cut: ``SearchResult.cut_short``
         self._stored: dict[int, dict[str, Any]] = {}
+
+    @property
+    def fields(self) -> FieldTable:
+        """The index's extra fields over this view (``query.fieldfacets``), made on use."""
+        if self._fields is None:
+            self._fields = table_for(self.view, self.searcher, self._folder)
+        return self._fields
+
+    def facet(self, name: str) -> FacetResult:
+        """One facet of the request: a built-in one, or a declared field."""
+        r = self.request
+        spec = self.declared.get(name)
+        if spec is None:
+            return self.counter.facet(name, r.facet_size, r.date_interval)
+        return self.fields.facet(
+            spec, self.counter.mask_for(name), r.facet_size,
+            self.filters.selected.get(name, []), r.date_interval,
+        )  # fmt: skip
+
+    def hit_fields(self, docnum: int) -> dict[str, Any]:
+        """The declared fields of a hit's article, as given."""
+        if not self.declared:
+            return {}
+        gid = int(self.view.article_of[docnum])
+        return self.fields.values_of(gid, list(self.declared.values())) if gid >= 0 else {}
 
     def stored(self, docnum: int) -> dict[str, Any]:
         """A document's stored fields, read (and decompressed) once per search: the
@@ -288,8 +341,9 @@ def _run_search(
     within: SearchRequest | None,
 ) -> SearchResult:
     settings = _settings(settings)
-    request = validate(request, settings)
-    prep = _Prepared(store, request, settings)
+    specs = declared_fields(store)
+    request = validate(request, settings, specs)
+    prep = _Prepared(store, request, settings, specs)
     total = int(prep.final.sum())
     total_articles = _count_articles(prep)
     clusters = clusters_for(store, prep.searcher) if request.mode == "quotes" else None
@@ -317,9 +371,7 @@ def _run_search(
     for hit, more in zip(hits, others, strict=False):
         hit.more_count = len(more)
         hit.more_ids = [prep.searcher.stored_fields(d)["id"] for d in more]
-    facets = {
-        f: prep.counter.facet(f, request.facet_size, request.date_interval) for f in request.facets
-    }
+    facets = {f: prep.facet(f) for f in request.facets}
     suggestion = None
     if request.suggest and not prep.parsed.empty:
         suggestion = _suggest(prep, total)
@@ -354,10 +406,12 @@ def facet_values(
     with their counts under the request's query and filters (the facet's own
     filter excluded, as for multi-select counts), most frequent first."""
     settings = _settings(settings)
-    request = validate(request or SearchRequest(), settings)
-    if facet not in FACETS:
+    specs = declared_fields(store)
+    request = validate(request or SearchRequest(), settings, specs)
+    known = FACETS + tuple(s.name for s in specs)
+    if facet not in known:
         raise UnknownFacet(
-            f"unknown facet {facet!r}; facets are: {', '.join(FACETS)}", field="facet"
+            f"unknown facet {facet!r}; facets are: {', '.join(known)}", field="facet"
         )
     size = _int(size, "size")
     if not 1 <= size <= settings["max_facet_size"]:
@@ -366,7 +420,13 @@ def facet_values(
         )
     if not isinstance(prefix, str):
         raise InvalidRequest("prefix must be a string", field="prefix")
-    prep = _Prepared(store, request, settings)
+    prep = _Prepared(store, request, settings, specs)
+    spec = prep.declared.get(facet)
+    if spec is not None:
+        return prep.fields.facet(
+            spec, prep.counter.mask_for(facet), size, prep.filters.selected.get(facet, []),
+            request.date_interval, prefix=prefix,
+        )  # fmt: skip
     return prep.counter.search_values(facet, prefix, size, request.date_interval)
 
 
@@ -634,6 +694,7 @@ def _passage_hits(prep: _Prepared, docnums: list[int], scores: list[float]) -> l
                 entities=record["entities"],
                 quotes=record["quotes"],
                 speakers=record["speakers"],
+                fields=prep.hit_fields(docnum),
             )
         )
     return hits
@@ -675,6 +736,7 @@ def _quote_hits(prep: _Prepared, docnums: list[int], scores: list[float]) -> lis
                 date=d.get("date"),
                 snippet=snippet,
                 matches=matches,
+                fields=prep.hit_fields(docnum),
             )
         )
     return hits

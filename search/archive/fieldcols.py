@@ -1,0 +1,165 @@
+"""The extra fields of each segment's articles, in a file beside the segment (an engine
+feature, ``engine.hooks``): the column declared fields are filtered and counted from.
+
+Every extra field of an article (``Article.fields``, declared or not) is in its stored
+record; a commit writes, for the segment it adds, the article documents that have extra
+fields with their ids and fields (``.xfl``), and a merge carries them over. Declaring a
+field (``core.fields``) therefore rewrites nothing: the query side (``query.fieldfacets``)
+reads the column and keeps the declared fields. A segment without the file (written
+before the feature, or the file lost) is read from its stored fields instead.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from newsquarry.search.engine import dvstore, hooks
+from newsquarry.search.engine.blocks import segment_postings
+
+EXT = ".xfl"
+VERSION = 1
+
+
+@dataclass
+class SegmentFields:
+    """The article documents of one segment that have extra fields (parallel lists)."""
+
+    docs: np.ndarray  # local docnums of the article documents
+    ids: list[str]  # their article ids
+    fields: list[dict[str, Any]]  # their extra fields, as given
+
+
+def compute_segment(reader: Any) -> SegmentFields:
+    """From a segment's stored article records (deleted ones included: deletions are
+    masked by the view)."""
+    schema = reader.schema
+    found, _ = segment_postings(reader, "doctype", schema["doctype"].to_bytes("article"))
+    docs, ids, fields = [], [], []
+    for docnum in sorted(set(found.tolist())):
+        d = reader.stored_fields(docnum)
+        raw = d.get("data") or ""
+        if '"fields"' not in raw:  # most articles have none: no JSON parsed for them
+            continue
+        try:
+            extra = json.loads(raw).get("fields")
+        except ValueError:
+            continue
+        if isinstance(extra, dict) and extra:
+            docs.append(docnum)
+            ids.append(d.get("id") or "")
+            fields.append(extra)
+    return SegmentFields(np.asarray(docs, dtype=np.int32), ids, fields)
+
+
+def write_segment_file(folder: Any, segid: str, ndocs: int, data: SegmentFields) -> None:
+    strings = json.dumps(
+        {"ids": data.ids, "fields": data.fields}, ensure_ascii=False, separators=(",", ":")
+    ).encode("utf-8")
+    arrays = {"docs": data.docs, "strings": np.frombuffer(strings, dtype=np.uint8)}
+    dvstore.write(folder, segid, ndocs, arrays, {"version": VERSION}, ext=EXT)
+
+
+def _from_file(src: Any) -> SegmentFields | None:
+    if src.meta.get("version") != VERSION:
+        return None
+    strings = src.json("strings")
+    return SegmentFields(np.array(src.array("docs")), strings["ids"], strings["fields"])
+
+
+_cache: OrderedDict[str, SegmentFields] = OrderedDict()  # segment id -> its fields
+_cache_lock = threading.Lock()
+_CACHE_SEGMENTS = 256
+
+
+def segment_fields(folder: Any, reader: Any) -> SegmentFields:
+    """A committed segment's article fields: kept per segment id (segments never change),
+    from its file, else from its stored fields through ``reader``."""
+    seg = reader.segment()
+    segid = seg.segment_id()
+    with _cache_lock:
+        got = _cache.get(segid)
+    if got is not None:
+        return got
+    got = None
+    if folder is not None:
+        src = dvstore.read(folder, segid, seg.doc_count_all(), ext=EXT)
+        got = _from_file(src) if src is not None else None
+    if got is None:
+        got = compute_segment(reader)
+    with _cache_lock:
+        _cache[segid] = got
+        while len(_cache) > _CACHE_SEGMENTS:
+            _cache.popitem(last=False)
+    return got
+
+
+def write_merged(
+    folder: Any, merged: Any, sources: list[Any], datas: list[SegmentFields], maps: list[Any]
+) -> None:
+    """A merged segment's file from its sources' (``maps`` as ``merging._merge`` gives
+    them: per source, (segment id, deletions, first new docnum, live docnums in order))."""
+    docs, ids, fields = [], [], []
+    for seg, data, (_sid, _deleted, base, live) in zip(sources, datas, maps, strict=True):
+        new = np.full(seg.doc_count_all(), -1, dtype=np.int64)
+        new[np.asarray(live, dtype=np.int64)] = base + np.arange(len(live))
+        mapped = new[data.docs] if len(data.docs) else np.zeros(0, np.int64)
+        for i in np.flatnonzero(mapped >= 0).tolist():
+            docs.append(int(mapped[i]))
+            ids.append(data.ids[i])
+            fields.append(data.fields[i])
+    out = SegmentFields(np.asarray(docs, dtype=np.int32), ids, fields)
+    write_segment_file(folder, merged.segment_id(), merged.doc_count_all(), out)
+
+
+def persist_on_commit(writer: Any) -> Any:
+    """Make a Whoosh writer save the field column of the segments its commit adds (before
+    the TOC names them; see ``docvalues.persist_on_commit``)."""
+    from whoosh.reading import SegmentReader
+
+    before = {s.segment_id() for s in writer.segments}
+    original = writer._commit_toc
+
+    def commit_toc(segments: list[Any]) -> None:
+        for seg in segments:
+            if seg.segment_id() not in before:
+                reader = SegmentReader(writer.storage, writer.schema, seg)
+                try:
+                    data = compute_segment(reader)
+                finally:
+                    reader.close()
+                write_segment_file(
+                    writer.storage.folder, seg.segment_id(), seg.doc_count_all(), data
+                )
+        original(segments)
+
+    writer._commit_toc = commit_toc
+    return writer
+
+
+class ArticleFields(hooks.Feature):
+    """The articles' extra fields as an engine feature: a ``.xfl`` file per segment."""
+
+    name = "article-fields"
+    segment_exts = (EXT,)
+
+    def writer_opened(self, writer: Any) -> None:
+        persist_on_commit(writer)
+
+    def merge_source(self, folder: Any, segment: Any, reader: Any) -> SegmentFields:
+        src = dvstore.read(folder, segment.segment_id(), segment.doc_count_all(), ext=EXT)
+        data = _from_file(src) if src is not None else None
+        return data if data is not None else compute_segment(reader)
+
+    def write_merged(
+        self, work: Any, merged: Any, sources: list[Any], data: list[Any], maps: Any
+    ) -> None:
+        write_merged(work, merged, sources, data, maps)
+
+
+hooks.register(ArticleFields())
