@@ -34,7 +34,7 @@ from .routing import (
     id_param_schema,
     path_problem,
 )
-from .schemas import ProblemSchema
+from .schemas import ProblemSchema, declared_fields, document_fields
 from .views import documents, meta, pages
 from .views import search as search_views
 
@@ -121,6 +121,10 @@ def create_app(
     )
     app.config.update(settings.pop("_flask"))
     app.extensions["newsquarry"] = Backend(settings, store=store, enricher=enricher)
+    # the index's own fields (core.fields), read once at start: the parameters, the
+    # schemas and the OpenAPI document list them (a field declared later: restart)
+    declared = declared_fields(getattr(store, "path", None) or settings.get("index"))
+    settings["_declared_fields"] = declared
 
     app.url_map.converters["id"] = IdConverter  # ids whole, "/" included (api.routing)
     app.url_map.converters["facet"] = FacetConverter
@@ -132,6 +136,7 @@ def create_app(
     api.register_blueprint(documents.blp)
     api.register_blueprint(meta.blp)
     errors.register_error_handlers(app)
+    document_fields(api.spec, declared)
 
     _install_request_id(app)  # before CORS: after_request hooks run in reverse order
     origins = [o.strip() for o in str(settings.get("cors_origins") or "*").split(",") if o.strip()]
@@ -180,13 +185,12 @@ def _install_request_id(app: Flask) -> None:
         if problem:  # never rewritten to U+FFFD: "%FF" and "%FE" are not one id
             raise errors.ApiError(400, problem, title="Invalid path", slug="invalid-path")
         if len(request.query_string) > MAX_QUERY_STRING:
-            raise errors.ApiError(
-                414, f"the query string is longer than {MAX_QUERY_STRING} bytes"
-            )
+            raise errors.ApiError(414, f"the query string is longer than {MAX_QUERY_STRING} bytes")
         for name, value in request.headers.items():
             if len(name) + len(value) > MAX_HEADER_BYTES:
                 raise errors.ApiError(
-                    431, f"the {name[:40]} header is longer than {MAX_HEADER_BYTES} bytes",
+                    431,
+                    f"the {name[:40]} header is longer than {MAX_HEADER_BYTES} bytes",
                     title="Request Header Fields Too Large",
                 )
 

@@ -15,6 +15,8 @@ from typing import Any
 
 from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validate, validates_schema
 
+from newsquarry.search.core import fields as fieldspec
+from newsquarry.search.core.fields import FieldSpec
 from newsquarry.search.core.ids import MAX_ID_LENGTH
 from newsquarry.search.core.models import ENTITY_TYPES, QUOTE_KINDS
 from newsquarry.search.core.requests import DATE_INTERVALS, GROUPS, MATCHES, SORTS
@@ -142,8 +144,73 @@ class QueryLength(validate.Length):
         return value
 
 
+def declared_fields(folder: Any) -> list[FieldSpec]:
+    """The fields declared for the index in ``folder`` (``core.fields``; none if unset or
+    unreadable: a server still starts)."""
+    if not folder:
+        return []
+    try:
+        return fieldspec.load(folder)
+    except fieldspec.FieldError:
+        return []
+
+
+FIELD_KIND_DOC = {
+    "keyword": "a value or a list of values",
+    "date": "an ISO 8601 date (YYYY-MM-DD)",
+    "number": "a number",
+}
+FIELD_FILTER_DOC = {
+    "keyword": "Only articles with this {name} (repeat to OR values; case and accents "
+    "ignored). A field of the index's data (declared with --field {name}:keyword)",
+    "date": "Only articles whose {name} is in this YYYY, YYYY-MM or YYYY-MM-DD (or a range "
+    "FROM..TO). A field of the index's data (declared with --field {name}:date)",
+    "number": "Only articles whose {name} is this number or in this range (a..b, ..b, a..). "
+    "A field of the index's data (declared with --field {name}:number)",
+}
+
+
+def _field_value_schema(spec: FieldSpec) -> dict[str, Any]:
+    if spec.kind == "number":
+        return {"type": "number"}
+    if spec.kind == "date":
+        return {"type": "string", "pattern": ARTICLE_DATE_PATTERN}
+    return {
+        "oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
+    }
+
+
+def document_fields(spec: Any, declared: list[FieldSpec]) -> None:
+    """Name the declared fields in the OpenAPI document: each hit's ``fields`` object and
+    the article bodies of writes list them (the query parameters do by their schemas)."""
+    schemas = spec.components.schemas
+    props = {
+        s.name: {**_field_value_schema(s), "description": f"{s.kind}: {FIELD_KIND_DOC[s.kind]}"}
+        for s in declared
+    }
+    for name in ("Hit", "QuoteHit"):
+        if name in schemas:
+            schemas[name].setdefault("properties", {})["fields"] = {
+                "type": "object",
+                "description": "The article's declared fields (the index's own: "
+                + (", ".join(s.name for s in declared) or "none declared")
+                + "), the ones it has, as given",
+                "properties": props,
+            }
+    for name in ("ArticleIn", "ArticleInNoId"):
+        if name in schemas:
+            body = schemas[name].setdefault("properties", {})
+            for s in declared:
+                body[s.name] = {
+                    **_field_value_schema(s),
+                    "description": f"A declared field of the index ({s.kind})",
+                }
+
+
 def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
     """The query parameters of a search, with the configured limits."""
+    declared: list[FieldSpec] = list(settings.get("_declared_fields") or [])
+    facet_names = FACETS + tuple(s.name for s in declared)
     max_q = int(settings["max_query_length"])
     max_pp = int(settings["max_per_page"])
     depth = int(settings["max_page_depth"])
@@ -164,6 +231,13 @@ def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
         )
         for name in FACETS
     }
+    for s in declared:
+        filter_fields[s.name] = fields.List(
+            fields.String(validate=validate.Length(min=1, max=MAX_FILTER_VALUE)),
+            load_default=list,
+            validate=validate.Length(max=max_filters),
+            metadata={"description": FIELD_FILTER_DOC[s.kind].format(name=s.name)},
+        )
 
     class Base(In):
         q = fields.String(
@@ -186,7 +260,7 @@ def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
             metadata={"description": "Inclusive upper date bound", "pattern": DATE_PATTERN},
         )
         facet = fields.List(
-            fields.String(validate=validate.OneOf(FACETS)),
+            fields.String(validate=validate.OneOf(facet_names)),
             load_default=list,
             validate=validate.Length(max=max_facets),
             metadata={"description": f"Facets to count (repeatable, at most {max_facets})"},
@@ -273,7 +347,7 @@ def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
                 raise ValidationError(
                     f"page * per_page must be at most {depth} (the page depth limit)", "page"
                 )
-            n = sum(len(data.get(name) or []) for name in FACETS)
+            n = sum(len(data.get(name) or []) for name in facet_names)
             if n > max_filters:
                 raise ValidationError(
                     f"at most {max_filters} filter values in all, got {n}", "_schema"
@@ -402,6 +476,12 @@ class HitSchema(Out):
         metadata={"description": "group=article: other matching passages of the article"}
     )
     more_ids = fields.List(fields.String(), metadata={"description": "Their ids, best first"})
+    # "fields" in JSON (a Schema's own ``fields`` attribute is taken)
+    article_fields = fields.Dict(
+        data_key="fields",
+        attribute="fields",
+        metadata={"description": "The article's declared fields (the index's own)"},
+    )
 
 
 class QuoteHitSchema(Out):
@@ -442,6 +522,12 @@ class QuoteHitSchema(Out):
     )
     cluster_articles = fields.Integer(
         metadata={"description": "Articles carrying this quotation or a near-duplicate of it"}
+    )
+    # "fields" in JSON (a Schema's own ``fields`` attribute is taken)
+    article_fields = fields.Dict(
+        data_key="fields",
+        attribute="fields",
+        metadata={"description": "The article's declared fields (the index's own)"},
     )
     first_seen = fields.Nested(
         "FirstSeenSchema",

@@ -155,8 +155,12 @@ def _validate(item: Any, index: int | None, path_id: str | None = None) -> Artic
             "id": None,
             "reason": f"expected a JSON object, got {type(item).__name__}",
         }
+    # the index's declared fields (core.fields) travel beside the schema's own keys
+    declared = {f.name for f in backend().settings.get("_declared_fields") or []}
+    extras = {k: item[k] for k in declared if k in item}
     try:
-        loaded = ArticleIn().load(item)
+        loaded = ArticleIn().load({k: v for k, v in item.items() if k not in extras})
+        loaded.update(extras)
     except ValidationError as exc:
         msgs = flatten_messages(exc.messages)
         reason = "; ".join(f"{k}: {' '.join(v)}" for k, v in msgs.items())
@@ -279,8 +283,13 @@ def put_article(article_id: str) -> Response:
     require_write_token()
     problem = id_problem(article_id)
     if problem:  # ids are data: refused when invalid, never rewritten (search.ids)
-        raise ApiError(422, f"article id: {problem}", title="Invalid article",
-                       slug="invalid-article", errors={"article_id": [problem]})
+        raise ApiError(
+            422,
+            f"article id: {problem}",
+            title="Invalid article",
+            slug="invalid-article",
+            errors={"article_id": [problem]},
+        )
     data = _json_body()
     if not isinstance(data, dict):
         raise ApiError(
@@ -311,6 +320,13 @@ def delete_article(article_id: str) -> Response:
     store = backend().store()
     if not store.delete(article_id):
         raise NotFound(f"no article with id {shorten(article_id)!r}")
-    body = {"added": [], "replaced": [], "unchanged": [], "deleted": [article_id],
-            "failed": [], "passages": 0, "generation": int(store.generation)}
+    body = {
+        "added": [],
+        "replaced": [],
+        "unchanged": [],
+        "deleted": [article_id],
+        "failed": [],
+        "passages": 0,
+        "generation": int(store.generation),
+    }
     return Response(dumps(body), mimetype="application/json")

@@ -83,7 +83,8 @@ ALT_CONTENT = {
                 "ETag": {"schema": {"type": "string"}},
                 "Link": {"schema": {"type": "string"}, "description": "rel=next/prev/first"},
                 "Last-Modified": {
-                    "schema": {"type": "string"}, "description": "Feeds: the last commit"
+                    "schema": {"type": "string"},
+                    "description": "Feeds: the last commit",
                 },
             },
         },
@@ -94,7 +95,8 @@ ALT_CONTENT = {
 
 def to_search_request(args: dict[str, Any], mode: str, settings: dict[str, Any]) -> SearchRequest:
     """Validated query arguments -> the library's request."""
-    filters = {name: list(args[name]) for name in FACETS if args.get(name)}
+    names = FACETS + tuple(f.name for f in settings.get("_declared_fields") or [])
+    filters = {name: list(args[name]) for name in names if args.get(name)}
     return SearchRequest(
         q=args.get("q", ""),
         filters=filters,
@@ -292,7 +294,7 @@ def export_response(store: Any, req: SearchRequest, fmt: str, settings: dict[str
     if fmt == "json":  # {"total", "hits"} with every hit, streamed
         lines = json_export(export.total, hits)
     else:
-        lines = records(hits, fmt, req.mode)
+        lines = records(hits, fmt, req.mode, export.fields)
     resp = Response(stream_with_context(lines), mimetype=MIMETYPES[fmt])
     resp.headers["X-Total-Count"] = str(export.total)
     resp.headers["Cache-Control"] = "no-store"
@@ -370,8 +372,9 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
         The other parameters give the search context (query and filters), so
         counts match what the search would show.
         """
-        if facet not in FACETS:
-            raise ApiError(404, f"no facet named {facet!r}; facets are: {', '.join(FACETS)}")
+        known = FACETS + tuple(f.name for f in settings.get("_declared_fields") or [])
+        if facet not in known:
+            raise ApiError(404, f"no facet named {facet!r}; facets are: {', '.join(known)}")
         from newsquarry.search.query.searching import facet_values
 
         be = backend()
@@ -420,7 +423,9 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
         store = be.store()
         targets = args.pop("facet")
         size = args.pop("size")
-        req = apply_read_key(to_search_request(args, "passages", be.settings), args.pop("key", None))
+        req = apply_read_key(
+            to_search_request(args, "passages", be.settings), args.pop("key", None)
+        )
         key = request_key(request, "json", store)
         generation = int(store.generation)
         etag = make_etag(generation, key)

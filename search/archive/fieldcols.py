@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from newsquarry.search.core import fields as fieldspec
 from newsquarry.search.engine import dvstore, hooks
 from newsquarry.search.engine.blocks import segment_postings
 
@@ -160,6 +161,37 @@ class ArticleFields(hooks.Feature):
         self, work: Any, merged: Any, sources: list[Any], data: list[Any], maps: Any
     ) -> None:
         write_merged(work, merged, sources, data, maps)
+
+    def stats(self, store: Any, searcher: Any) -> dict[str, Any]:
+        """``fields``: the declared fields with the articles holding each, and every other
+        extra field of the data (kept in the stored articles, not filterable until
+        declared), so nothing a record carried is lost from sight."""
+        return {"fields": field_stats(getattr(store, "path", None), searcher)}
+
+
+def field_stats(folder: Any, searcher: Any) -> dict[str, Any]:
+    """{"declared": [{name, kind, articles}], "undeclared": [{name, articles}]}."""
+    counts: Counter = Counter()
+    for reader, _ in searcher.ixreader.leaf_readers():
+        if getattr(reader, "segment", lambda: None)() is None:
+            continue
+        data = segment_fields(folder, reader)
+        for doc, extra in zip(data.docs.tolist(), data.fields, strict=True):
+            if not reader.is_deleted(doc):
+                counts.update(extra.keys())
+    try:
+        specs = fieldspec.load(folder) if folder is not None else []
+    except fieldspec.FieldError:
+        specs = []
+    names = {s.name for s in specs}
+    return {
+        "declared": [{**s.to_dict(), "articles": counts.get(s.name, 0)} for s in specs],
+        "undeclared": [
+            {"name": n, "articles": c}
+            for n, c in sorted(counts.items(), key=lambda p: (-p[1], p[0]))
+            if n not in names
+        ],
+    }
 
 
 hooks.register(ArticleFields())

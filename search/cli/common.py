@@ -218,6 +218,10 @@ def filter_options(fn: Callable) -> Callable:
         click.option("--kind", "quote_kind", multiple=True,
                      type=click.Choice(["direct", "partial", "indirect"]),
                      help="Only quotations of this kind."),
+        click.option("--where", "where", multiple=True, metavar="FIELD=VALUE",
+                     help="Only articles whose declared field has this value (repeatable; "
+                          "values of one field are ORed): --where category=sport, "
+                          "--where pages=10..20."),
         click.option("--since", help="Only articles dated on or after (YYYY[-MM[-DD]])."),
         click.option("--until", help="Only articles dated on or before (YYYY[-MM[-DD]])."),
         click.option("--url", default=group_url,
@@ -276,6 +280,11 @@ def build_request(
     from newsquarry.search.core.requests import SearchRequest  # lazy: start-up time
 
     filters = {name: list(kw[name]) for name in FILTER_NAMES if kw.get(name)}
+    for item in kw.get("where") or ():
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise click.UsageError(f"--where takes FIELD=VALUE, not {item!r}")
+        filters.setdefault(name.strip(), []).append(value)
     return SearchRequest(
         q=query or "",
         filters=filters,

@@ -16,6 +16,7 @@ its features at fixed points:
   ``committed`` (after it);
 - ``merge_source`` / ``write_merged``: carry a segment's derived data through a merge;
 - ``wait(store, timeout)``: background work the feature runs after commits is done;
+- ``stats(store, searcher)``: entries the feature adds to ``store.stats()``;
 - ``verify(folder)`` / ``rebuild(folder, searcher)``: the feature's files that answers depend
   on but no commit's manifest lists (written after the commit, or by a background process)
   are checked by ``newsquarry check`` through ``verify`` and rebuilt by ``repair`` through
@@ -98,6 +99,10 @@ class Feature:
     def rebuild(self, folder: Any, searcher: Any) -> None:
         """Rebuild the files ``verify`` found damaged from the index read by ``searcher``
         (``repair``, under the write lock)."""
+
+    def stats(self, store: Any, searcher: Any) -> dict[str, Any]:
+        """What the feature adds to ``store.stats()`` (name -> value)."""
+        return {}
 
     def close(self, store: Any) -> None:
         """The store closes."""

@@ -788,6 +788,10 @@ class WhooshStore:
                 size += f.stat().st_size if f.is_file() else 0
             except FileNotFoundError:  # deleted by a commit in another process meanwhile
                 pass
+        extra: dict[str, Any] = {}
+        with reading(self.path):
+            for f in self.features:
+                extra.update(f.stats(self, s))
         return {
             "path": str(self.path),
             "articles": counts["article"],
@@ -799,6 +803,7 @@ class WhooshStore:
             "last_modified": time.strftime(
                 "%Y-%m-%dT%H:%M:%SZ", time.gmtime(_retrying(self.ix.last_modified))
             ),
+            **extra,
         }
 
     def last_modified(self) -> float:

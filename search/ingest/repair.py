@@ -128,6 +128,7 @@ def _article_from_records(art: dict[str, Any], passages: list[dict[str, Any]]) -
         url=data.get("url"),
         author=data.get("author"),
         path=data.get("path"),
+        fields=data.get("fields") or {},
     )
     if article.content_hash != art.get("content_hash"):
         return None

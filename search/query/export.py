@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -22,6 +22,7 @@ import orjson
 
 from newsquarry.search.core.errors import NewsquarryError
 from newsquarry.search.core.requests import SearchRequest, SearchResult
+from newsquarry.search.query.fieldfacets import declared as declared_fields
 from newsquarry.search.query.searching import run_search
 
 PASSAGE_COLUMNS = (
@@ -57,11 +58,27 @@ def _cell(value: Any) -> str:
     return text
 
 
-def csv_row(hit: dict[str, Any], mode: str) -> list[str]:
+def field_columns(hits: Iterable[dict[str, Any]]) -> list[str]:
+    """The declared fields the hits of a page carry, in order of first appearance (the
+    CSV columns after the built-in ones; a stream uses the index's declared fields)."""
+    seen: dict[str, None] = {}
+    for hit in hits:
+        for name in hit.get("fields") or {}:
+            seen.setdefault(name, None)
+    return list(seen)
+
+
+def _field_cells(hit: dict[str, Any], names: Sequence[str]) -> list[str]:
+    values = hit.get("fields") or {}
+    return [_cell(values.get(n)) for n in names]
+
+
+def csv_row(hit: dict[str, Any], mode: str, fields: Sequence[str] = ()) -> list[str]:
     """A hit's CSV cells: quotes as they are; passages with people, orgs and places
-    (the canonical names of their entities, in order of first mention)."""
+    (the canonical names of their entities, in order of first mention); then the
+    declared ``fields`` of its article."""
     if mode == "quotes":
-        return [_cell(hit.get(c)) for c in QUOTE_COLUMNS]
+        return [_cell(hit.get(c)) for c in QUOTE_COLUMNS] + _field_cells(hit, fields)
     ents = hit.get("entities") or []
     derived = {
         t + "s" if t != "person" else "people": list(
@@ -69,16 +86,24 @@ def csv_row(hit: dict[str, Any], mode: str) -> list[str]:
         )
         for t in ("person", "org", "place")
     }
-    return [_cell(derived[c] if c in derived else hit.get(c)) for c in PASSAGE_COLUMNS]
+    return [
+        _cell(derived[c] if c in derived else hit.get(c)) for c in PASSAGE_COLUMNS
+    ] + _field_cells(hit, fields)
 
 
-def csv_lines(hits: Iterable[dict[str, Any]], mode: str) -> Iterator[bytes]:
-    """A header row, then one row per hit, encoded as UTF-8."""
+def csv_lines(
+    hits: Iterable[dict[str, Any]], mode: str, fields: Sequence[str] | None = None
+) -> Iterator[bytes]:
+    """A header row, then one row per hit, encoded as UTF-8. ``fields``: the declared
+    fields' columns (None: the ones the hits carry, which must then be a list)."""
+    if fields is None:
+        hits = list(hits)
+        fields = field_columns(hits)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\r\n")
-    writer.writerow(QUOTE_COLUMNS if mode == "quotes" else PASSAGE_COLUMNS)
+    writer.writerow([*(QUOTE_COLUMNS if mode == "quotes" else PASSAGE_COLUMNS), *fields])
     for hit in hits:
-        writer.writerow(csv_row(hit, mode))
+        writer.writerow(csv_row(hit, mode, fields))
         yield buf.getvalue().encode("utf-8")
         buf.seek(0)
         buf.truncate()
@@ -86,9 +111,11 @@ def csv_lines(hits: Iterable[dict[str, Any]], mode: str) -> Iterator[bytes]:
         yield buf.getvalue().encode("utf-8")
 
 
-def records(hits: Iterable[dict[str, Any]], fmt: str, mode: str) -> Iterator[bytes]:
-    """Hits as ``jsonl`` or ``csv`` bytes."""
-    return jsonl_lines(hits) if fmt == "jsonl" else csv_lines(hits, mode)
+def records(
+    hits: Iterable[dict[str, Any]], fmt: str, mode: str, fields: Sequence[str] | None = None
+) -> Iterator[bytes]:
+    """Hits as ``jsonl`` or ``csv`` bytes (``fields``: see ``csv_lines``)."""
+    return jsonl_lines(hits) if fmt == "jsonl" else csv_lines(hits, mode, fields)
 
 
 class Export:
@@ -117,6 +144,8 @@ class Export:
         self.total = self.first.total
         self.written = 0
         self.partial = False
+        # the CSV columns of the index's declared fields (``core.fields``)
+        self.fields = [s.name for s in declared_fields(store)]
 
     def hits(self, on_error: Callable[[Exception, int], None] | None = None) -> Iterator[dict]:
         """The hits as dicts, in the request's order; ``written`` counts them.

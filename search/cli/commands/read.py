@@ -94,7 +94,7 @@ def stream_all(obj: Context, request: Any, url: str | None, fmt: str | None) -> 
     ensure_index(obj)
     settings = dict(obj.settings, max_page_depth=sys.maxsize)
     export = Export(obj.store(), request, settings)
-    for chunk in records(export.hits(), fmt, request.mode):
+    for chunk in records(export.hits(), fmt, request.mode, export.fields):
         out.write(chunk)
     out.flush()
     if export.partial:
@@ -472,8 +472,16 @@ def stats(obj: Context, as_json: bool, url: str | None) -> None:
         click.echo(to_json(data))
         return
     shown = {("size" if k == "size_bytes" else k): v for k, v in data.items()}
+    extra = shown.pop("fields", None) or {}
     width = max(len(k) for k in shown)
     for key, value in shown.items():
         if key == "size":  # bytes in the JSON; here in megabytes, labelled as such
             value = f"{data['size_bytes'] / 1e6:.1f} MB"
         click.echo(f"{key:<{width}}  {value}")
+    for f in extra.get("declared") or []:
+        click.echo(f"field {f['name']} ({f['kind']})  {plural(f['articles'], 'article')}")
+    for f in extra.get("undeclared") or []:
+        click.echo(
+            f"undeclared field {f['name']}  {plural(f['articles'], 'article')} "
+            f"(stored; --field {f['name']}:KIND makes it a filter and facet)"
+        )

@@ -26,8 +26,18 @@ from newsquarry.search.core.errors import ClusterError
 
 
 @click.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--force", is_flag=True, help="Re-index articles even when unchanged.")
+@click.option(
+    "--field",
+    "field_specs",
+    multiple=True,
+    metavar="NAME:KIND",
+    help="Declare an extra field of the data as a filter and facet (repeatable); KIND is "
+    "keyword (default), date or number: --field category:keyword. Kept in the index folder; "
+    "declaring one rewrites nothing (every extra field is stored already), so it may be "
+    "given with no files.",
+)
 @click.option(
     "--commit-every",
     type=click.IntRange(1),
@@ -79,7 +89,8 @@ from newsquarry.search.core.errors import ClusterError
 )
 @click.pass_obj
 @handle_errors
-def index(obj: Context, paths: tuple[str, ...], force: bool, commit_every: int | None,
+def index(obj: Context, paths: tuple[str, ...], force: bool, field_specs: tuple[str, ...],
+          commit_every: int | None,
           processes: int | None, batch_size: int, cluster: str | None, cluster_wait: float,
           count: bool, optimize_after: bool) -> None:  # fmt: skip
     """Index articles from files and folders (read recursively).
@@ -101,9 +112,30 @@ def index(obj: Context, paths: tuple[str, ...], force: bool, commit_every: int |
     """
     if cluster and processes:
         raise click.UsageError("--processes is for local workers; --cluster uses the cluster's")
+    if field_specs:
+        _declare(obj, field_specs)
+    if not paths:
+        if field_specs:
+            return
+        raise click.UsageError("Missing argument 'PATHS...'.")
     with stop_on_sigterm():  # SIGTERM stops it as Ctrl-C does: commits kept, one line
         _index(obj, paths, force, commit_every, processes, batch_size, cluster, cluster_wait,
                count, optimize_after)  # fmt: skip
+
+
+def _declare(obj: Context, specs: tuple[str, ...]) -> None:
+    from newsquarry.search.core import fields  # lazy: start-up time
+
+    try:
+        new = [fields.parse_spec(s) for s in specs]
+    except fields.FieldError as exc:
+        raise click.UsageError(f"--field: {exc}") from None
+    store = obj.store()
+    try:
+        declared = fields.declare(store.path, new)
+    except fields.FieldError as exc:
+        fail(str(exc), 2)
+    click.echo("fields: " + ", ".join(f"{s.name} ({s.kind})" for s in declared), err=True)
 
 
 def _index(obj: Context, paths: tuple[str, ...], force: bool, commit_every: int | None,
