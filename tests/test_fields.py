@@ -169,7 +169,9 @@ def test_export_has_a_column_per_declared_field(store):
     assert by_article["s2"]["category"] == "sport; Local"
     assert by_article["b1"]["pages"] == "10"
     assert by_article["n1"]["category"] == ""
-    lines = b"".join(records(Export(store, SearchRequest(q="goal"), load_settings()).hits(), "jsonl", "passages"))
+    lines = b"".join(
+        records(Export(store, SearchRequest(q="goal"), load_settings()).hits(), "jsonl", "passages")
+    )
     recs = [json.loads(x) for x in lines.splitlines()]
     assert {r["article_id"]: r["fields"].get("pages") for r in recs}["s1"] == 3
 

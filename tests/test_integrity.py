@@ -31,8 +31,8 @@ from newsquarry.search.ingest.indexer import index_paths
 from newsquarry.search.ingest.repair import repair
 
 KINDS = ("toc", "segment", "articles list", "manifest", "doc values", "quote signatures",
-         "decoded postings", "key table")  # fmt: skip
-DERIVED = ("doc values", "quote signatures", "decoded postings", "key table")
+         "decoded postings", "key table", "article fields")  # fmt: skip
+DERIVED = ("doc values", "quote signatures", "decoded postings", "key table", "article fields")
 DAMAGE = ("half", "zero", "block", "delete", "older")
 
 
@@ -118,6 +118,7 @@ def files_of(path: Path) -> dict[str, str]:
         "quote signatures": seg + integrity.QUOTES_EXT,
         "decoded postings": seg + integrity.POSTINGS_EXT,
         "key table": key_table_of(manifest),
+        "article fields": seg + integrity.FIELDS_EXT,
     }
 
 
@@ -144,6 +145,7 @@ def older_file(built: dict, kind: str) -> Path:
             "quote signatures": seg + integrity.QUOTES_EXT,
             "decoded postings": seg + integrity.POSTINGS_EXT,
             "key table": key_table_of(manifest),
+            "article fields": seg + integrity.FIELDS_EXT,
         }[kind]
     )
 
