@@ -163,7 +163,14 @@ def _checked_fields(data: dict) -> dict:
     """The record's extra fields, their strings checked as the text is (lone surrogates
     refused, control characters removed)."""
     extras = extra_fields(data, MODEL_KEYS)
-    return {k: _clean_value(k, v) for k, v in extras.items()}
+    return {_clean_key(k): _clean_value(k, v) for k, v in extras.items()}
+
+
+def _clean_key(key: str) -> str:
+    problem = text_problem(key)
+    if problem:
+        raise ValueError(f"an extra field's name {problem}")
+    return clean_text(key, " ")
 
 
 def _clean_value(key: str, value: object) -> object:
@@ -175,7 +182,7 @@ def _clean_value(key: str, value: object) -> object:
     if isinstance(value, list):
         return [_clean_value(key, v) for v in value]
     if isinstance(value, dict):
-        return {_clean_value(key, k): _clean_value(key, v) for k, v in value.items()}
+        return {_clean_key(str(k)): _clean_value(key, v) for k, v in value.items()}
     return value
 
 
