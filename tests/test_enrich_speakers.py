@@ -166,3 +166,53 @@ def test_asked_about_someone_in_a_new_paragraph_the_answer_is_the_earlier_subjec
         '"I have made my admiration for him very clear."'
     )
     assert speaker_of(text, "admiration for him") == "Wetherby"
+
+
+def test_a_nationality_or_an_age_after_the_quote_is_the_person_just_named():
+    text = (
+        "Halvorsen beat Katarina Brandtner in three sets on Sunday. Brandtner was the "
+        'more powerful player. "It was my first final, a new experience," said the '
+        'Austrian. "I tried to stay in there."'
+    )
+    assert speaker_of(text, "my first final") == "Katarina Brandtner"
+    text = (
+        "Tomas Ekdahl scored twice in the second half. "
+        '"I am very happy with the goals," said the 22-year-old.'
+    )
+    assert speaker_of(text, "very happy") == "Tomas Ekdahl"
+
+
+def test_a_people_named_in_the_plural_is_no_person():
+    text = (
+        "Pierre Lamarque met the delegation on Monday. "
+        '"We will not accept these terms," said the French.'
+    )
+    assert speaker_of(text, "these terms") is None
+
+
+def test_a_quotation_standing_after_a_sentence_about_a_person_is_theirs():
+    text = (
+        'Mr Harwood said the cuts were "very modest". But the general secretary of the '
+        "union Dave Pilling criticised the plans. "
+        '"If you want good services you do not get them by hitting people as they retire."'
+    )
+    assert speaker_of(text, "good services") == "Dave Pilling"
+
+
+def test_a_quotation_opening_its_paragraph_takes_the_subject_of_the_last_sentence_before():
+    text = (
+        'Ms Pryce said the talks had been "frank". Mr Harwood rejected a suggestion '
+        "the plan was designed to win votes.\n\n"
+        '"This is a response to the concerns voiced by the councils."'
+    )
+    assert speaker_of(text, "a response to the concerns") == "Harwood"
+
+
+def test_the_sentence_after_a_finished_quotation_frames_its_own_quotation():
+    text = (
+        'Ann Keeler said the week had been extraordinary. "I hope it shows Mark up to be '
+        'the filmmaker he is," she said. "We are dealing with a very difficult subject." '
+        'Mark Tolland told reporters the success was "amazing".'
+    )
+    assert speaker_of(text, "difficult subject") == "Ann Keeler"
+    assert speaker_of(text, "amazing") == "Mark Tolland"

@@ -18,8 +18,9 @@ from newsquarry.search.ingest.enrich.layouts import (
     _previous_paragraph_quote,
     _previous_quote_in_paragraph,
     _subject_of_previous_paragraph,
+    _subject_of_sentence_before,
 )
-from newsquarry.search.ingest.enrich.marks import QuoteSpan
+from newsquarry.search.ingest.enrich.marks import ALL_MARKS, MARK_TOKENS, QuoteSpan
 from newsquarry.search.ingest.enrich.speech import (
     SPEECH_NOUNS,
     SUBJECT_DEPS,
@@ -273,6 +274,24 @@ def _passive_label(qtoks: list[Token], ctx: _Context) -> bool:
     return False
 
 
+def _frames_its_own_quote(sp: QuoteSpan, nxt: Span, ctx: _Context) -> bool:
+    """The sentence after a quotation is the frame of another quotation, not of this one.
+
+    A quotation closed by a full stop is a finished sentence; the sentence after it that
+    quotes words of its own ("Leigh told BBC News the success was 'amazing'.") or ends
+    in a colon introducing the next quotation ("He said: '...'") attributes those, and
+    the quotation before keeps its own (or its paragraph's) speaker.
+    """
+    content = ctx.text[sp.start : sp.end].rstrip().rstrip(ALL_MARKS)
+    if not content.endswith((".", "?", "!")):
+        return False
+    own = [t for t in nxt if ctx.quoted[t.i] and t.idx >= sp.end + 1 and t.text not in MARK_TOKENS]
+    if own:
+        return True
+    tail = ctx.text[nxt.start_char : nxt.end_char].rstrip()
+    return tail.endswith(":")
+
+
 def attribute(
     doc: Doc,
     mentions: list[Mention],
@@ -325,6 +344,7 @@ def attribute(
                 if (
                     head_toks
                     and not own_cue  # "X attacked Y, calling him '...'. Y fired back"
+                    and not _frames_its_own_quote(sp, nxt, ctx)
                     and not ctx.quoted[head_toks[0].i]
                     and not re.search(r"\w", gap)
                     and (
@@ -428,6 +448,11 @@ def attribute(
             # a quotation standing alone after a paragraph about someone (no quote
             # there): the person that paragraph's last sentence is about
             found = _subject_of_previous_paragraph(sp, ctx)
+            if found is not None:
+                speaker, mention, mstart, mend = found
+        if speaker is None and mention is None and cue is None and kind == "direct":
+            # a quotation standing as a sentence right after one about a person
+            found = _subject_of_sentence_before(sp, ctx)
             if found is not None:
                 speaker, mention, mstart, mend = found
         if speaker is None and mention is None:
