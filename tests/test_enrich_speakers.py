@@ -216,3 +216,41 @@ def test_the_sentence_after_a_finished_quotation_frames_its_own_quotation():
     )
     assert speaker_of(text, "difficult subject") == "Ann Keeler"
     assert speaker_of(text, "amazing") == "Mark Tolland"
+
+
+def test_the_names_after_a_description_s_preposition_are_not_the_speaker():
+    text = (
+        "In Sweden last Thursday, to pick up an award at the film festival, Stone "
+        'expressed a hope. "Europeans tend to see me a little differently than they do '
+        'in the US," said the director behind JFK, Platoon and Born on the Fourth of July.'
+    )
+    assert speaker_of(text, "see me a little") != "JFK"
+
+
+def test_claims_from_a_person_are_that_person_s_words():
+    text = (
+        "Tony Hale spoke after his trip. The prime minister shrugged off claims from "
+        'Conservative leader Michael Harrow that he led a "grubby government". He said '
+        'Mr Dunn\'s integrity remained intact: "He was the person who asked for this inquiry."'
+    )
+    assert speaker_of(text, "grubby government") == "Michael Harrow"
+
+
+def test_a_titled_name_the_model_missed_is_who_he_refers_to():
+    text = (
+        '"What we are proposing is a civic commons," Will Davies, a research fellow, said. '
+        "The idea was first proposed by Stephen Coleman, a professor. "
+        '"It should also play a role in connecting citizens," said Mr Davies. There is a '
+        'role for libraries instead of millions of "cliques" talking to each other, he added.'
+    )
+    assert speaker_of(text, "cliques") == "Davies"
+
+
+def test_a_sentence_reporting_its_own_speech_does_not_close_the_quotation_before():
+    text = (
+        "Prof Rao has teamed up with Eric Holloway at Berkeley. The answer, says Prof "
+        'Holloway, is wi-fi.\n\n"We are looking at hotspots," he says. "We are doing a lot of '
+        'work on long-distance wireless." '
+        "Prof Rao says he hopes to lease the machines for $10 a month."
+    )
+    assert speaker_of(text, "long-distance wireless") == "Eric Holloway"

@@ -423,12 +423,22 @@ class _Context:
             # "said Army Capt. Christian Pardo" (the model may take "Army Capt" for an
             # organisation), "Vice President for news Dave Gorab"
             title_mention, m = m, None
-            for t in tok.subtree:
+            described = tok.text.islower() and any(
+                c.dep_ == "det" and c.lower_ in DETERMINERS for c in tok.children
+            )
+            # "the director behind JFK, Platoon and ...": a description, and the names
+            # after its preposition are what the person did, not who they are
+            words = (
+                [t for c in tok.children if c.dep_ in ("compound", "appos") for t in c.subtree]
+                if described
+                else list(tok.subtree)
+            )
+            for t in words:
                 cand = self.mention_at.get(t.i)
                 if cand is not None and cand.type == "person":
                     m = cand
                     break
-            if m is None:
+            if m is None and not described:
                 # not bounded by the sentence: the model may end one after "Capt."
                 for t in self.doc[tok.i + 1 : min(tok.i + 5, len(self.doc))]:
                     cand = self.mention_at.get(t.i)
