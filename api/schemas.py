@@ -828,7 +828,7 @@ class ArticleIn(In):
         required=True,
         validate=[
             validate.Length(min=1, max=MAX_ARTICLE_CHARS),
-            validate.Regexp(r"[\s\S]*" + TEXT_CHAR, error="no printable character"),
+            validate.Regexp(r"[\s\S]*" + TEXT_CHAR, error="empty: no character but blanks and control characters"),
         ],
         metadata={
             "pattern": TEXT_CHAR,

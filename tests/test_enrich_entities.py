@@ -134,3 +134,23 @@ def test_common_words_before_a_title_are_not_an_organisation():
     )
     assert names(text, "org") == []
     assert "Odile Marchand" in names(text, "person")
+
+
+def test_words_of_a_paragraph_in_capitals_are_not_names():
+    text = (
+        "THE COMMITTEE NAMES THREE NEW MEMBERS THIS WEEK AFTER PROPOSALS FROM NEIGHBORS "
+        "IN OHIO.\n\nThe committee, led by Ann Walsh of Acme Corp, met in Ohio on Monday."
+    )
+    found = {(e.type, e.text) for e in entities_of(text)}
+    assert not {w for _, w in found} & {"NAMES", "THREE", "WEEK", "PROPOSALS", "NEIGHBORS"}
+    assert ("person", "Ann Walsh") in found and ("org", "Acme Corp") in found
+    # a name the article also writes in ordinary case stays in the capitals too
+    assert ("place", "OHIO") in found
+
+
+def test_an_article_in_capitals_offers_no_names():
+    text = (
+        "THE FOLLOWING RAINFALL WAS RECORDED IN THE AREAS OVER PAST 72 HOURS\n\n"
+        "PARANA STATE: UMUARAMA NIL, PARANAVAI 1.5 MILLIMETRES, LONDRINA NIL, MARINGA NIL."
+    )
+    assert entities_of(text) == []

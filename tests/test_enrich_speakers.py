@@ -166,3 +166,91 @@ def test_asked_about_someone_in_a_new_paragraph_the_answer_is_the_earlier_subjec
         '"I have made my admiration for him very clear."'
     )
     assert speaker_of(text, "admiration for him") == "Wetherby"
+
+
+def test_a_nationality_or_an_age_after_the_quote_is_the_person_just_named():
+    text = (
+        "Halvorsen beat Katarina Brandtner in three sets on Sunday. Brandtner was the "
+        'more powerful player. "It was my first final, a new experience," said the '
+        'Austrian. "I tried to stay in there."'
+    )
+    assert speaker_of(text, "my first final") == "Katarina Brandtner"
+    text = (
+        "Tomas Ekdahl scored twice in the second half. "
+        '"I am very happy with the goals," said the 22-year-old.'
+    )
+    assert speaker_of(text, "very happy") == "Tomas Ekdahl"
+
+
+def test_a_people_named_in_the_plural_is_no_person():
+    text = (
+        "Pierre Lamarque met the delegation on Monday. "
+        '"We will not accept these terms," said the French.'
+    )
+    assert speaker_of(text, "these terms") is None
+
+
+def test_a_quotation_standing_after_a_sentence_about_a_person_is_theirs():
+    text = (
+        'Mr Harwood said the cuts were "very modest". But the general secretary of the '
+        "union Dave Pilling criticised the plans. "
+        '"If you want good services you do not get them by hitting people as they retire."'
+    )
+    assert speaker_of(text, "good services") == "Dave Pilling"
+
+
+def test_a_quotation_opening_its_paragraph_takes_the_subject_of_the_last_sentence_before():
+    text = (
+        'Ms Pryce said the talks had been "frank". Mr Harwood rejected a suggestion '
+        "the plan was designed to win votes.\n\n"
+        '"This is a response to the concerns voiced by the councils."'
+    )
+    assert speaker_of(text, "a response to the concerns") == "Harwood"
+
+
+def test_the_sentence_after_a_finished_quotation_frames_its_own_quotation():
+    text = (
+        'Ann Keeler said the week had been extraordinary. "I hope it shows Mark up to be '
+        'the filmmaker he is," she said. "We are dealing with a very difficult subject." '
+        'Mark Tolland told reporters the success was "amazing".'
+    )
+    assert speaker_of(text, "difficult subject") == "Ann Keeler"
+    assert speaker_of(text, "amazing") == "Mark Tolland"
+
+
+def test_the_names_after_a_description_s_preposition_are_not_the_speaker():
+    text = (
+        "In Sweden last Thursday, to pick up an award at the film festival, Stone "
+        'expressed a hope. "Europeans tend to see me a little differently than they do '
+        'in the US," said the director behind JFK, Platoon and Born on the Fourth of July.'
+    )
+    assert speaker_of(text, "see me a little") != "JFK"
+
+
+def test_claims_from_a_person_are_that_person_s_words():
+    text = (
+        "Tony Hale spoke after his trip. The prime minister shrugged off claims from "
+        'Conservative leader Michael Harrow that he led a "grubby government". He said '
+        'Mr Dunn\'s integrity remained intact: "He was the person who asked for this inquiry."'
+    )
+    assert speaker_of(text, "grubby government") == "Michael Harrow"
+
+
+def test_a_titled_name_the_model_missed_is_who_he_refers_to():
+    text = (
+        '"What we are proposing is a civic commons," Will Davies, a research fellow, said. '
+        "The idea was first proposed by Stephen Coleman, a professor. "
+        '"It should also play a role in connecting citizens," said Mr Davies. There is a '
+        'role for libraries instead of millions of "cliques" talking to each other, he added.'
+    )
+    assert speaker_of(text, "cliques") == "Davies"
+
+
+def test_a_sentence_reporting_its_own_speech_does_not_close_the_quotation_before():
+    text = (
+        "Prof Rao has teamed up with Eric Holloway at Berkeley. The answer, says Prof "
+        'Holloway, is wi-fi.\n\n"We are looking at hotspots," he says. "We are doing a lot of '
+        'work on long-distance wireless." '
+        "Prof Rao says he hopes to lease the machines for $10 a month."
+    )
+    assert speaker_of(text, "long-distance wireless") == "Eric Holloway"

@@ -18,8 +18,10 @@ from newsquarry.search.ingest.enrich.layouts import (
     _previous_paragraph_quote,
     _previous_quote_in_paragraph,
     _subject_of_previous_paragraph,
+    _subject_of_sentence_before,
 )
-from newsquarry.search.ingest.enrich.marks import QuoteSpan
+from newsquarry.search.ingest.enrich.marks import ALL_MARKS, MARK_TOKENS, QuoteSpan
+from newsquarry.search.ingest.enrich.pronouns import FEMALE_TITLES, MALE_TITLES
 from newsquarry.search.ingest.enrich.speech import (
     SPEECH_NOUNS,
     SUBJECT_DEPS,
@@ -56,6 +58,8 @@ def _choose_cue(cues: list[Token], qtoks: list[Token], first: int, last: int) ->
         return by_depth[-1]
     return min(cues, key=lambda t: min(abs(t.i - first), abs(t.i - last)))
 
+
+PERSONAL_TITLES = MALE_TITLES | FEMALE_TITLES | {"dr", "prof", "professor"}
 
 _SMALL_WORDS = frozenset("of the and a an in on for to with at by or".split())
 
@@ -94,8 +98,9 @@ def _utterance_owner(qtoks: list[Token], ctx: _Context, cue: Token | None) -> To
     """The person whose utterance noun holds the quotation, below any cue.
 
     "Lee's claim that Reyes 'lied'", "Lee's 'no new taxes' promise", "Lee's motto
-    was, '...'": the possessor of the noun naming the utterance is the speaker,
-    whatever verb of the sentence governs the noun phrase.
+    was, '...'", "claims from Lee that Reyes 'lied'": the possessor (or the "from"/"by"
+    person) of the noun naming the utterance is the speaker, whatever verb of the
+    sentence governs the noun phrase.
     """
     if not qtoks:
         return None
@@ -117,8 +122,15 @@ def _utterance_owner(qtoks: list[Token], ctx: _Context, cue: Token | None) -> To
             for n in nouns:
                 if n.lemma_.lower() not in SPEECH_NOUNS or ctx.quoted[n.i]:
                     continue
-                for c in n.children:
-                    if c.dep_ != "poss" or ctx.quoted[c.i]:
+                owners = [c for c in n.children if c.dep_ == "poss"] + [
+                    o  # "claims from Michael Howard that ...", "a promise by Lee to ..."
+                    for p in n.children
+                    if p.dep_ == "prep" and p.lower_ in ("from", "by")
+                    for o in p.children
+                    if o.dep_ == "pobj"
+                ]
+                for c in owners:
+                    if ctx.quoted[c.i]:
                         continue
                     m = ctx.mention_at.get(c.i)
                     if (m is not None and m.type == "person") or (
@@ -273,6 +285,38 @@ def _passive_label(qtoks: list[Token], ctx: _Context) -> bool:
     return False
 
 
+def _after_personal_title(doc: Doc, k: int) -> bool:
+    """The name at token ``k`` follows Mr, Mrs, Ms, Dr or another personal title: a person,
+    though the model tagged none ("said Mr Davies")."""
+    return k > 0 and doc[k - 1].lower_.rstrip(".") in PERSONAL_TITLES
+
+
+def _frames_its_own_quote(sp: QuoteSpan, nxt: Span, ctx: _Context) -> bool:
+    """The sentence after a quotation is the frame of another quotation, not of this one.
+
+    A quotation closed by a full stop is a finished sentence; the sentence after it that
+    quotes words of its own ("Leigh told BBC News the success was 'amazing'.") or ends
+    in a colon introducing the next quotation ("He said: '...'") or reports speech of
+    its own ("Lee says he hopes ...") attributes those, and the quotation before keeps
+    its own (or its paragraph's) speaker.
+    """
+    tail = ctx.text[nxt.start_char : nxt.end_char].rstrip()
+    if tail.endswith(":"):
+        return True
+    content = ctx.text[sp.start : sp.end].rstrip().rstrip(ALL_MARKS)
+    if not content.endswith((".", "?", "!")):
+        return False
+    if any(ctx.quoted[t.i] and t.idx > sp.end and t.text not in MARK_TOKENS for t in nxt):
+        return True
+    # "Prof Reddy says he hopes to ...": a speech verb with reported content of its own
+    # opens the reporter's next sentence, it does not close the quotation before
+    words = [t for t in nxt if not t.is_punct and not t.is_space][:4]
+    return any(
+        _is_cue(t) and any(c.dep_ == "ccomp" and not ctx.quoted[c.i] for c in t.children)
+        for t in words
+    )
+
+
 def attribute(
     doc: Doc,
     mentions: list[Mention],
@@ -325,6 +369,7 @@ def attribute(
                 if (
                     head_toks
                     and not own_cue  # "X attacked Y, calling him '...'. Y fired back"
+                    and not _frames_its_own_quote(sp, nxt, ctx)
                     and not ctx.quoted[head_toks[0].i]
                     and not re.search(r"\w", gap)
                     and (
@@ -430,6 +475,11 @@ def attribute(
             found = _subject_of_previous_paragraph(sp, ctx)
             if found is not None:
                 speaker, mention, mstart, mend = found
+        if speaker is None and mention is None and cue is None and kind == "direct":
+            # a quotation standing as a sentence right after one about a person
+            found = _subject_of_sentence_before(sp, ctx)
+            if found is not None:
+                speaker, mention, mstart, mend = found
         if speaker is None and mention is None:
             # follow-on: the previous quotation of the paragraph (or the one continued),
             # else the last attributed quote of the previous paragraph
@@ -444,7 +494,7 @@ def attribute(
             if (
                 a not in ctx.mention_at
                 and not ctx.quoted[a]
-                and speaker in ctx.person_names.values()
+                and (speaker in ctx.person_names.values() or _after_personal_title(doc, a))
                 and doc[a].pos_ != "PRON"
             ):
                 ctx.tracker.add(a, b, speaker)  # an untagged name: "he" may refer to it

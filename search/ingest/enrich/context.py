@@ -423,12 +423,22 @@ class _Context:
             # "said Army Capt. Christian Pardo" (the model may take "Army Capt" for an
             # organisation), "Vice President for news Dave Gorab"
             title_mention, m = m, None
-            for t in tok.subtree:
+            described = tok.text.islower() and any(
+                c.dep_ == "det" and c.lower_ in DETERMINERS for c in tok.children
+            )
+            # "the director behind JFK, Platoon and ...": a description, and the names
+            # after its preposition are what the person did, not who they are
+            words = (
+                [t for c in tok.children if c.dep_ in ("compound", "appos") for t in c.subtree]
+                if described
+                else list(tok.subtree)
+            )
+            for t in words:
                 cand = self.mention_at.get(t.i)
                 if cand is not None and cand.type == "person":
                     m = cand
                     break
-            if m is None:
+            if m is None and not described:
                 # not bounded by the sentence: the model may end one after "Capt."
                 for t in self.doc[tok.i + 1 : min(tok.i + 5, len(self.doc))]:
                     cand = self.mention_at.get(t.i)
@@ -458,6 +468,14 @@ class _Context:
         word = tok.lower_
         if pronoun_gender(word) and tok.pos_ == "PRON":
             return self.tracker.resolve(tok.i, word), tok.text, tok.idx, tok.idx + len(tok)
+        epithet = _epithet(tok, self.text)
+        if epithet is not None:
+            # "said the German", "the 22-year-old added": the reporter's variation on the
+            # name of the person just written about
+            span = self.doc[tok.left_edge.i : tok.i + 1]
+            pron = {"male": "he", "female": "she"}.get(epithet)
+            name = self.tracker.resolve(tok.i, pron) if pron else self.tracker._resolve(tok.i, None)
+            return name, span.text, span.start_char, span.end_char
         if (
             # "the prime minister", "the Glasgow Kelvin MP" are descriptions, not names
             (tok.pos_ == "PROPN" and not tok.text.islower() and not _role_description(tok))
@@ -604,3 +622,42 @@ def _role_description(tok: Token) -> bool:
     if any(c.dep_ == "poss" or c.pos_ == "PROPN" and c.ent_type_ == "PERSON" for c in kids):
         return False
     return any(c.dep_ == "det" and c.lower_ == "the" for c in kids)
+
+
+# nationality nouns made with "man"/"woman": the gender is in the word
+NATIONALITY_MAN = frozenset(
+    "frenchman dutchman scotsman welshman englishman irishman cornishman manxman".split()
+)
+NATIONALITY_WOMAN = frozenset(w.replace("man", "woman") for w in NATIONALITY_MAN)
+_AGE = re.compile(r"\d+-year-$")
+
+
+def _epithet(tok: Token, text: str) -> str | None:
+    """ "the German", "the Frenchwoman", "the 22-year-old": a definite singular epithet
+    that news uses for a person already named (nationality or age, never a role), with
+    the gender when the word has one ("male", "female", else "").
+
+    Peoples written as plurals ("the French", "the British", "the Swiss") name a nation,
+    not a person, so a nationality ending in s, sh or ch is refused.
+    """
+    kids = list(tok.children)
+    if not any(c.dep_ == "det" and c.lower_ == "the" for c in kids):
+        return None
+    if any(c.dep_ in ("poss", "prep") for c in kids):
+        return None
+    word = tok.lower_
+    if word in NATIONALITY_MAN:
+        return "male"
+    if word in NATIONALITY_WOMAN:
+        return "female"
+    if word == "old" and _AGE.search(text[max(0, tok.idx - 12) : tok.idx]):
+        return ""
+    if (
+        tok.ent_type_ == "NORP"
+        and tok.tag_ in ("NNP", "NN", "JJ")
+        and tok.text[:1].isupper()
+        and not word.endswith(("s", "sh", "ch"))
+        and tok.dep_ in SUBJECT_DEPS
+    ):
+        return ""
+    return None

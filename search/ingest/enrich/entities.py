@@ -55,6 +55,7 @@ from typing import Any
 from spacy.tokens import Doc, Span, Token
 
 from newsquarry.search.core.textnorm import fold
+from newsquarry.search.ingest.enrich.capitals import _outside_capitals
 from newsquarry.search.ingest.enrich.names import (
     expansion,
     given_name,
@@ -878,4 +879,4 @@ def extract_mentions(
                 tok_end=e,
             )
         )
-    return mentions
+    return _outside_capitals(mentions, doc_text)

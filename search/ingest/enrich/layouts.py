@@ -217,3 +217,55 @@ def _subject_of_previous_paragraph(sp: QuoteSpan, ctx: _Context) -> Speaker | No
             if found[0] and c.lower_ in ("he", "she"):
                 return found
     return None
+
+
+def _subject_of_sentence_before(sp: QuoteSpan, ctx: _Context) -> Speaker | None:
+    """The person a quotation without a speech verb follows: the named (or he/she)
+    subject of the main clause of the sentence right before its opening mark, when that
+    sentence holds no quotation ("Dave Prentis criticised the plans. "If you want ...").
+
+    News introduces a speaker by what they did, then gives their words as a sentence of
+    their own; the sentence is the previous paragraph's last one when the quotation
+    opens its paragraph. A sentence with a quotation of its own is left to the
+    follow-on rule (the quote continues that speaker's words).
+    """
+    text = ctx.text
+    ps = ctx.paragraphs[sp.para][0]
+    if sp.mark == ps:
+        pi = ctx.previous_content_paragraph(sp.para)
+        if pi is None:
+            return None
+        a, b = ctx.paragraphs[pi]
+        end = len(text[a:b].rstrip()) + a
+    else:
+        before = text[ps : sp.mark].rstrip()
+        if not before or before[-1] not in ".?!":
+            return None
+        a, end = ps, ps + len(before)
+    if end <= a:
+        return None
+    last = ctx.doc[ctx.token_at(end - 1)].sent
+    start = max(last.start_char, a)
+    if any(c in ALL_MARKS for c in text[start:end]):
+        return None
+    root = last.root
+    if root.pos_ not in ("VERB", "AUX") or ctx.quoted[root.i]:
+        return None
+    for c in root.children:
+        if c.dep_ not in SUBJECT_DEPS or c.idx < start:
+            continue
+        m = ctx.mention_at.get(c.i)
+        person = m is not None and m.type == "person"
+        if not person and c.lower_ not in ("he", "she"):
+            # "general secretary ... Dave Prentis criticised": a role with the name in it
+            person = any(
+                ctx.mention_at.get(k.i) is not None and ctx.mention_at[k.i].type == "person"
+                for k in c.children
+                if k.dep_ in ("compound", "appos")
+            )
+        if person or c.lower_ in ("he", "she"):
+            found = ctx.speaker_from(c)
+            if found[0]:
+                return found
+        return None
+    return None

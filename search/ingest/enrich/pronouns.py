@@ -144,6 +144,12 @@ class PersonTracker:
         )
         self.people.insert(k, m)
         self.positions.insert(k, tok_start)
+        if name not in self.gender and tok_start > 0:
+            prev = self.doc[tok_start - 1].lower_.rstrip(".")  # "said Mr Davies"
+            if prev in MALE_TITLES:
+                self.gender[name] = "m"
+            elif prev in FEMALE_TITLES:
+                self.gender[name] = "f"
 
     def _vote(self, m: Mention, votes: dict[str, dict[str, int]], quoted: list[bool]) -> None:
         doc = self.doc
