@@ -784,6 +784,10 @@ class WhooshStore:
             }
         size = 0
         for f in self.path.iterdir():
+            # the index's data, not the record of which files were checksummed (it grows as
+            # each process verifies what it reads) nor a half-written temporary file
+            if f.name == integrity.VERIFIED_NAME or f.name.startswith("."):
+                continue
             try:
                 size += f.stat().st_size if f.is_file() else 0
             except FileNotFoundError:  # deleted by a commit in another process meanwhile
