@@ -239,7 +239,16 @@ def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
             metadata={"description": FIELD_FILTER_DOC[s.kind].format(name=s.name)},
         )
 
+    anded = tuple(n for n in facet_names if n != "date")
+
     class Base(In):
+        all_of = fields.List(
+            fields.String(validate=validate.OneOf(anded)),
+            load_default=list,
+            validate=validate.Length(max=len(anded)),
+            metadata={"description": "Facets whose filter values must all hold (repeatable): "
+                      "org=A&org=B&all_of=org finds passages naming both, not either"},
+        )  # fmt: skip
         q = fields.String(
             load_default="",
             validate=QueryLength(max=max_q),
@@ -627,6 +636,7 @@ class SearchRequestEcho(Out):
     time_limit = fields.Float(allow_none=True)
     match = fields.String()
     group = fields.String()
+    all_of = fields.List(fields.String(), metadata={"description": "Facets whose values are ANDed"})
 
 
 class LinksSchema(Out):
@@ -828,7 +838,10 @@ class ArticleIn(In):
         required=True,
         validate=[
             validate.Length(min=1, max=MAX_ARTICLE_CHARS),
-            validate.Regexp(r"[\s\S]*" + TEXT_CHAR, error="empty: no character but blanks and control characters"),
+            validate.Regexp(
+                r"[\s\S]*" + TEXT_CHAR,
+                error="empty: no character but blanks and control characters",
+            ),
         ],
         metadata={
             "pattern": TEXT_CHAR,

@@ -114,6 +114,7 @@ def to_search_request(args: dict[str, Any], mode: str, settings: dict[str, Any])
         time_limit=float(settings["search_time_limit"]) or None,
         match=args.get("match", "most"),
         group=args.get("group", "none"),
+        all_of=list(dict.fromkeys(args.get("all_of") or [])),
     )
 
 

@@ -207,7 +207,7 @@ def output_options(fn: Callable) -> Callable:
 
 
 def filter_options(fn: Callable) -> Callable:
-    """Every filter of the library as a flag; repeat a flag to OR values."""
+    """Every filter of the library as a flag; repeat a flag to OR values (``--all-of``: AND)."""
     opts = [
         click.option("--speaker", multiple=True, help="Only passages quoting this speaker."),
         click.option("--person", multiple=True, help="Only passages mentioning this person."),
@@ -222,6 +222,9 @@ def filter_options(fn: Callable) -> Callable:
                      help="Only articles whose declared field has this value (repeatable; "
                           "values of one field are ORed): --where category=sport, "
                           "--where pages=10..20."),
+        click.option("--all-of", "all_of", multiple=True, metavar="FACET",
+                     help="Values of this filter must all hold, not any one (repeatable): "
+                          "--org NATO --org UN --all-of org finds passages naming both."),
         click.option("--since", help="Only articles dated on or after (YYYY[-MM[-DD]])."),
         click.option("--until", help="Only articles dated on or before (YYYY[-MM[-DD]])."),
         click.option("--url", default=group_url,
@@ -299,6 +302,7 @@ def build_request(
         mode=mode,
         match=match,
         group=group,
+        all_of=list(dict.fromkeys(kw.get("all_of") or ())),
     )
 
 

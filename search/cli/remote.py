@@ -76,6 +76,7 @@ def request_params(request: SearchRequest, *, facets: bool = True) -> list[tuple
         params.append(("match", request.match))
     if request.group != "none":
         params.append(("group", request.group))
+    params.extend(("all_of", name) for name in request.all_of)
     return params
 
 

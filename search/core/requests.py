@@ -32,6 +32,8 @@ class SearchRequest:
 
     q: str = ""
     filters: dict[str, list[str]] = field(default_factory=dict)  # facet name -> values (ORed)
+    # facets whose filter values are ANDed ("all of"): passages naming every one of them
+    all_of: list[str] = field(default_factory=list)
     date_from: str | None = None  # inclusive, "YYYY", "YYYY-MM" or "YYYY-MM-DD"
     date_to: str | None = None  # inclusive
     facets: list[str] = field(default_factory=list)

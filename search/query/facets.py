@@ -22,7 +22,9 @@ from __future__ import annotations
 import calendar
 import json
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -95,14 +97,20 @@ class FilterSet:
     masks: dict[str, np.ndarray] = field(default_factory=dict)  # facet -> docs allowed
     always: np.ndarray | None = None  # date_from/date_to (applies to every facet)
     selected: dict[str, list[str]] = field(default_factory=dict)  # facet -> values as given
+    all_of: set[str] = field(default_factory=set)  # facets whose values are ANDed
 
     def combined(self, base: np.ndarray, without: str | None = None) -> np.ndarray:
-        """``base`` AND every filter except facet ``without``'s own."""
+        """``base`` AND every filter except facet ``without``'s own.
+
+        A facet counted beside its own "any of" filter is counted without it (the
+        other values stay selectable: multi-select faceting); an "all of" facet
+        narrows as values are added, so it is counted within its own filter.
+        """
         m = base.copy()
         if self.always is not None:
             m &= self.always
         for name, fm in self.masks.items():
-            if name != without:
+            if name != without or name in self.all_of:
                 m &= fm
         return m
 
@@ -170,20 +178,35 @@ def partial_name_gids(view: View, fname: str, key: str) -> list[int]:
     ]
 
 
+def all_of_mask(one: Callable[[list[str]], np.ndarray], values: list[str]) -> np.ndarray:
+    """Documents having every one of ``values``: the AND of ``one([value])`` masks."""
+    m = one([values[0]])
+    for v in values[1:]:
+        m &= one([v])
+    return m
+
+
 def build_filters(
     view: View,
     filters: dict[str, list[str]],
     date_from: str | None = None,
     date_to: str | None = None,
+    all_of: Iterable[str] = (),
 ) -> FilterSet:
-    """Masks for a request's filters (validated names and values)."""
-    fs = FilterSet()
+    """Masks for a request's filters (validated names and values).
+
+    A facet's values are ORed ("any of"), or ANDed for the facets in ``all_of``.
+    """
+    fs = FilterSet(all_of=set(all_of))
     for facet, values in filters.items():
-        values = [v for v in values if v is not None and str(v).strip()]
+        values = [str(v) for v in values if v is not None and str(v).strip()]
         if not values:
             continue
-        fs.masks[facet] = filter_mask(view, facet, [str(v) for v in values])
-        fs.selected[facet] = [str(v) for v in values]
+        if facet in fs.all_of:
+            fs.masks[facet] = all_of_mask(partial(filter_mask, view, facet), values)
+        else:
+            fs.masks[facet] = filter_mask(view, facet, values)
+        fs.selected[facet] = values
     if date_from or date_to:
         lo = date_bounds(date_from, what="date_from")[0] if date_from else None
         hi = date_bounds(date_to, what="date_to")[1] if date_to else None
@@ -250,11 +273,26 @@ class FacetCounter:
         return FacetResult(name=facet, values=values, other=other, more=len(nz) - len(top))
 
     def _selected_keys(self, facet: str, fname: str) -> dict[str, str]:
-        """Key (folded, and canonical for names: ``search.aliases``) -> value as selected."""
-        return {
-            (v if fname == "article_id" else self.view.canonical_key(fname, fold(v))): v
-            for v in self.filters.selected.get(facet, [])
-        }
+        """Key (folded, and canonical for names: ``search.aliases``) -> value as selected.
+
+        A name selected by a run of its words ("Maduro") marks the full names it
+        filtered on ("Nicolás Maduro"), as ``filter_mask`` matched them, so the facet
+        shows the value selected with its count rather than "Maduro (0)" beside it.
+        """
+        keys: dict[str, str] = {}
+        for v in self.filters.selected.get(facet, []):
+            key = v if fname == "article_id" else self.view.canonical_key(fname, fold(v))
+            if (
+                facet in NAME_FACETS
+                and key
+                and self.view.gid(fname, key) is None
+                and (gids := partial_name_gids(self.view, fname, key))
+            ):
+                for gid in gids:
+                    keys.setdefault(self.view.keys[fname][gid], v)
+                continue
+            keys[key] = v
+        return keys
 
     def _value(self, fname: str, gid: int, count: int, selected: dict[str, str]) -> FacetValue:
         key = self.view.keys[fname][gid]

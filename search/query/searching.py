@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import time
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -62,6 +63,7 @@ from newsquarry.search.engine.views import View, cache_for
 from newsquarry.search.query.clusters import describe_hits
 from newsquarry.search.query.facets import (
     FacetCounter,
+    all_of_mask,
     build_filters,
     canonical_record,
     display_form,
@@ -133,13 +135,19 @@ class _Prepared:
             self.base &= doctype
         builtin = {k: v for k, v in request.filters.items() if k not in self.declared}
         self.filters = build_filters(
-            self.view, builtin, request.date_from or None, request.date_to or None
+            self.view,
+            builtin,
+            request.date_from or None,
+            request.date_to or None,
+            all_of=request.all_of,
         )
         for name, values in request.filters.items():
             values = [v for v in values if v is not None and str(v).strip()]
             if name in self.declared and values:
                 spec = self.declared[name]
-                self.filters.masks[name] = self.fields.filter_mask(spec, values)
+                one = partial(self.fields.filter_mask, spec)
+                anded = name in self.filters.all_of
+                self.filters.masks[name] = all_of_mask(one, values) if anded else one(values)
                 self.filters.selected[name] = list(values)
         self.final = self.filters.combined(self.base)
         self.counter = FacetCounter(self.view, self.searcher, self.base, self.filters)
