@@ -138,6 +138,23 @@ def filter_mask(view: View, facet: str, values: list[str]) -> np.ndarray:
 NAME_FACETS = ("person", "speaker", "org", "place")
 
 
+def count_per_story(view: View, fname: str, mask: np.ndarray, story: np.ndarray) -> np.ndarray:
+    """Per key id, the distinct stories (``story``: per document its story number, -1
+    none) among the documents of ``mask`` holding it: a quotation carried by forty
+    copies of one wire story counts once."""
+    docs = view.docs[fname]
+    n = view.nkeys[fname]
+    if not len(docs):
+        return np.zeros(n, dtype=np.int64)
+    sel = docs[mask[docs]]
+    gids = view.gids[fname][mask[docs]].astype(np.int64)
+    stories = story[sel]
+    # a document without a story (none: -1) counts alone, under its own number
+    stories = np.where(stories >= 0, stories, -1 - sel)
+    pairs = np.unique(np.stack((gids, stories)), axis=1) if len(sel) else np.zeros((2, 0))
+    return np.bincount(pairs[0].astype(np.int64), minlength=n)
+
+
 def display_form(view: View, fname: str, value: str | None) -> str | None:
     """The index-wide display form of a value (``View.display``), or the value if unknown.
 
@@ -224,6 +241,15 @@ class FacetCounter:
         self.searcher = searcher
         self.base = base
         self.filters = filters
+        # dedupe="story": per document its story number; a value is then counted once
+        # per story that has it, however many copies of the story carry it
+        self.per_story: np.ndarray | None = None
+
+    def count(self, fname: str, mask: np.ndarray) -> np.ndarray:
+        """Per key id of ``fname``: documents of ``mask`` holding it (or stories)."""
+        if self.per_story is None:
+            return self.view.count(fname, mask)
+        return count_per_story(self.view, fname, mask, self.per_story)
 
     def mask_for(self, facet: str) -> np.ndarray:
         return self.filters.combined(self.base, without=facet)
@@ -248,14 +274,14 @@ class FacetCounter:
         mask = self.mask_for(facet)
         if facet == "date":
             return mask
-        return self.view.count(FACET_FIELDS[facet], mask)
+        return self.count(FACET_FIELDS[facet], mask)
 
     def facet(self, facet: str, size: int, interval: str = "month") -> FacetResult:
         """Top values of one facet with counts, ``more``/``other`` and ``selected``."""
         if facet == "date":
             return self._date_facet(size, interval)
         fname = FACET_FIELDS[facet]
-        counts = self.view.count(fname, self.mask_for(facet))
+        counts = self.count(fname, self.mask_for(facet))
         nz = np.flatnonzero(counts)
         top = self._top(fname, counts, nz, size) if len(nz) else []
         selected_keys = self._selected_keys(facet, fname)
@@ -373,7 +399,7 @@ class FacetCounter:
                 more=max(0, len(pairs) - size),
             )
         fname = FACET_FIELDS[facet]
-        counts = self.view.count(fname, self.mask_for(facet))
+        counts = self.count(fname, self.mask_for(facet))
         keys = self.view.keys[fname]
         nz = np.flatnonzero(counts)
         hits = []

@@ -60,6 +60,7 @@ from newsquarry.search.engine.refresh import Refresher
 from newsquarry.search.engine.schema import FACETS
 from newsquarry.search.engine.store import generation_of as _generation
 from newsquarry.search.engine.views import View, cache_for
+from newsquarry.search.query import storygroups
 from newsquarry.search.query.clusters import describe_hits
 from newsquarry.search.query.facets import (
     FacetCounter,
@@ -223,10 +224,17 @@ def _run_search(
     total = int(prep.final.sum())
     total_articles = _count_articles(prep)
     clusters = clusters_for(store, prep.searcher) if request.mode == "quotes" else None
-    total_clusters = 0
+    total_clusters = total_stories = 0
     others: list[list[int]] = []
     partial = False
-    if request.group == "article":
+    st = storygroups.stories(prep.view, prep.searcher, prep._folder)
+    labels = storygroups.doc_labels(prep.view, st)
+    if request.dedupe == "story":
+        prep.counter.per_story = labels
+    if request.group == "story":
+        total_stories = _count_keys(labels[prep.final])
+        docnums, scores, others = _grouped_page(prep, total_stories, labels)
+    elif request.group == "article":
         docnums, scores, others = _grouped_page(prep, total_articles, prep.view.article_of)
     elif request.group == "cluster" and clusters is not None:
         total_clusters = _count_keys(clusters.label[prep.final])
@@ -244,6 +252,12 @@ def _run_search(
             describe_hits(prep.searcher, prep.view, clusters, hits, docnums, scope)
     else:
         hits = _passage_hits(prep, docnums, scores)
+    scope_docs = None
+    if within is not None:
+        scope_docs = build_filters(
+            prep.view, within.filters, within.date_from or None, within.date_to or None
+        ).combined(prep.view.live)
+    storygroups.describe(hits, docnums, prep.view, st, scope_docs)
     for hit, more in zip(hits, others, strict=False):
         hit.more_count = len(more)
         hit.more_ids = [prep.searcher.stored_fields(d)["id"] for d in more]
@@ -267,6 +281,7 @@ def _run_search(
         generation=_generation(prep.searcher),
         total_articles=total_articles,
         total_clusters=total_clusters,
+        total_stories=total_stories,
     )
 
 
@@ -297,6 +312,9 @@ def facet_values(
     if not isinstance(prefix, str):
         raise InvalidRequest("prefix must be a string", field="prefix")
     prep = _Prepared(store, request, settings, specs)
+    if request.dedupe == "story":
+        st = storygroups.stories(prep.view, prep.searcher, prep._folder)
+        prep.counter.per_story = storygroups.doc_labels(prep.view, st)
     spec = prep.declared.get(facet)
     if spec is not None:
         return prep.fields.facet(

@@ -9,6 +9,7 @@ from newsquarry.search.core.errors import InvalidRequest, UnknownFacet
 from newsquarry.search.core.fields import FieldSpec
 from newsquarry.search.core.requests import (
     DATE_INTERVALS,
+    DEDUPES,
     GROUPS,
     MATCHES,
     MODES,
@@ -58,6 +59,10 @@ def validate(
         raise InvalidRequest(
             "group=cluster groups quotations: it needs mode=quotes (the quote search)",
             field="group",
+        )
+    if r.dedupe not in DEDUPES:
+        raise InvalidRequest(
+            f"dedupe must be one of {', '.join(DEDUPES)}, got {r.dedupe!r}", field="dedupe"
         )
     if r.sort not in SORTS:
         raise InvalidRequest(
