@@ -368,9 +368,9 @@ def test_match_group_and_interpretations_are_in_the_openapi_document(client):
     params = {p["name"]: p for p in spec["paths"]["/v1/search"]["get"]["parameters"]}
     assert params["match"]["schema"]["enum"] == ["most", "all", "any"]
     assert params["match"]["schema"]["default"] == "most"
-    assert params["group"]["schema"]["enum"] == ["none", "article"]
+    assert params["group"]["schema"]["enum"] == ["none", "article", "story"]
     quote_params = {p["name"]: p for p in spec["paths"]["/v1/quotes"]["get"]["parameters"]}
-    assert quote_params["group"]["schema"]["enum"] == ["none", "article", "cluster"]
+    assert quote_params["group"]["schema"]["enum"] == ["none", "article", "cluster", "story"]
     schemas = spec["components"]["schemas"]
     response = next(s for n, s in schemas.items() if n.startswith("PassageSearchResponse"))
     assert {"interpretations", "total_articles", "suggestion_total"} <= set(response["properties"])

@@ -242,6 +242,8 @@ function metaLine(hit, pid, withTitle) {
   if (withTitle) bits.push(el("a", { href: permalink(pid), class: "title-link" }, [bdi(hit.title || hit.article_id)]));
   if (hit.source) bits.push(bdi(hit.source, { class: "source" }));
   if (hit.date) bits.push(el("bdi", {}, [el("time", { datetime: hit.date, text: hit.date })]));
+  // syndication: other articles carrying the same story (wire copy republished)
+  if (hit.copies) bits.push(el("span", { class: "copies", title: "The same story, republished or lightly edited", text: `same story in ${hit.copies} other article${hit.copies === 1 ? "" : "s"}` }));
   const out = el("p", { class: "meta" });
   bits.forEach((b, i) => { if (i) out.append(" · "); out.append(b); });
   return out;
