@@ -121,6 +121,7 @@ def test_declaring_later_rewrites_nothing(tmp_path):
     path = tmp_path / "ix"
     store = _index(path, declare=[])
     gen = store.generation
+    store.search(SearchRequest())  # what any search leaves (the state's stories) is there
     before = sorted(os.listdir(path))
     fields.declare(path, [fields.parse_spec("desk:keyword")])
     r = store.search(SearchRequest(filters={"desk": ["Night"]}, facets=["desk"]))

@@ -31,8 +31,9 @@ from newsquarry.search.ingest.indexer import index_paths
 from newsquarry.search.ingest.repair import repair
 
 KINDS = ("toc", "segment", "articles list", "manifest", "doc values", "quote signatures",
-         "decoded postings", "key table", "article fields")  # fmt: skip
-DERIVED = ("doc values", "quote signatures", "decoded postings", "key table", "article fields")
+         "decoded postings", "key table", "article fields", "article signatures")  # fmt: skip
+DERIVED = ("doc values", "quote signatures", "decoded postings", "key table", "article fields",
+           "article signatures")  # fmt: skip
 DAMAGE = ("half", "zero", "block", "delete", "older")
 
 
@@ -119,6 +120,7 @@ def files_of(path: Path) -> dict[str, str]:
         "decoded postings": seg + integrity.POSTINGS_EXT,
         "key table": key_table_of(manifest),
         "article fields": seg + integrity.FIELDS_EXT,
+        "article signatures": seg + integrity.STORIES_EXT,
     }
 
 
@@ -146,6 +148,7 @@ def older_file(built: dict, kind: str) -> Path:
             "decoded postings": seg + integrity.POSTINGS_EXT,
             "key table": key_table_of(manifest),
             "article fields": seg + integrity.FIELDS_EXT,
+            "article signatures": seg + integrity.STORIES_EXT,
         }[kind]
     )
 
@@ -373,6 +376,9 @@ def test_the_matrix_covers_every_kind_of_file_a_commit_writes(built):
         "aliases-evidence.json",
         "aliases-evidence.jsonl",
         "aliases.lock",
+        # the stories of the last state linked: derived, kept with its state and a CRC,
+        # linked again when missing, damaged or of another state (archive.stories)
+        "newsquarry_STORIES.npz",
     }, others
 
 
