@@ -20,7 +20,7 @@ from follow_site import Site, article_page, atom, rss, sitemap
 
 from newsquarry.search.engine.store import WhooshStore
 from newsquarry.search.ingest.follow import fetch, urls
-from newsquarry.search.ingest.follow.follower import FollowError, Follower
+from newsquarry.search.ingest.follow.follower import Follower, FollowError
 from newsquarry.search.ingest.follow.state import FollowBusy, State, follow_lock
 
 N = 50
@@ -68,17 +68,25 @@ class Newsroom:
             site.put(f"/news/story-{n}.html", article_page(n, self.story(n), self.version[n]))
         site.put("/private/secret.html", article_page(999, site.url("/private/secret.html")))
         world = [
-            {"title": f"Story number {n}", "link": self.story(n), "guid": f"story-{n}",
-             "date": "Mon, 01 Jan 2024 10:00:00 GMT" if self.version[n] == 1
-             else f"Tue, 02 Jan 2024 1{self.version[n]}:00:00 GMT"}
+            {
+                "title": f"Story number {n}",
+                "link": self.story(n),
+                "guid": f"story-{n}",
+                "date": "Mon, 01 Jan 2024 10:00:00 GMT"
+                if self.version[n] == 1
+                else f"Tue, 02 Jan 2024 1{self.version[n]}:00:00 GMT",
+            }
             for n in self.world
         ] + [{"title": "Secret", "link": site.url("/private/secret.html"), "guid": "secret"}]
         site.put(FEEDS[0], rss("World", world), "application/rss+xml")
         # other GUIDs than the world feed's, and links with tracking parameters
         entries = [
-            {"title": f"Story number {n}", "guid": f"urn:loopback:{n}",
-             "link": self.story(n) + f"?utm_source=atom&utm_medium=feed&utm_campaign=c{n}",
-             "updated": self.lastmod[n]}
+            {
+                "title": f"Story number {n}",
+                "guid": f"urn:loopback:{n}",
+                "link": self.story(n) + f"?utm_source=atom&utm_medium=feed&utm_campaign=c{n}",
+                "updated": self.lastmod[n],
+            }
             for n in self.atom
         ]
         site.put(FEEDS[1], atom("Atom", entries), "application/atom+xml")
@@ -247,7 +255,7 @@ def test_follow_end_to_end(tmp_path, site):
 
 
 def test_a_page_that_fails_is_fetched_again_and_the_listing_is_read_again(tmp_path, site):
-    newsroom = Newsroom(site)
+    Newsroom(site)
     clock = Clock()
     store = WhooshStore(tmp_path / "ix")
     follower = Follower(store, enricher=PassThrough(), interval=0, rate=0,
@@ -266,11 +274,14 @@ def test_a_page_that_fails_is_fetched_again_and_the_listing_is_read_again(tmp_pa
 
 
 def test_a_home_page_names_its_feeds(tmp_path, site):
-    newsroom = Newsroom(site)
-    site.put("/", f"""<html><head><title>Loopback Times</title>
+    Newsroom(site)
+    site.put(
+        "/",
+        f"""<html><head><title>Loopback Times</title>
         <link rel="alternate" type="application/rss+xml" href="{FEEDS[0]}">
         <link rel="alternate" type="application/atom+xml" href="{FEEDS[1]}?utm_source=x">
-        </head><body>Home</body></html>""".encode())
+        </head><body>Home</body></html>""".encode(),
+    )
     site.put("/robots.txt", f"User-agent: *\nDisallow: /private/\nSitemap: {site.url(SITEMAP)}\n"
              .encode(), "text/plain")  # fmt: skip
     clock = Clock()
@@ -285,7 +296,6 @@ def test_a_home_page_names_its_feeds(tmp_path, site):
     assert {found[site.url(p)]["kind"] for p in (FEEDS[0], FEEDS[1], SITEMAP)} == {
         "feed", "sitemap"}  # fmt: skip
     assert all(found[site.url(p)]["parent"] == site.url("/") for p in (FEEDS[0], SITEMAP))
-    del newsroom
     follower.close()
     store.close()
 
