@@ -409,3 +409,51 @@ def test_follow_command_errors_are_one_line(tmp_path):
     every = newsquarry("follow", "--index", index, "--every", "soon", "http://127.0.0.1:9/")
     _, err = every.communicate(timeout=120)
     assert every.returncode == 2 and "--every" in err
+
+
+def test_the_server_follows_its_sources_in_the_background(tmp_path, site):
+    import time
+
+    import requests
+    from api_support import free_port
+
+    Newsroom(site)
+    index = tmp_path / "ix"
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
+    env.update(HOME=str(tmp_path), NEWSQUARRY_INDEX=str(index), NEWSQUARRY_DAEMON="0",
+               NEWSQUARRY_FOLLOW=f"{site.url(FEEDS[0])}, {site.url(FEEDS[1])}",
+               NEWSQUARRY_FOLLOW_INTERVAL="3600", NEWSQUARRY_FOLLOW_RATE="0")  # fmt: skip
+    log = tmp_path / "serve.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "newsquarry.search.cli", "serve", "--port", str(port),
+             "--workers", "1", "--threads", "2"],
+            cwd=tmp_path, env=env, stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    try:
+        # the follower's first round: stories 0-34 of the two feeds (the secret page is
+        # disallowed), seen by the server's worker as they are committed
+        deadline = time.monotonic() + 300
+        articles = None
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                articles = requests.get(f"http://127.0.0.1:{port}/v1/stats", timeout=10).json()[
+                    "articles"
+                ]
+            except requests.ConnectionError:
+                articles = None
+            if articles == 35:
+                break
+            time.sleep(0.2)
+        assert articles == 35, log.read_text()
+        assert "Following: " in log.read_text()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=120)
+    # the follower stopped with the server: nothing holds the index's follow lock
+    with follow_lock(index):
+        pass
+    status = State(index)
+    assert {s.url for s in status.sources()} == {site.url(FEEDS[0]), site.url(FEEDS[1])}
+    status.close()
