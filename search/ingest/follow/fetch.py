@@ -3,9 +3,10 @@ server's own requests to slow down (429/503 with ``Retry-After``).
 
 One ``Fetcher`` serves a poll round. Every request goes through ``get``:
 
-- robots.txt first (``urllib.robotparser``, fetched once per host and round; a missing
-  file allows everything, a server error on it disallows the host for the round, as
-  RFC 9309 asks); a disallowed address is never requested (``Disallowed``);
+- robots.txt first (``urllib.robotparser``; fetched once per host and kept a day, as
+  RFC 9309 allows; a missing file allows everything, a server error on it disallows the
+  host until it answers, as RFC 9309 asks); a disallowed address is never requested
+  (``Disallowed``);
 - the host's turn: at most ``rate`` requests per second to one host (and no faster than
   its robots.txt ``Crawl-delay``), waiting with the injected ``sleep``;
 - ``If-None-Match`` / ``If-Modified-Since`` from the validators given: a 304 comes back
@@ -36,6 +37,7 @@ TIMEOUT = 30.0  # seconds for a connection or a read
 MAX_BYTES = 10 * 1024 * 1024  # a feed, sitemap or page larger than this is refused
 MAX_RETRY_AFTER = 24 * 3600.0  # a Retry-After past a day is read as a day
 DEFAULT_RETRY_AFTER = 60.0  # a 429/503 that names no time
+ROBOTS_TTL = 24 * 3600.0  # a robots.txt is used this long before it is fetched again
 
 
 class FetchError(Exception):
@@ -74,15 +76,20 @@ class Response:
     def not_modified(self) -> bool:
         return self.status == 304
 
-    def text(self) -> str:
-        """The body as text: the charset the server named, else UTF-8 (errors replaced)."""
-        charset = "utf-8"
+    def text(self, guess: bool = False) -> str:
+        """The body as text: the charset the server named, else (``guess``) the one the
+        page declares or trafilatura detects, else UTF-8; undecodable bytes replaced."""
+        charset = None
         for part in self.content_type.split(";")[1:]:
             name, _, value = part.strip().partition("=")
             if name.lower() == "charset" and value:
                 charset = value.strip("\"' ")
+        if charset is None and guess:
+            from trafilatura.utils import decode_file
+
+            return decode_file(self.body)
         try:
-            return self.body.decode(charset, errors="replace")
+            return self.body.decode(charset or "utf-8", errors="replace")
         except LookupError:
             return self.body.decode("utf-8", errors="replace")
 
@@ -99,6 +106,18 @@ def retry_after_seconds(value: str | None, now: float) -> float:
     except (TypeError, ValueError, IndexError, OverflowError):
         return DEFAULT_RETRY_AFTER
     return min(max(when - now, 0.0), MAX_RETRY_AFTER)
+
+
+class _HTTPOnlyRedirects(urllib.request.HTTPRedirectHandler):
+    """urllib's redirects, to http(s) addresses only (urllib would follow one to ftp)."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: ANN001, ANN201
+        from urllib.parse import urljoin, urlsplit
+
+        if urlsplit(urljoin(req.full_url, newurl)).scheme.lower() not in ("http", "https"):
+            raise urllib.error.HTTPError(newurl, code, f"redirect to {newurl[:100]} refused",
+                                         headers, fp)  # fmt: skip
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
 @dataclass
@@ -121,11 +140,14 @@ class Fetcher:
     user_agent: str = USER_AGENT
     timeout: float = TIMEOUT
     blocked: dict[str, float] = field(default_factory=dict)  # host -> until (from state)
+    # host -> (robots.txt body, when fetched): the state's copies, and the ones fetched now
+    robots_cache: dict[str, tuple[str, float]] = field(default_factory=dict)
+    fresh_robots: dict[str, tuple[str, float]] = field(default_factory=dict)
     hosts: dict[str, Host] = field(default_factory=dict)
     requests: int = 0
 
     def __post_init__(self) -> None:
-        self._opener = urllib.request.build_opener(urllib.request.HTTPRedirectHandler())
+        self._opener = urllib.request.build_opener(_HTTPOnlyRedirects())
 
     def host(self, url: str) -> Host:
         name = host_of(url)
@@ -153,6 +175,11 @@ class Fetcher:
         parts = urlsplit(url)
         robots_url = f"{parts.scheme}://{parts.netloc}/robots.txt"
         parser = urllib.robotparser.RobotFileParser(robots_url)
+        cached = self.robots_cache.get(host_of(url))
+        if cached is not None and 0 <= self.clock() - cached[1] < ROBOTS_TTL:
+            parser.parse(cached[0].splitlines())
+            h.robots = parser
+            return
         try:
             resp = self._request(robots_url, {}, h)
         except SlowDown as exc:
@@ -162,11 +189,14 @@ class Fetcher:
             if exc.status is not None and 400 <= exc.status < 500:
                 parser.parse([])  # no robots.txt: everything is allowed
                 h.robots = parser
+                self.fresh_robots[host_of(url)] = ("", self.clock())
                 return
             h.robots_error = f"robots.txt unavailable ({exc}): the host is skipped this round"
             return
-        parser.parse(resp.text().splitlines())
+        text = resp.text()
+        parser.parse(text.splitlines())
         h.robots = parser
+        self.fresh_robots[host_of(url)] = (text[:500_000], self.clock())
 
     def robots_sitemaps(self, url: str) -> list[str]:
         """The ``Sitemap:`` lines of the host's robots.txt (discovery)."""

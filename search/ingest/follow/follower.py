@@ -156,6 +156,10 @@ class Follower:
                     s = known[canon] = Source(canon, every, added=self.clock())
                 s.interval, s.active, s.parent = every, True, None
                 self.state.save_source(s)
+                for child in known.values():  # what it named follows its schedule
+                    if child.parent == canon:
+                        child.interval, child.active = every, True
+                        self.state.save_source(child)
                 added.append(canon)
         return added
 
@@ -200,7 +204,8 @@ class Follower:
     def _poll(self, force: bool) -> RoundReport:
         report = RoundReport()
         fetcher = Fetcher(self.rate, self.clock, self.sleep, self.user_agent,
-                          blocked=self.state.blocked_hosts())  # fmt: skip
+                          blocked=self.state.blocked_hosts(),
+                          robots_cache=self.state.robots())  # fmt: skip
         self._sent: dict[str, _Sent] = {}
         self._seen: set[str] = set()
         self._done = {"added": 0, "replaced": 0, "unchanged": 0, "failed": 0}
@@ -216,6 +221,7 @@ class Follower:
                                     on_progress=lambda _p, r: self._committed(r, report))  # fmt: skip
         finally:
             with self.state.transaction():
+                self.state.save_robots(fetcher.fresh_robots)
                 for host, h in fetcher.hosts.items():
                     if h.blocked_until > self.clock():
                         self.state.block_host(host, h.blocked_until)
@@ -317,7 +323,7 @@ class Follower:
             report.not_modified += 1
             return []
         try:
-            parsed = read_source(resp.body, resp.final_url, resp.content_type)
+            parsed = read_source(resp.body, resp.final_url)
         except SourceError as exc:
             self._source_failed(report, src, exc, fetcher)
             return None
@@ -457,7 +463,7 @@ class Follower:
                 self.state.add_keys(known.id, keys)
                 self.state.save_listing(src.url, known.id, entry.signature)
             return None
-        html = resp.text()
+        html = resp.text(guess=True)
         page_keys = []
         for candidate in (resp.final_url, page_canonical(html, resp.final_url)):
             try:

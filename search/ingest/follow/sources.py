@@ -62,12 +62,13 @@ def looks_like_xml(body: bytes) -> bool:
                                                          head, re.I)  # fmt: skip
 
 
-def read_source(body: bytes, url: str, content_type: str = "") -> Parsed:
+def read_source(body: bytes, url: str) -> Parsed:
     """A fetched source body -> ``Parsed``; SourceError when it is none of the three."""
     if not body.strip():
         raise SourceError("empty body")
-    ctype = content_type.split(";")[0].strip().lower()
-    if ctype == "text/html" or (not looks_like_xml(body) and b"<html" in body[:4096].lower()):
+    # by what the body is, not by what the server calls it: many servers send feeds as
+    # text/html or text/plain
+    if not looks_like_xml(body) and re.search(rb"<html|<!doctype html", body[:4096], re.I):
         return _read_page(body, url)
     root = _sitemap_root(body)
     if root is not None:

@@ -49,6 +49,7 @@ CREATE TABLE IF NOT EXISTS listings (
     source TEXT NOT NULL, id TEXT NOT NULL, signature TEXT, PRIMARY KEY (source, id)
 );
 CREATE TABLE IF NOT EXISTS hosts (host TEXT PRIMARY KEY, blocked_until REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS robots (host TEXT PRIMARY KEY, body TEXT NOT NULL, fetched REAL);
 CREATE INDEX IF NOT EXISTS articles_status ON articles(status);
 """
 
@@ -240,3 +241,12 @@ class State:
 
     def block_host(self, host: str, until: float) -> None:
         self.db.execute("INSERT OR REPLACE INTO hosts VALUES (?,?)", (host, until))
+
+    def robots(self) -> dict[str, tuple[str, float]]:
+        """host -> (robots.txt as last fetched, when)."""
+        rows = self.db.execute("SELECT host, body, fetched FROM robots").fetchall()
+        return {host: (body, fetched) for host, body, fetched in rows}
+
+    def save_robots(self, fresh: dict[str, tuple[str, float]]) -> None:
+        self.db.executemany("INSERT OR REPLACE INTO robots VALUES (?,?,?)",
+                            [(h, body, at) for h, (body, at) in fresh.items()])  # fmt: skip
