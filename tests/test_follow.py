@@ -227,6 +227,7 @@ def test_follow_end_to_end(tmp_path, site):
     by_source = {e["source"]: e["error"] for e in r4.errors}
     assert "HTTP 500" in by_source[site.url(FEEDS[0])]
     assert "malformed" in by_source[site.url(FEEDS[2])]
+    assert r4.failed == []  # the recovered entry has no link: not fetched
     assert r4.added == [ids_by_story(tmp_path / "ix", newsroom)[51]]  # from the sitemap
     status = {s["url"]: s for s in follower.status()["sources"]}
     assert status[site.url(FEEDS[0])]["failures"] == 1

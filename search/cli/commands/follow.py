@@ -129,6 +129,12 @@ def follow(obj: Context, urls: tuple[str, ...], once: bool, force: bool, show_st
     from newsquarry.search.ingest.follow.state import FollowBusy
 
     interval = parse_interval(every)
+    import logging  # lazy: start-up time
+
+    # a page without an article is reported once, as the source's error: not also as
+    # trafilatura's own log lines
+    for name in ("trafilatura", "htmldate", "courlan"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     if show_status:
         store = obj.store(create=False)
         follower = Follower(store, interval=interval)

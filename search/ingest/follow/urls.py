@@ -42,6 +42,8 @@ def canonical_url(url: str, base: str | None = None) -> str:
     from urllib.parse import urljoin
 
     raw = (url or "").strip()
+    if not raw:  # never the base itself: an entry without a link is no article
+        raise BadURL("no URL")
     if base:
         raw = urljoin(base, raw)
     try:
