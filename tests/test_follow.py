@@ -458,3 +458,38 @@ def test_the_server_follows_its_sources_in_the_background(tmp_path, site):
     status = State(index)
     assert {s.url for s in status.sources()} == {site.url(FEEDS[0]), site.url(FEEDS[1])}
     status.close()
+
+
+def test_a_canonical_link_shared_by_every_page_merges_nothing(tmp_path, site):
+    """A site whose pages all name its home page as canonical (a common mistake), or whose
+    links all redirect to one page: each article stays itself."""
+    site.put("/robots.txt", b"", "text/plain")
+    items = []
+    for n in range(6):
+        site.put(f"/a/{n}", article_page(n, site.url("/")))
+        items.append({"title": f"Story number {n}", "link": site.url(f"/a/{n}")})
+    site.put("/feed.xml", rss("Shared canonical", items), "application/rss+xml")
+    clock = Clock()
+    store = WhooshStore(tmp_path / "ix")
+    follower = Follower(store, enricher=PassThrough(), interval=0, rate=0,
+                        clock=clock, sleep=clock.sleep)  # fmt: skip
+    follower.add([site.url("/feed.xml")])
+    r = follower.poll()
+    assert len(r.added) == 6 and r.replaced == []
+    assert store.stats()["articles"] == 6
+    # the same text under another address, in another feed, sharing no key: one article,
+    # which keeps its address
+    site.put("/copy/3", article_page(3, site.url("/copy/3")))
+    copies = [{"title": "Story number 3, again", "link": site.url("/copy/3")}]
+    site.put("/feed2.xml", rss("Copies", copies), "application/rss+xml")
+    follower.add([site.url("/feed2.xml")])
+    r2 = follower.poll()
+    assert r2.not_modified == 1 and r2.fetched == 1
+    assert r2.added == [] and r2.replaced == [] and store.stats()["articles"] == 6
+    state = State(tmp_path / "ix")
+    original = state.lookup([f"url:{site.url('/a/3')}"])
+    assert state.lookup([f"url:{site.url('/copy/3')}"]) == original
+    assert store.get_article(original)["url"] == site.url("/a/3")
+    state.close()
+    follower.close()
+    store.close()

@@ -64,6 +64,7 @@ DEFAULT_INTERVAL = 900.0  # seconds between two polls of one source
 MAX_BACKOFF = 24 * 3600.0
 MAX_TRIES = 5  # fetches of one page that failed before it waits for a new listing
 MAX_SOURCES = 500  # followed sources (given and discovered) of one index
+MIN_FP_WORDS = 30  # words an article needs for its text fingerprint to identify it
 
 
 class FollowError(ValueError):
@@ -485,16 +486,31 @@ class Follower:
                 None if resume else entry.signature,
             )
             return None
-        fp_key = f"fp:{fingerprint(page.text)}"
+        # a text this short (a paywall's teaser, a "page not found") is no identity
+        fp_keys = [f"fp:{fingerprint(page.text)}"] if len(page.text.split()) >= MIN_FP_WORDS else []
         if known is None:
-            aid = self.state.lookup(page_keys + [fp_key])
+            by_page = self.state.lookup(page_keys)
+            by_text = self.state.lookup(fp_keys)
+            if by_page is not None and by_text != by_page:
+                # the page's address names an article with another text: a canonical link
+                # shared by many pages (a site pointing every article at its home page) or
+                # a redirect to one place (a login page) is no identity, and never makes
+                # one article replace another
+                page_keys = [k for k in page_keys if self.state.lookup([k]) is None]
+                by_page = None
+            aid = by_page or by_text
             known = self.state.article(aid) if aid else None
+            same_text_only = known is not None and by_page is None
             if known is not None and known.id in self._seen:
                 with self.state.transaction():
                     self.state.add_keys(known.id, keys + page_keys)
                 return None
+        else:
+            same_text_only = False
         now = _iso(self.clock())
         canon = next((k[4:] for k in reversed(page_keys)), url)
+        if same_text_only and known is not None:
+            canon = known.url  # a copy elsewhere: the article keeps its address
         if known is None:
             first = (keys or page_keys or [f"url:{url}"])[0]
             known = Known(article_id(first, url), canon, first_seen=now, last_changed=now,
@@ -505,11 +521,16 @@ class Follower:
             known.last_changed = now if known.core_hash is not None else known.last_changed
             article = self._article(known, page, entry, src, canon)
         unchanged = core == known.core_hash and known.status == "indexed"
-        known.url, known.page_etag, known.page_last_modified = canon, resp.etag, resp.last_modified
+        if not same_text_only:  # a copy's validators are not the article's page's
+            known.url, known.page_etag, known.page_last_modified = (
+                canon,
+                resp.etag,
+                resp.last_modified,
+            )
         known.core_hash, known.tries, known.last_error = core, 0, None
         self._seen.add(known.id)
         with self.state.transaction():
-            self.state.add_keys(known.id, keys + page_keys + [fp_key])
+            self.state.add_keys(known.id, keys + page_keys + fp_keys)
             if not resume:
                 self.state.save_listing(src.url, known.id, entry.signature)
             if unchanged:
