@@ -493,3 +493,22 @@ def test_a_canonical_link_shared_by_every_page_merges_nothing(tmp_path, site):
     state.close()
     follower.close()
     store.close()
+
+
+def test_a_feed_repeating_one_guid_keeps_its_articles_apart(tmp_path, site):
+    site.put("/robots.txt", b"", "text/plain")
+    items = []
+    for n in range(5):
+        site.put(f"/s/{n}", article_page(n, site.url(f"/s/{n}")))
+        items.append({"title": f"Story number {n}", "link": site.url(f"/s/{n}"),
+                      "guid": site.url("/feed.xml")})  # fmt: skip
+    site.put("/feed.xml", rss("One GUID", items), "application/rss+xml")
+    clock = Clock()
+    store = WhooshStore(tmp_path / "ix")
+    follower = Follower(store, enricher=PassThrough(), interval=0, rate=0,
+                        clock=clock, sleep=clock.sleep)  # fmt: skip
+    follower.add([site.url("/feed.xml")])
+    r = follower.poll()
+    assert len(r.added) == 5 and r.replaced == [] and store.stats()["articles"] == 5
+    follower.close()
+    store.close()

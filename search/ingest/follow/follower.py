@@ -82,6 +82,17 @@ def fingerprint(text: str) -> str:
     return hashlib.sha256(" ".join(words).encode("utf-8")).hexdigest()[:32]
 
 
+def shared_guids(entries: list[Entry]) -> set[str]:
+    """GUIDs that one listing gives to entries of different addresses: a feed that repeats
+    one GUID (its own address, a constant) names no article by it, and trusting it would
+    make each of those entries replace the one before."""
+    links: dict[str, set[str]] = {}
+    for e in entries:
+        if e.guid:
+            links.setdefault(e.guid, set()).add(e.link)
+    return {guid for guid, urls in links.items() if len(urls) > 1}
+
+
 @dataclass
 class RoundReport:
     """What one poll round did (the sources' counts keep the running totals)."""
@@ -207,8 +218,10 @@ class Follower:
         fetcher = Fetcher(self.rate, self.clock, self.sleep, self.user_agent,
                           blocked=self.state.blocked_hosts(),
                           robots_cache=self.state.robots())  # fmt: skip
+        self._fetcher = fetcher
         self._sent: dict[str, _Sent] = {}
         self._seen: set[str] = set()
+        self._shared_guids: set[str] = set()
         self._done = {"added": 0, "replaced": 0, "unchanged": 0, "failed": 0}
         items = self._articles(fetcher, report, force)
         enricher = self.enricher
@@ -295,6 +308,7 @@ class Follower:
             report.polled.append(src.url)
             listing = self._poll_source(fetcher, report, src, by_url, queue)
             complete = listing is not None
+            self._shared_guids = shared_guids(listing or [])
             for entry in listing or ():
                 try:
                     art, handled = self._entry(fetcher, report, src, entry)
@@ -382,21 +396,20 @@ class Follower:
             src.failures += 1
             src.next_poll = now + min(src.interval * 2**src.failures, MAX_BACKOFF)
         # a host that asked to wait (429/503 Retry-After) is not polled before it said
-        blocked = self.state.blocked_hosts().get(host_of(src.url), 0.0)
-        src.next_poll = max(src.next_poll, blocked)
+        src.next_poll = max(src.next_poll, now + self._fetcher.blocked_for(src.url))
         etag, modified = self._pending_validators
-        if ok and complete:
-            src.etag, src.last_modified = etag, modified
-        elif not complete or (etag is None and modified is None):
-            # an entry left to try again, or a broken body: the next poll reads it whole
-            src.etag = src.last_modified = None
+        if ok and not complete:
+            # an entry left to try again: the next poll reads the listing whole
+            etag = modified = None
+        # a failed poll keeps the validators it had (a broken body cleared them)
+        src.etag, src.last_modified = etag, modified
         with self.state.transaction():
             self.state.save_source(src)
 
     # -- one entry -------------------------------------------------------------
     def _keys(self, src: Source, entry: Entry) -> list[str]:
         keys = []
-        if entry.guid:
+        if entry.guid and entry.guid not in self._shared_guids:
             keys.append(f"guid:{host_of(src.url)}:{entry.guid}")
         keys.append(f"url:{entry.link}")
         return keys
