@@ -82,6 +82,16 @@ def fingerprint(text: str) -> str:
     return hashlib.sha256(" ".join(words).encode("utf-8")).hexdigest()[:32]
 
 
+def _unexpected(exc: Exception, url: str | None = None) -> Exception:
+    """An error no rule expected (a parser's own exception...), as a source's error that
+    names it (its traceback logged at DEBUG level, for a bug report)."""
+    import logging
+
+    logging.getLogger("newsquarry.follow").debug("unexpected error", exc_info=exc)
+    where = f"{url}: " if url else ""
+    return FetchError(f"{where}unexpected {type(exc).__name__}: {exc}"[:500])
+
+
 def shared_guids(entries: list[Entry]) -> set[str]:
     """GUIDs that one listing gives to entries of different addresses: a feed that repeats
     one GUID (its own address, a constant) names no article by it, and trusting it would
@@ -306,7 +316,11 @@ class Follower:
                 continue
             polled.add(src.url)
             report.polled.append(src.url)
-            listing = self._poll_source(fetcher, report, src, by_url, queue)
+            try:
+                listing = self._poll_source(fetcher, report, src, by_url, queue)
+            except Exception as exc:  # noqa: BLE001 - one source's surprise stops no other
+                self._source_failed(report, src, _unexpected(exc), fetcher)
+                listing = None
             complete = listing is not None
             self._shared_guids = shared_guids(listing or [])
             for entry in listing or ():
@@ -315,6 +329,9 @@ class Follower:
                 except SlowDown:
                     complete = False
                     continue
+                except Exception as exc:  # noqa: BLE001 - nor one page's
+                    self._source_failed(report, src, _unexpected(exc, entry.link), fetcher)
+                    art, handled = None, False
                 complete = complete and handled
                 if art is not None:
                     yield art
