@@ -489,6 +489,8 @@ class Follower:
         src.count("fetched")
         report.fetched += 1
         if resp.not_modified and known is not None:
+            report.unchanged += 1
+            src.count("unchanged")
             self._seen.add(known.id)
             with self.state.transaction():
                 self.state.add_keys(known.id, keys)
