@@ -512,3 +512,33 @@ def test_a_feed_repeating_one_guid_keeps_its_articles_apart(tmp_path, site):
     assert len(r.added) == 5 and r.replaced == [] and store.stats()["articles"] == 5
     follower.close()
     store.close()
+
+
+SOUP = [b"<?xml version='1.0'?>", b"<rss version='2.0'>", b"<channel>", b"<item>", b"</item>",
+        b"<link>", b"</link>", b"<guid>", b"http://e.com/a", b"<urlset>", b"<url><loc>",
+        b"</loc></url>", b"<sitemapindex>", b"<feed xmlns='http://www.w3.org/2005/Atom'>",
+        b"<entry>", b"<html>", b"<link rel='alternate' type='application/rss+xml' href='/f'>",
+        b"<!DOCTYPE x [<!ENTITY a 'b'>]>", b"&a;", b"\x00", b"\xff\xfe", b"]]>", b"<![CDATA["]  # fmt: skip
+
+
+def test_any_bytes_are_a_listing_or_a_source_error():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from newsquarry.search.ingest.follow.sources import Parsed, SourceError, read_source
+
+    bodies = st.one_of(st.binary(max_size=2000),
+                       st.lists(st.sampled_from(SOUP), max_size=40).map(b"".join))  # fmt: skip
+
+    @settings(max_examples=300, deadline=None)
+    @given(bodies)
+    def check(body: bytes) -> None:
+        try:
+            parsed = read_source(body, "http://example.com/feed")
+        except SourceError:
+            return
+        assert isinstance(parsed, Parsed)
+        for e in parsed.entries:
+            assert e.link.startswith(("http://", "https://"))
+
+    check()

@@ -77,7 +77,8 @@ def _when(t: float | None) -> str:
     default="15m",
     show_default=True,
     metavar="INTERVAL",
-    help="Time between two polls of each URL given: 90s, 15m, 2h, 1d (0: every round).",
+    help="Time between two polls of each URL given (without URLs: of every source followed): "
+    "90s, 15m, 2h, 1d (0: every round).",
 )
 @click.option(
     "--rate",
@@ -161,6 +162,10 @@ def follow(obj: Context, urls: tuple[str, ...], once: bool, force: bool, show_st
                 return
             if urls:
                 follower.add(urls, interval)
+            elif click.get_current_context().get_parameter_source("every").name != "DEFAULT":
+                # --every alone: the new interval of everything followed
+                follower.add([s.url for s in follower.state.sources() if s.parent is None
+                              and s.active], interval)  # fmt: skip
         except FollowError as exc:
             fail(str(exc), 2)
         if not follower.state.sources():
