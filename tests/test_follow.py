@@ -542,3 +542,26 @@ def test_any_bytes_are_a_listing_or_a_source_error():
             assert e.link.startswith(("http://", "https://"))
 
     check()
+
+
+def test_a_running_follower_holds_the_index_and_stops_cleanly_on_sigterm(tmp_path, site):
+    Newsroom(site)
+    index = str(tmp_path / "ix")
+    proc = newsquarry("follow", "--index", index, "--every", "1h", "--rate", "0",
+                      site.url(FEEDS[0]))  # fmt: skip
+    try:
+        first = proc.stdout.readline()  # the first round's summary: the round is done
+        assert "20 added" in first, first + proc.stderr.read()
+        other = newsquarry("follow", "--index", index, "--once")
+        _, err = other.communicate(timeout=120)
+        assert other.returncode == 4 and "another follower" in err
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 143 and err.strip().startswith("Terminated")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    with follow_lock(index):  # free once it stopped
+        pass
+    assert WhooshStore(index).stats()["articles"] == 20

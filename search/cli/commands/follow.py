@@ -199,13 +199,14 @@ def _run(follower: Any, force: bool, as_json: bool) -> None:
         watch = threading.Thread(target=_watch_parent, args=(int(parent), stop), daemon=True)
         watch.start()
     first = True
-    while not stop.is_set():
-        report = follower.poll(force=force and first)
-        first = False
-        _print_round(report, as_json)
-        due = follower.next_due()
-        wait = 60.0 if due is None else min(max(due - follower.clock(), 1.0), 60.0)
-        stop.wait(wait)
+    with follower.holding():  # one follower per index while this one runs
+        while not stop.is_set():
+            report = follower.poll(force=force and first)
+            first = False
+            _print_round(report, as_json)
+            due = follower.next_due()
+            wait = 60.0 if due is None else min(max(due - follower.clock(), 1.0), 60.0)
+            stop.wait(wait)
 
 
 def _watch_parent(pid: int, stop: threading.Event) -> None:

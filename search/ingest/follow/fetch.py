@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from newsquarry.search.ingest.follow.urls import host_of
 
-USER_AGENT = "newsquarry-follow/0.1 (+https://github.com/newsquarry)"
+USER_AGENT = "newsquarry-follow/0.1"  # what robots.txt rules name, and servers log
 TIMEOUT = 30.0  # seconds for a connection or a read
 MAX_BYTES = 10 * 1024 * 1024  # a feed, sitemap or page larger than this is refused
 MAX_RETRY_AFTER = 24 * 3600.0  # a Retry-After past a day is read as a day

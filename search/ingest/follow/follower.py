@@ -32,6 +32,7 @@ is left alone for its ``Retry-After``. Clock and sleep are injected (tests drive
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import re
@@ -154,6 +155,7 @@ class Follower:
         self.user_agent = user_agent
         self.commit_every = commit_every
         self.state = State(self.folder)
+        self._held = False
 
     def close(self) -> None:
         self.state.close()
@@ -220,8 +222,21 @@ class Follower:
         """One round (module docstring); ``force`` polls every source now, whatever its
         schedule (hosts that asked to wait are still left alone). FollowBusy when another
         follower holds the index."""
+        if self._held:
+            return self._poll(force)
         with follow_lock(self.folder):
             return self._poll(force)
+
+    @contextlib.contextmanager
+    def holding(self) -> Iterator[None]:
+        """Hold the index's follow lock for as long as inside (a follower that runs until
+        stopped: no other follows the index meanwhile); FollowBusy when another holds it."""
+        with follow_lock(self.folder):
+            self._held = True
+            try:
+                yield
+            finally:
+                self._held = False
 
     def _poll(self, force: bool) -> RoundReport:
         report = RoundReport()
@@ -629,10 +644,11 @@ class Follower:
             max_wait: float = 60.0) -> None:  # fmt: skip
         """Poll rounds until ``stop`` is set, each when the next source is due (woken at
         least every ``max_wait`` seconds, so a stop or a new source is seen soon)."""
-        while not stop.is_set():
-            report = self.poll()
-            if on_round is not None:
-                on_round(report)
-            due = self.next_due()
-            wait = max_wait if due is None else min(max(due - self.clock(), 1.0), max_wait)
-            stop.wait(wait)
+        with self.holding():
+            while not stop.is_set():
+                report = self.poll()
+                if on_round is not None:
+                    on_round(report)
+                due = self.next_due()
+                wait = max_wait if due is None else min(max(due - self.clock(), 1.0), max_wait)
+                stop.wait(wait)
