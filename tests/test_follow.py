@@ -557,7 +557,7 @@ def test_a_running_follower_holds_the_index_and_stops_cleanly_on_sigterm(tmp_pat
         assert other.returncode == 4 and "another follower" in err
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=120)
-        assert proc.returncode == 143 and err.strip().startswith("Terminated")
+        assert proc.returncode == 143 and err.strip().splitlines()[-1].startswith("Terminated")
     finally:
         if proc.poll() is None:
             proc.kill()

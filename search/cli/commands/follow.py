@@ -153,7 +153,7 @@ def follow(obj: Context, urls: tuple[str, ...], once: bool, force: bool, show_st
 
         enricher = default_enricher(n_process=processes)
     follower = Follower(store, enricher=enricher, interval=interval, rate=rate,
-                        commit_every=commit_every)  # fmt: skip
+                        commit_every=commit_every, on_commit=_progress)  # fmt: skip
     try:
         try:
             if remove:
@@ -213,6 +213,15 @@ def _watch_parent(pid: int, stop: threading.Event) -> None:
     while not stop.wait(2.0):
         if os.getppid() != pid:
             stop.set()
+
+
+def _progress(report: Any) -> None:
+    """A line on stderr after each commit of a round (a first round may take long)."""
+    click.echo(
+        f"... {len(report.added) + len(report.replaced)} articles committed, "
+        f"{report.fetched} pages fetched so far",
+        err=True,
+    )
 
 
 def _print_round(report: Any, as_json: bool) -> None:

@@ -144,6 +144,7 @@ class Follower:
         sleep: Callable[[float], None] = time.sleep,
         user_agent: str = USER_AGENT,
         commit_every: int = 200,
+        on_commit: Callable[[RoundReport], None] | None = None,
     ) -> None:
         self.store = store
         self.folder = store.path
@@ -154,6 +155,7 @@ class Follower:
         self.sleep = sleep
         self.user_agent = user_agent
         self.commit_every = commit_every
+        self.on_commit = on_commit  # told after each commit of a round (progress)
         self.state = State(self.folder)
         self._held = False
 
@@ -278,6 +280,12 @@ class Follower:
         self._done["failed"] = len(r.failed)
         if not changes and not failed:
             return
+        self._record(changes, failed, report)
+        if self.on_commit is not None:
+            self.on_commit(report)
+
+    def _record(self, changes: list[tuple[str, str]], failed: list[dict[str, str]],
+                report: RoundReport) -> None:  # fmt: skip
         with self.state.transaction():
             for kind, aid in changes:
                 sent = self._sent.pop(aid, None)
