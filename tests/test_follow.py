@@ -565,3 +565,23 @@ def test_a_running_follower_holds_the_index_and_stops_cleanly_on_sigterm(tmp_pat
     with follow_lock(index):  # free once it stopped
         pass
     assert WhooshStore(index).stats()["articles"] == 20
+
+
+def test_a_503_with_a_retry_after_date_leaves_the_host_alone_until_then(site):
+    import email.utils
+
+    clock = Clock()
+    site.put("/robots.txt", b"", "text/plain")
+    site.put("/p", b"page")
+    when = email.utils.formatdate(clock.now + 300, usegmt=True)
+    site.fail("/p", 503, times=1, Retry_After=when)
+    f = fetch.Fetcher(rate=0, clock=clock, sleep=clock.sleep)
+    with pytest.raises(fetch.SlowDown) as caught:
+        f.get(site.url("/p"))
+    assert 299 <= caught.value.retry_after <= 300
+    asked = len(site.requests())
+    with pytest.raises(fetch.SlowDown):  # not asked again before the time it gave
+        f.get(site.url("/p"))
+    assert len(site.requests()) == asked
+    clock.advance(301)
+    assert f.get(site.url("/p")).body == b"page"
