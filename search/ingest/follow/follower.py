@@ -462,9 +462,12 @@ class Follower:
         aid = self.state.lookup(keys)
         known = self.state.article(aid) if aid else None
         if known is not None:
+            seen = known.id in self._seen  # another source of this round dealt with it
             with self.state.transaction():
                 self.state.add_keys(known.id, keys)
-            if known.id in self._seen:  # another source of this round listed it
+                if seen:  # this listing's version is the one just dealt with
+                    self.state.save_listing(src.url, known.id, entry.signature)
+            if seen:
                 return None, True
             listed = self.state.listing(src.url, known.id)
             if known.status == "indexed" and (listed is None or listed == entry.signature):
