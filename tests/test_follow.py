@@ -585,3 +585,32 @@ def test_a_503_with_a_retry_after_date_leaves_the_host_alone_until_then(site):
     assert len(site.requests()) == asked
     clock.advance(301)
     assert f.get(site.url("/p")).body == b"page"
+
+
+def test_a_sitemap_index_names_sitemaps_gzipped_or_not(tmp_path, site):
+    import gzip
+
+    newsroom = Newsroom(site)
+    first = sitemap([(newsroom.story(n), None) for n in range(0, 25)])
+    site.put("/sm1.xml.gz", gzip.compress(first), "application/gzip")
+    site.put("/sm2.xml", sitemap([(newsroom.story(n), None) for n in range(25, N)]),
+             "application/xml")  # fmt: skip
+    site.put("/sitemap_index.xml", (
+        '<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"<sitemap><loc>{site.url('/sm1.xml.gz')}</loc></sitemap>"
+        f"<sitemap><loc>{site.url('/sm2.xml')}</loc></sitemap></sitemapindex>").encode(),
+        "application/xml")  # fmt: skip
+    clock = Clock()
+    store = WhooshStore(tmp_path / "ix")
+    follower = Follower(store, enricher=PassThrough(), interval=60, rate=0,
+                        clock=clock, sleep=clock.sleep)  # fmt: skip
+    follower.add([site.url("/sitemap_index.xml")])
+    r = follower.poll()
+    assert len(r.added) == N and r.errors == []
+    kinds = {s["url"].rsplit("/", 1)[1]: s["kind"] for s in follower.status()["sources"]}
+    assert kinds == {"sitemap_index.xml": "sitemapindex", "sm1.xml.gz": "sitemap",
+                     "sm2.xml": "sitemap"}  # fmt: skip
+    clock.advance(61)
+    assert follower.poll().not_modified == 3
+    follower.close()
+    store.close()
