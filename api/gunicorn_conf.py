@@ -149,6 +149,10 @@ class FollowerProcess:
                 code = None
             if self.stopping.is_set():
                 return
+            if code == 2:  # a usage error (a URL that is not http(s)...): it would recur
+                log.error("The follower cannot run (exit 2, its message is above): "
+                          "not restarted; fix NEWSQUARRY_FOLLOW")  # fmt: skip
+                return
             failures += 1
             wait = min(300.0, 2.0**failures)
             log.warning("The follower exited (code %s): restarting in %.0f s", code, wait)
