@@ -614,3 +614,28 @@ def test_a_sitemap_index_names_sitemaps_gzipped_or_not(tmp_path, site):
     assert follower.poll().not_modified == 3
     follower.close()
     store.close()
+
+
+def test_an_article_that_shrinks_to_a_stub_is_kept_as_indexed(tmp_path, site):
+    newsroom = Newsroom(site)
+    clock = Clock()
+    store = WhooshStore(tmp_path / "ix")
+    follower = Follower(store, enricher=PassThrough(), interval=0, rate=0,
+                        clock=clock, sleep=clock.sleep)  # fmt: skip
+    follower.add([site.url(FEEDS[0])])
+    assert len(follower.poll().added) == 20
+    site.put("/news/story-4.html", b"<html><head><title>Story number 4</title></head><body>"
+             b"<article><p>This article is no longer available in your region.</p></article>"
+             b"</body></html>")  # fmt: skip
+    newsroom.version[4] = 2  # the feed announces a new version
+    newsroom.world = list(range(0, 20))
+    site.put(FEEDS[0], rss("World", [
+        {"title": f"Story number {n}", "link": newsroom.story(n), "guid": f"story-{n}",
+         "date": "Tue, 02 Jan 2024 12:00:00 GMT" if n == 4 else "Mon, 01 Jan 2024 10:00:00 GMT"}
+        for n in newsroom.world]), "application/rss+xml")  # fmt: skip
+    r = follower.poll()
+    assert r.replaced == [] and r.failed and "kept the version indexed" in r.failed[0]["reason"]
+    aid = ids_by_story(tmp_path / "ix", newsroom)[4]
+    assert "Story 4 paragraph 1 version 1" in store.get_article(aid)["text"]
+    follower.close()
+    store.close()

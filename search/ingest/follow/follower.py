@@ -544,8 +544,17 @@ class Follower:
                 None if resume else entry.signature,
             )
             return None
+        words = len(page.text.split())
+        if known is not None and (known.words or 0) >= MIN_FP_WORDS > words:
+            # an article that shrank to a stub ("no longer available", a paywall's teaser,
+            # a consent page) is not replaced by it: kept as indexed, the error recorded
+            src.count("failed")
+            self._failed(report, src, known, keys, url,
+                         f"the page now holds {words} words (the article had {known.words}): "
+                         "kept the version indexed", None if resume else entry.signature)  # fmt: skip
+            return None
         # a text this short (a paywall's teaser, a "page not found") is no identity
-        fp_keys = [f"fp:{fingerprint(page.text)}"] if len(page.text.split()) >= MIN_FP_WORDS else []
+        fp_keys = [f"fp:{fingerprint(page.text)}"] if words >= MIN_FP_WORDS else []
         if known is None:
             by_page = self.state.lookup(page_keys)
             by_text = self.state.lookup(fp_keys)
@@ -585,7 +594,7 @@ class Follower:
                 resp.etag,
                 resp.last_modified,
             )
-        known.core_hash, known.tries, known.last_error = core, 0, None
+        known.core_hash, known.tries, known.last_error, known.words = core, 0, None, words
         self._seen.add(known.id)
         with self.state.transaction():
             self.state.add_keys(known.id, keys + page_keys + fp_keys)

@@ -43,7 +43,7 @@ CREATE TABLE IF NOT EXISTS articles (
     id TEXT PRIMARY KEY, url TEXT NOT NULL, source TEXT, first_seen TEXT NOT NULL,
     last_changed TEXT NOT NULL, core_hash TEXT, signature TEXT, page_etag TEXT,
     page_last_modified TEXT, status TEXT NOT NULL, tries INTEGER NOT NULL DEFAULT 0,
-    last_error TEXT
+    last_error TEXT, words INTEGER
 );
 CREATE TABLE IF NOT EXISTS keys (key TEXT PRIMARY KEY, id TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS listings (
@@ -130,6 +130,7 @@ class Known:
     status: str = "pending"
     tries: int = 0
     last_error: str | None = None
+    words: int | None = None  # of the version indexed (a stub never replaces an article)
 
 
 class State:
@@ -218,9 +219,9 @@ class State:
 
     def save_article(self, k: Known) -> None:
         self.db.execute(
-            "INSERT OR REPLACE INTO articles VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT OR REPLACE INTO articles VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (k.id, k.url, k.source, k.first_seen, k.last_changed, k.core_hash, k.signature,
-             k.page_etag, k.page_last_modified, k.status, k.tries, k.last_error),
+             k.page_etag, k.page_last_modified, k.status, k.tries, k.last_error, k.words),
         )  # fmt: skip
 
     def pending(self) -> list[Known]:
