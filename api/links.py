@@ -16,6 +16,7 @@ from urllib.parse import quote, quote_plus, urlencode
 from flask import Request
 
 from newsquarry.search.core.textnorm import fold
+from newsquarry.search.query.facets import NAME_FACETS
 
 _HOST_OK = re.compile(r"^[A-Za-z0-9._:\[\]-]+$")  # a host name or an IP address, nothing else
 
@@ -97,7 +98,13 @@ def toggle_url(
     pairs = _pairs(req, drop=("page", *drop))
     if selected:
         key = fold(value)
-        pairs = [(k, v) for k, v in pairs if not (k == facet and fold(v) == key)]
+        # a name selected by some of its words ("Maduro" selects "Nicolás Maduro")
+        words = facet in NAME_FACETS
+
+        def selects(v: str) -> bool:
+            return fold(v) == key or (words and bool(fold(v)) and f" {fold(v)} " in f" {key} ")
+
+        pairs = [(k, v) for k, v in pairs if not (k == facet and selects(v))]
     else:
         pairs.append((facet, value))
     return url_with(base, pairs)

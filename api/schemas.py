@@ -19,7 +19,7 @@ from newsquarry.search.core import fields as fieldspec
 from newsquarry.search.core.fields import FieldSpec
 from newsquarry.search.core.ids import MAX_ID_LENGTH
 from newsquarry.search.core.models import ENTITY_TYPES, QUOTE_KINDS
-from newsquarry.search.core.requests import DATE_INTERVALS, GROUPS, MATCHES, SORTS
+from newsquarry.search.core.requests import DATE_INTERVALS, DEDUPES, GROUPS, MATCHES, SORTS
 from newsquarry.search.engine.schema import FACETS
 from newsquarry.search.ingest.readers import MAX_ARTICLE_CHARS
 
@@ -239,7 +239,16 @@ def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
             metadata={"description": FIELD_FILTER_DOC[s.kind].format(name=s.name)},
         )
 
+    anded = tuple(n for n in facet_names if n != "date")
+
     class Base(In):
+        all_of = fields.List(
+            fields.String(validate=validate.OneOf(anded)),
+            load_default=list,
+            validate=validate.Length(max=len(anded)),
+            metadata={"description": "Facets whose filter values must all hold (repeatable): "
+                      "org=A&org=B&all_of=org finds passages naming both, not either"},
+        )  # fmt: skip
         q = fields.String(
             load_default="",
             validate=QueryLength(max=max_q),
@@ -296,15 +305,25 @@ def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
         group = fields.String(
             load_default="none",
             # "cluster" groups quotations: the quote search only
-            validate=validate.OneOf(GROUPS if mode == "quotes" else ("none", "article")),
+            validate=validate.OneOf(
+                GROUPS if mode == "quotes" else ("none", "article", "story")
+            ),
             metadata={
                 "description": "article: one hit per article (its best), with more_count "
                 "and more_ids of its other hits; by relevance, articles are ordered by the "
                 "article's own score (its whole text and title); paging counts articles "
                 "(total_articles). cluster (quote search only): one hit per quotation "
-                "cluster, the same way; paging counts clusters (total_clusters)"
+                "cluster, the same way; paging counts clusters (total_clusters). story: one "
+                "hit per story (an article and its syndicated copies); total_stories"
             },
         )
+        dedupe = fields.String(
+            load_default="none",
+            validate=validate.OneOf(DEDUPES),
+            metadata={"description": "story: facet values counted once per story, however "
+                      "many syndicated copies carry them (who is quoted most, not how often "
+                      "one wire story was reprinted)"},
+        )  # fmt: skip
         highlight = fields.Boolean(
             load_default=True, metadata={"description": "Return snippets and match offsets"}
         )
@@ -384,35 +403,6 @@ def facet_values_args_schema(settings: dict[str, Any]) -> type[Schema]:
     return FacetValuesArgs
 
 
-def cooccurrence_args_schema(settings: dict[str, Any]) -> type[Schema]:
-    """Query parameters of co-occurrence: a search's query and filters, targets, size."""
-    from newsquarry.search.query.cooccurrence import DEFAULT_TARGETS, TARGETS
-
-    base = search_args_schema(settings, "passages")
-    max_fsize = int(settings["max_facet_size"])
-
-    class CooccurrenceArgs(base):  # type: ignore[valid-type, misc]
-        facet = fields.List(
-            fields.String(validate=validate.OneOf(TARGETS)),
-            load_default=lambda: list(DEFAULT_TARGETS),
-            validate=validate.Length(min=1, max=len(TARGETS)),
-            metadata={
-                "description": "Facets whose values to count with the selection (repeatable; "
-                f"default {', '.join(DEFAULT_TARGETS)})"
-            },
-        )
-        size = fields.Integer(
-            load_default=10,
-            validate=validate.Range(min=1, max=max_fsize),
-            metadata={"description": "Values returned per facet and level"},
-        )
-
-    for name in ("facet_size", "date_interval", "page", "per_page", "sort", "highlight",
-                 "suggest", "format", "export"):  # fmt: skip
-        CooccurrenceArgs._declared_fields.pop(name, None)
-    return CooccurrenceArgs
-
-
 # ------------------------------------------------------------ search outputs
 class EntitySchema(Out):
     text = fields.String()
@@ -446,6 +436,10 @@ TEXT_LENGTH_DOC = "Length of the whole text, in characters"
 TEXT_START_DOC = "Where the returned text starts in the whole text (0 when it is whole)"
 
 
+STORY_DOC = "The hit's story: the id of the first article of it (itself if not syndicated)"
+COPIES_DOC = "Other articles carrying the same story (syndicated copies, lightly edited or not)"
+
+
 class HitSchema(Out):
     """A passage hit."""
 
@@ -476,6 +470,8 @@ class HitSchema(Out):
         metadata={"description": "group=article: other matching passages of the article"}
     )
     more_ids = fields.List(fields.String(), metadata={"description": "Their ids, best first"})
+    story = fields.String(allow_none=True, metadata={"description": STORY_DOC})
+    copies = fields.Integer(metadata={"description": COPIES_DOC})
     # "fields" in JSON (a Schema's own ``fields`` attribute is taken)
     article_fields = fields.Dict(
         data_key="fields",
@@ -516,6 +512,8 @@ class QuoteHitSchema(Out):
         }
     )
     more_ids = fields.List(fields.String(), metadata={"description": "Their ids, best first"})
+    story = fields.String(allow_none=True, metadata={"description": STORY_DOC})
+    copies = fields.Integer(metadata={"description": COPIES_DOC})
     cluster = fields.String(
         allow_none=True,
         metadata={"description": "Its quotation cluster: GET /v1/quotes/{cluster}"},
@@ -627,6 +625,8 @@ class SearchRequestEcho(Out):
     time_limit = fields.Float(allow_none=True)
     match = fields.String()
     group = fields.String()
+    all_of = fields.List(fields.String(), metadata={"description": "Facets whose values are ANDed"})
+    dedupe = fields.String()
 
 
 class LinksSchema(Out):
@@ -664,6 +664,9 @@ class SearchResponseBase(Out):
     )
     total_clusters = fields.Integer(
         metadata={"description": "group=cluster: exact number of quotation clusters among the hits"}
+    )
+    total_stories = fields.Integer(
+        metadata={"description": "group=story: exact number of stories among the hits"}
     )
     facets = fields.Dict(keys=fields.String(), values=fields.Nested(FacetSchema))
     suggestion = fields.String(allow_none=True, metadata={"description": "Did you mean"})
@@ -706,35 +709,6 @@ class FacetValuesResponse(Out):
     more = fields.Integer()
 
 
-class CoValueSchema(Out):
-    value = fields.String(required=True)
-    count = fields.Integer(required=True)
-
-
-class CoFacetSchema(Out):
-    name = fields.String(required=True)
-    passage = fields.List(
-        fields.Nested(CoValueSchema),
-        metadata={"description": "Values most often in the same passage, with passage counts"},
-    )
-    article = fields.List(
-        fields.Nested(CoValueSchema),
-        metadata={"description": "Values most often in the same article, with article counts"},
-    )
-
-
-class CooccurrenceResponse(Out):
-    passages = fields.Integer(
-        required=True, metadata={"description": "Passages matching the query and every filter"}
-    )
-    articles = fields.Integer(
-        required=True, metadata={"description": "Articles holding at least one of them"}
-    )
-    facets = fields.Dict(keys=fields.String(), values=fields.Nested(CoFacetSchema))
-    took_ms = fields.Float()
-    generation = fields.Integer()
-
-
 # ---------------------------------------------------------- documents, stats
 class PassageSchema(Out):
     id = fields.String(required=True)
@@ -756,6 +730,20 @@ class PassageSchema(Out):
     more_ids = fields.List(fields.String(), metadata={"description": "Their ids, best first"})
 
 
+COPIES_LIST_DOC = "The articles carrying this story, first publication first (empty: none)"
+
+
+class CopySchema(Out):
+    id = fields.String(required=True)
+    source = fields.String(allow_none=True)
+    date = fields.String(allow_none=True)
+    first = fields.Boolean(metadata={"description": "The story's first publication"})
+    similarity = fields.Float(metadata={"description": "Share of word runs in common with "
+                                        "the first (estimated, over both texts)"})  # fmt: skip
+    changed = fields.Float(metadata={"description": "Share of its word runs not in the first "
+                                     "(0: as published, or only cut short)"})  # fmt: skip
+
+
 class ArticleSchema(Out):
     id = fields.String(required=True)
     title = fields.String(allow_none=True)
@@ -771,6 +759,7 @@ class ArticleSchema(Out):
     author = fields.String(allow_none=True)
     path = fields.String(allow_none=True)
     passages = fields.List(fields.Nested(PassageSchema))
+    copies = fields.List(fields.Nested(CopySchema), metadata={"description": COPIES_LIST_DOC})
 
 
 class StatsSchema(Out):
@@ -828,7 +817,10 @@ class ArticleIn(In):
         required=True,
         validate=[
             validate.Length(min=1, max=MAX_ARTICLE_CHARS),
-            validate.Regexp(r"[\s\S]*" + TEXT_CHAR, error="empty: no character but blanks and control characters"),
+            validate.Regexp(
+                r"[\s\S]*" + TEXT_CHAR,
+                error="empty: no character but blanks and control characters",
+            ),
         ],
         metadata={
             "pattern": TEXT_CHAR,

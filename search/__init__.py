@@ -26,6 +26,7 @@ _hooks.plug(
     "newsquarry.search.archive.aliasfiles",  # the alias table, learnt from each commit
     "newsquarry.search.archive.quotesigs",  # quotation signatures per segment
     "newsquarry.search.archive.fieldcols",  # the articles' extra fields per segment
+    "newsquarry.search.archive.storysigs",  # article signatures per segment (syndication)
     "newsquarry.search.query.searching",  # the search and stored records' display form
 )
 

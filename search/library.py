@@ -31,6 +31,7 @@ from newsquarry.search.ingest.indexer import index_articles, index_paths, optimi
 from newsquarry.search.ingest.readers import article_from_mapping, checked_article
 from newsquarry.search.query.clusters import quote_cluster
 from newsquarry.search.query.searching import facet_values, run_search
+from newsquarry.search.query.storygroups import article_copies
 
 _REQUEST_FIELDS = {f.name for f in fields(SearchRequest)}
 
@@ -143,8 +144,10 @@ class Index:
                             settings=self.settings)  # fmt: skip
 
     def article(self, article_id: str) -> dict[str, Any]:
-        """An article with its passages (raises ``NotFound``)."""
-        return self.store.get_article(article_id)
+        """An article with its passages (raises ``NotFound``), and ``copies``: the articles
+        carrying the same story (syndicated copies), first publication first, if any."""
+        record = self.store.get_article(article_id)
+        return {**record, "copies": article_copies(self.store, article_id)}
 
     def passage(self, passage_id: str) -> dict[str, Any]:
         """One passage with its entities and quotations (raises ``NotFound``)."""

@@ -96,6 +96,28 @@ def test_oembed_takes_permalinks_of_this_server_only(client, public_client):
     assert public_client.get(f"/oembed?url=http://localhost{PERMALINK}").status_code == 404
 
 
+@pytest.mark.parametrize(
+    ("url", "status"),
+    [
+        (f"http://127.0.0.1{PERMALINK}", 200),  # the server is reached as localhost:80
+        (f"http://127.0.0.1:80{PERMALINK}", 200),
+        (f"http://[::1]{PERMALINK}", 200),
+        (f"http://app.localhost{PERMALINK}", 200),
+        (f"http://127.0.0.1:8081{PERMALINK}", 404),  # another port: another server
+        (f"https://127.0.0.1{PERMALINK}", 404),  # another scheme
+        (f"http://127.0.0.1:x{PERMALINK}", 404),  # not a port
+        (f"http://10.0.0.1{PERMALINK}", 404),
+    ],
+)
+def test_oembed_takes_a_permalink_under_any_loopback_name_of_a_loopback_server(client, url, status):
+    """A permalink copied from a browser on 127.0.0.1 is this server's when it is bound to
+    localhost (issue 34); the answer's URLs stay on the bound address."""
+    r = client.get("/oembed", query_string={"url": url}, headers=EVIL)
+    assert r.status_code == status
+    if status == 200:
+        assert 'src="http://localhost/embed/passages/solano-exile/2' in r.get_json()["html"]
+
+
 def test_interpretations_urls_are_relative_or_on_base_url(client, public_client):
     q = "/v1/search?q=what+did+Solano+say+about+torture"
     urls = [i["url"] for i in client.get(q, headers=EVIL).get_json()["interpretations"]]

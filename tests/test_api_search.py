@@ -90,6 +90,31 @@ def test_filters_facets_and_toggle_urls(client):
     assert undone["request"]["filters"] == {"person": ["Harry Solano"]}
 
 
+def test_all_of_two_values_of_one_facet(client):
+    """``all_of=person``: passages naming both people, not either; the toggle links keep it,
+    the OpenAPI document lists it, and an unknown facet is a 400 naming the parameter."""
+    pairs = [("person", "Harry Solano"), ("person", "Nicolás Maduro"), ("facet", "person")]
+    either = client.get("/v1/search", query_string=pairs).get_json()
+    both = client.get("/v1/search", query_string=[*pairs, ("all_of", "person")]).get_json()
+    assert 0 < both["total"] < either["total"]
+    assert both["request"]["all_of"] == ["person"]
+    for hit in both["hits"]:
+        names = {e["name"] for e in hit["entities"] if e["type"] == "person"}
+        assert {"Harry Solano", "Nicolás Maduro"} <= names
+    values = {v["value"]: v for v in both["facets"]["person"]["values"]}
+    assert values["Harry Solano"]["count"] == both["total"]  # counted within its own filter
+    one = client.get(relative(values["Nicolás Maduro"]["toggle_url"])).get_json()
+    assert one["request"]["filters"] == {"person": ["Harry Solano"]}
+    assert one["request"]["all_of"] == ["person"]
+    bad = client.get("/v1/search?person=x&all_of=nope")
+    assert (
+        bad.status_code == 400 and bad.mimetype == PROBLEM and "all_of" in bad.get_json()["errors"]
+    )
+    spec = client.get("/openapi.json").get_json()
+    params = {p["name"] for p in spec["paths"]["/v1/search"]["get"]["parameters"]}
+    assert "all_of" in params
+
+
 def test_accent_folded_filter_and_toggle(client):
     body = client.get("/v1/search?person=Juan%20Guaido&facet=person").get_json()
     assert body["total"] >= 1
@@ -343,9 +368,9 @@ def test_match_group_and_interpretations_are_in_the_openapi_document(client):
     params = {p["name"]: p for p in spec["paths"]["/v1/search"]["get"]["parameters"]}
     assert params["match"]["schema"]["enum"] == ["most", "all", "any"]
     assert params["match"]["schema"]["default"] == "most"
-    assert params["group"]["schema"]["enum"] == ["none", "article"]
+    assert params["group"]["schema"]["enum"] == ["none", "article", "story"]
     quote_params = {p["name"]: p for p in spec["paths"]["/v1/quotes"]["get"]["parameters"]}
-    assert quote_params["group"]["schema"]["enum"] == ["none", "article", "cluster"]
+    assert quote_params["group"]["schema"]["enum"] == ["none", "article", "cluster", "story"]
     schemas = spec["components"]["schemas"]
     response = next(s for n, s in schemas.items() if n.startswith("PassageSearchResponse"))
     assert {"interpretations", "total_articles", "suggestion_total"} <= set(response["properties"])

@@ -298,6 +298,19 @@ def test_search_flags_filters_facets_and_paging(runner, seeded):
     assert "page 2 of 3" in r.stdout and "person" in r.stdout and "Juan Guaidó" in r.stdout
 
 
+def test_all_of_asks_for_both_values_of_one_filter(runner, seeded):
+    either = json.loads(run(runner, seeded, "search", "", "--person", "Harry Solano",
+                            "--person", "Juan Guaidó", "--json").stdout)  # fmt: skip
+    r = run(runner, seeded, "search", "", "--person", "Harry Solano", "--person", "Juan Guaidó",
+            "--all-of", "person", "--json")  # fmt: skip
+    both = json.loads(r.stdout)
+    assert 0 < both["total"] < either["total"]
+    for hit in both["hits"]:
+        assert {"Harry Solano", "Juan Guaidó"} <= {e["name"] for e in hit["entities"]}
+    bad = run(runner, seeded, "search", "", "--person", "x", "--all-of", "nope")
+    assert bad.exit_code == 2 and "all_of" in bad.stderr and "Traceback" not in bad.output
+
+
 def test_quotes_command_lists_speakers(runner, seeded):
     r = run(runner, seeded, "quotes", "torture", "--speaker", "Raúl Daniel Alvarenga", "--json")
     data = json.loads(r.stdout)

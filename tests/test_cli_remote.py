@@ -46,6 +46,7 @@ CASES = [
     ["search", "torture", "--speaker", "Harry Solano", "--facet", "person", "--facet", "speaker"],
     ["search", "army OR soldiers", "--sort", "-date", "--page", "2", "-n", "2"],
     ["quotes", "torture"],
+    ["search", "", "--person", "Harry Solano", "--person", "Juan Guaidó", "--all-of", "person"],
     ["quotes", "--speaker", "Alvarenga", "--kind", "direct"],
     ["facets", "person", "--prefix", "gua"],
     ["facets", "place", "-q", "Venezuela"],
@@ -110,6 +111,8 @@ def test_a_wrong_address_on_a_newsquarry_server_is_not_newsquarry(served):
     assert r.stderr == (
         f"Error: not a newsquarry server at {url}/docs (it answered HTTP 404 to GET /v1/search)\n"
     )
+
+
 def test_a_hit_cut_by_the_api_says_so_and_a_whole_one_looks_local():
     from newsquarry.search.cli.remote import _drop_text_bounds
 

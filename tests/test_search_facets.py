@@ -134,6 +134,33 @@ def test_multi_select_counts(seed_store, seed_passages):
     assert [v.value for v in r.facets["person"].values if v.selected] == ["Harry Solano"]
 
 
+def test_all_of_needs_every_value_and_counts_within_its_own_filter(seed_store, seed_passages):
+    """``all_of``: passages naming every selected person; the facet narrows as values are
+    added (counted within its own filter), the others are counted as usual."""
+    picked = ["Juan Guaidó", "Nicolás Maduro"]
+    req = SearchRequest(filters={"person": picked}, all_of=["person"], facets=["person"])
+    r = run_search(seed_store, req)
+    both = [p for p in seed_passages if all(v in p.names("person") for v in picked)]
+    either = [p for p in seed_passages if any(v in p.names("person") for v in picked)]
+    assert 0 < r.total == len(both) < len(either)
+    assert as_counts(r.facets["person"]) == dict(expected_counts(both, "person"))
+    assert {v.value for v in r.facets["person"].values if v.selected} == set(picked)
+    anyof = run_search(seed_store, SearchRequest(filters={"person": picked}, facets=["person"]))
+    assert anyof.total == len(either)
+    with pytest.raises(UnknownFacet, match="all_of"):
+        run_search(seed_store, SearchRequest(filters={"person": picked}, all_of=["nope"]))
+    with pytest.raises(UnknownFacet, match="all_of"):
+        run_search(seed_store, SearchRequest(all_of=["date"]))
+
+
+def test_a_surname_filter_marks_the_full_name_selected(seed_store):
+    """ "Maduro" filters on "Nicolás Maduro": that value is the selected one, with its count,
+    not a "Maduro (0)" listed beside it."""
+    r = run_search(seed_store, SearchRequest(filters={"person": ["Maduro"]}, facets=["person"]))
+    listed = {v.value: (v.count, v.selected) for v in r.facets["person"].values}
+    assert listed["Nicolás Maduro"] == (r.total, True) and "Maduro" not in listed
+
+
 def test_selected_value_always_listed(seed_store):
     r = run_search(
         seed_store,

@@ -19,9 +19,9 @@ from newsquarry.search.query.searching import run_search
 NAMES = {
     "Tony Blair": "person", "Ian Blair": "person", "Michael Howard": "person",
     "George Michael": "person", "Gordon Brown": "person", "James Brown": "person",
-    "Iraq": "place", "Labour": "org",
+    "Iraq": "place", "Labour": "org", "Harry": "person",
 }  # fmt: skip
-QUOTE = re.compile(r'"([^"]+)," said (Tony Blair|Ian Blair|George Michael|Iraq)')
+QUOTE = re.compile(r'"([^"]+)," said (Tony Blair|Ian Blair|George Michael|Iraq|Harry)')
 
 TEXTS = [
     '"We will stay the course in Iraq," said Tony Blair. Labour agreed.',
@@ -32,6 +32,7 @@ TEXTS = [
     '"I will sing again," said George Michael, who never mentioned Iraq.',
     '"We reject the report," said Iraq.',
     "Gordon Brown and James Brown were both in the news.",
+    '"We met the troops in Iraq," said Harry.',
 ]
 
 
@@ -80,6 +81,15 @@ def test_a_surname_alone_names_one_person_only_when_unambiguous(store):
     assert "Tony Blair" not in [i.value for i in offered(store, "Blair crime")]  # two Blairs
     assert [i.value for i in offered(store, "Brown news")] == []  # two Browns
     assert "Michael Howard" in [i.value for i in offered(store, "Howard crime")]
+
+
+def test_a_first_name_before_an_unknown_surname_is_not_someone_else(store):
+    """"Harry Solano" on an archive that does not know him is not "Harry": the query names a
+    person the index lacks. A next word that is itself a name is another name."""
+    assert "Harry" not in [i.value for i in offered(store, "what did Harry Solano say about Iraq")]
+    assert offered(store, "Harry Solano") == []
+    assert [i.value for i in offered(store, "what did Harry say about Iraq")][:1] == ["Harry"]
+    assert "Harry" in [i.value for i in offered(store, "Harry Iraq")]
 
 
 def test_a_place_is_not_offered_as_a_speaker(store):

@@ -561,3 +561,40 @@ def test_match_group_and_interpretations(page, api_url):
     assert "group=none" in page.url and "match=all" in page.url
     assert_page_matches_api(api_url, page)
     page.watch.assert_clean()
+
+
+def test_all_of_two_values_of_one_facet_from_the_page(page, api_url):
+    """Two people ticked are alternatives; "all of" asks for passages naming both, the
+    URL keeps it (a shared link is the same search), "any of" goes back."""
+    page.goto(f"{api_url}/?group=none")
+    wait_loaded(page)
+    assert page.locator(".conjunction").count() == 0  # nothing to combine yet
+    tick(page, "person", "Juan Guaidó")
+    assert page.locator(".conjunction").count() == 0  # one value: no choice to make
+    tick(page, "person", "Nicolás Maduro")
+    either = assert_page_matches_api(api_url, page)
+    toggle = page.locator('section.facet[data-facet="person"] .conjunction')
+    assert toggle.get_by_role("button", name="any of").get_attribute("aria-pressed") == "true"
+    toggle.get_by_role("button", name="all of").click()
+    page.wait_for_function(
+        "() => new URLSearchParams(location.search).getAll('all_of').includes('person')"
+    )
+    wait_loaded(page)
+    both = assert_page_matches_api(api_url, page)
+    assert 0 < both["total"] < either["total"]
+    for hit in both["hits"]:
+        assert {"Juan Guaidó", "Nicolás Maduro"} <= {e["name"] for e in hit["entities"]}
+    assert (
+        page.locator(
+            'section.facet[data-facet="person"] .conjunction button[aria-pressed="true"]'
+        ).inner_text()
+        == "all of"
+    )
+    shot(page, "search-all-of")
+    page.locator('section.facet[data-facet="person"] .conjunction').get_by_role(
+        "button", name="any of"
+    ).click()
+    page.wait_for_function("() => !new URLSearchParams(location.search).has('all_of')")
+    wait_loaded(page)
+    assert assert_page_matches_api(api_url, page)["total"] == either["total"]
+    page.watch.assert_clean()

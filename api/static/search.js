@@ -46,6 +46,7 @@ function readState(search = location.search) {
     const values = p.getAll(f).filter(Boolean);
     if (values.length) state.filters[f] = values;
   }
+  state.all_of = [...new Set(p.getAll("all_of"))].filter((f) => FACETS.includes(f) && f !== "date");
   return state;
 }
 
@@ -65,6 +66,7 @@ function pageParams(state) {
   if (state.q) p.set("q", state.q);
   if (state.mode === "quotes") p.set("mode", "quotes");
   for (const f of FACETS) for (const v of state.filters[f] || []) p.append(f, v);
+  for (const f of state.all_of || []) if ((state.filters[f] || []).length) p.append("all_of", f);
   for (const k of ["date_from", "date_to", "date_interval", "per_page"]) if (state[k]) p.set(k, state[k]);
   if (state.sort && state.sort !== "relevance") p.set("sort", state.sort);
   if (state.match && state.match !== "most") p.set("match", state.match);
@@ -96,18 +98,49 @@ function withChange(state, change) {
 
 function toggled(state, facet, value) {
   return withChange(state, (s) => {
-    const values = s.filters[facet] || [];
-    const i = values.findIndex((v) => fold(v) === fold(value));
-    if (i >= 0) values.splice(i, 1);
-    else values.push(value);
+    const given = s.filters[facet] || [];
+    const values = given.filter((v) => !selects(facet, v, value));
+    if (values.length === given.length) values.push(value);
     if (values.length) s.filters[facet] = values;
     else delete s.filters[facet];
     s.page = 1;
   });
 }
 
+// A filter value selects a facet value it folds to, and for names one it is a run of the
+// words of ("Maduro" selects "Nicolás Maduro"), as the API filters and marks them.
+const NAME_FACETS = ["person", "org", "place", "speaker"];
+function selects(facet, given, value) {
+  const g = fold(given), v = fold(value);
+  return g === v || (NAME_FACETS.includes(facet) && g !== "" && ` ${v} `.includes(` ${g} `));
+}
+
 function isSelected(state, facet, value) {
-  return (state.filters[facet] || []).some((v) => fold(v) === fold(value));
+  return (state.filters[facet] || []).some((v) => selects(facet, v, value));
+}
+
+// "Any of" (the default: a facet's values are alternatives) or "all of" (every value must
+// hold: passages naming both NATO and the UN), for a facet with two values or more selected.
+function conjunctionToggle(state, facet) {
+  const all = (state.all_of || []).includes(facet);
+  const choice = (on, label, title) => el("button", {
+    type: "button", class: "link", "aria-pressed": String(on === all), title,
+    "data-focus": `allof:${facet}:${on}`, text: label,
+    onclick: () => {
+      if (on === all) return;
+      go(withChange(readState(), (s) => {
+        s.all_of = (s.all_of || []).filter((f) => f !== facet);
+        if (on) s.all_of.push(facet);
+        s.page = 1;
+      }));
+    },
+  });
+  return el("p", { class: "conjunction", role: "group", "aria-label": `How the selected ${LABELS[facet]} combine` }, [
+    el("span", { text: "Match " }),
+    choice(false, "any of", "Passages with at least one of the selected values"),
+    el("span", { text: " · " }),
+    choice(true, "all of", "Passages with every selected value"),
+  ]);
 }
 
 function fold(s) {
@@ -209,6 +242,8 @@ function metaLine(hit, pid, withTitle) {
   if (withTitle) bits.push(el("a", { href: permalink(pid), class: "title-link" }, [bdi(hit.title || hit.article_id)]));
   if (hit.source) bits.push(bdi(hit.source, { class: "source" }));
   if (hit.date) bits.push(el("bdi", {}, [el("time", { datetime: hit.date, text: hit.date })]));
+  // syndication: other articles carrying the same story (wire copy republished)
+  if (hit.copies) bits.push(el("span", { class: "copies", title: "The same story, republished or lightly edited", text: `same story in ${hit.copies} other article${hit.copies === 1 ? "" : "s"}` }));
   const out = el("p", { class: "meta" });
   bits.forEach((b, i) => { if (i) out.append(" · "); out.append(b); });
   return out;
@@ -301,7 +336,7 @@ function facetValueItem(state, facet, v) {
 function facetValues(state, facet, data) {
   const values = [...data.values];
   for (const sel of state.filters[facet] || []) {
-    if (!values.some((v) => fold(v.value) === fold(sel))) values.unshift({ value: sel, count: null, selected: true });
+    if (!values.some((v) => selects(facet, sel, v.value))) values.unshift({ value: sel, count: null, selected: true });
   }
   return values;
 }
@@ -320,6 +355,9 @@ function renderFacet(state, facet, data) {
   const section = el("section", { class: "facet", "data-facet": facet }, [
     el("h3", { id: headingId, text: LABELS[facet] }),
   ]);
+  if (facet !== "date" && ((state.filters[facet] || []).length > 1 || (state.all_of || []).includes(facet))) {
+    section.append(conjunctionToggle(state, facet));
+  }
   const long = values.length > SHOWN || (data.more || 0) > 0;
   if (long) section.append(valueSearch(state, facet, list, headingId));
   section.append(list);
@@ -596,6 +634,7 @@ function renderEmbedCode(state) {
   if (state.sort && state.sort !== "relevance") attrs.push(`sort="${attr(state.sort)}"`);
   const filters = new URLSearchParams();
   for (const f of FACETS) for (const v of state.filters[f] || []) filters.append(f, v);
+  for (const f of state.all_of || []) if ((state.filters[f] || []).length) filters.append("all_of", f);
   if ([...filters.keys()].length) attrs.push(`params="${attr(filters.toString())}"`);
   attrs.push('per-page="5"');
   const page = `${origin}${stateUrl(withChange(state, (s) => { s.page = 1; }))}`;
@@ -667,7 +706,12 @@ async function renderCooccur(state) {
     });
     rows.push(el("dt", { text: LABELS[f] }), el("dd", {}, links));
   }
-  $("cooccur-subject").replaceChildren(...chosen.flatMap(([, v], i) => (i ? [" or ", bdi(v)] : [bdi(v)])));
+  // values of one facet are alternatives ("or") unless it is "all of"; facets combine with "and"
+  const groups = CO_FACETS.filter((f) => (state.filters[f] || []).length).map((f) => {
+    const joiner = (state.all_of || []).includes(f) ? " and " : " or ";
+    return state.filters[f].flatMap((v, i) => (i ? [joiner, bdi(v)] : [bdi(v)]));
+  });
+  $("cooccur-subject").replaceChildren(...groups.flatMap((g, i) => (i ? [" and ", ...g] : g)));
   $("cooccur-list").replaceChildren(rows.length ? el("dl", {}, rows) : el("p", { text: "Nobody else in these articles." }));
   box.hidden = false;
 }

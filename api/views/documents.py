@@ -22,6 +22,7 @@ from newsquarry.search.core.models import Article
 from newsquarry.search.core.textnorm import echo_safe
 from newsquarry.search.ingest.indexer import index_articles
 from newsquarry.search.ingest.readers import article_from_mapping
+from newsquarry.search.query.storygroups import article_copies
 
 from ..arguments import ApiBlueprint as Blueprint
 from ..auth import require_write_token
@@ -38,7 +39,7 @@ from ..schemas import (
     ProblemSchema,
     WriteReportSchema,
 )
-from ..scoping import scoped_article, scoped_record
+from ..scoping import current_scope, scoped_article, scoped_record
 from .search import _finish
 
 MAX_ARTICLES_DOCUMENTED = 1000  # ArticlesIn's maxItems (a lower max_articles_per_write: 413)
@@ -106,7 +107,15 @@ def get_article(article_id: str) -> Response:
     Read with a scoped key: only the passages inside the key's scope, and
     ``text`` null (``scoped`` true); 403 when no passage is inside it.
     """
-    return _read(lambda store: scoped_article(store.get_article(article_id)))
+    return _read(lambda store: scoped_article(with_copies(store, store.get_article(article_id))))
+
+
+def with_copies(store: Any, article: dict[str, Any]) -> dict[str, Any]:
+    """The article with ``copies``: the articles carrying its story (syndication). Read with
+    a scoped key, none: the other copies may lie outside the key's scope."""
+    if current_scope() is not None:
+        return {**article, "copies": []}
+    return {**article, "copies": article_copies(store, article["id"])}
 
 
 # ------------------------------------------------------------------ writes

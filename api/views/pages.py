@@ -44,6 +44,33 @@ CSP = (
 )
 EMBED_ENDPOINTS = {"pages.embed", "pages.embed_passage"}
 PERMALINK = re.compile(r"^/passages/(.+)/(\d+)/?$")  # the id percent-encoded (api.routing)
+
+
+def _loopback(host: str | None) -> bool:
+    h = (host or "").lower().rstrip(".")
+    return h in ("localhost", "::1") or h.endswith(".localhost") or h.startswith("127.")
+
+
+def _same_server(url: Any, origin: Any) -> bool:
+    """``url`` (split) is on this server's public origin (split).
+
+    A server on the loopback interface is one server under all its loopback names: a
+    permalink copied from a browser on ``http://localhost:8080`` is the same page as
+    ``http://127.0.0.1:8080`` (same scheme and port). Other names must match exactly: the
+    ``Host`` header is never trusted (``links.public_origin``).
+    """
+    if url.netloc == origin.netloc:
+        return True
+    try:
+        ports = [u.port or {"http": 80, "https": 443}[u.scheme] for u in (url, origin)]
+    except (ValueError, KeyError):  # a port that is not a number, an odd scheme
+        return False
+    return (
+        url.scheme == origin.scheme
+        and ports[0] == ports[1]
+        and _loopback(url.hostname)
+        and _loopback(origin.hostname)
+    )
 OEMBED_WIDTH = 560  # default width of the oEmbed iframe, in CSS pixels
 MIN_WIDTH = 200
 WIDGET_ATTRS = ("q", "mode", "sort", "per_page", "key", "title")
@@ -280,7 +307,7 @@ def oembed() -> Response:
     parts = urlsplit(url)
     match = PERMALINK.match(parts.path)
     origin = urlsplit(public_origin(request))  # this server's: never the Host header
-    if parts.scheme not in ("http", "https") or parts.netloc != origin.netloc or not match:
+    if parts.scheme not in ("http", "https") or not _same_server(parts, origin) or not match:
         raise NotFound(f"{url} is not a passage permalink of this server")
     article_id, n = unquote(match.group(1)), int(match.group(2))
     article, p = _load_passage(article_id, n)

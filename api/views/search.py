@@ -44,16 +44,15 @@ from ..formats import (
 from ..links import Toggler, absolute_url, link_header, public_url, request_path, url_with
 from ..schemas import (
     ClusterArgs,
-    CooccurrenceResponse,
     FacetValuesResponse,
     PassageSearchResponse,
     ProblemSchema,
     QuoteClusterSchema,
     QuoteSearchResponse,
-    cooccurrence_args_schema,
     facet_values_args_schema,
     search_args_schema,
 )
+from ..schemas_cooccur import CooccurrenceResponse, cooccurrence_args_schema
 from ..scoping import (
     current_scope,
     restrict_cooccurrence,
@@ -114,6 +113,8 @@ def to_search_request(args: dict[str, Any], mode: str, settings: dict[str, Any])
         time_limit=float(settings["search_time_limit"]) or None,
         match=args.get("match", "most"),
         group=args.get("group", "none"),
+        all_of=list(dict.fromkeys(args.get("all_of") or [])),
+        dedupe=args.get("dedupe", "none"),
     )
 
 

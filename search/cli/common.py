@@ -207,7 +207,7 @@ def output_options(fn: Callable) -> Callable:
 
 
 def filter_options(fn: Callable) -> Callable:
-    """Every filter of the library as a flag; repeat a flag to OR values."""
+    """Every filter of the library as a flag; repeat a flag to OR values (``--all-of``: AND)."""
     opts = [
         click.option("--speaker", multiple=True, help="Only passages quoting this speaker."),
         click.option("--person", multiple=True, help="Only passages mentioning this person."),
@@ -222,6 +222,12 @@ def filter_options(fn: Callable) -> Callable:
                      help="Only articles whose declared field has this value (repeatable; "
                           "values of one field are ORed): --where category=sport, "
                           "--where pages=10..20."),
+        click.option("--all-of", "all_of", multiple=True, metavar="FACET",
+                     help="Values of this filter must all hold, not any one (repeatable): "
+                          "--org NATO --org UN --all-of org finds passages naming both."),
+        click.option("--dedupe", type=click.Choice(["none", "story"]), default="none",
+                     help="'story': count facet values once per story, however many "
+                          "syndicated copies carry them."),
         click.option("--since", help="Only articles dated on or after (YYYY[-MM[-DD]])."),
         click.option("--until", help="Only articles dated on or before (YYYY[-MM[-DD]])."),
         click.option("--url", default=group_url,
@@ -299,6 +305,8 @@ def build_request(
         mode=mode,
         match=match,
         group=group,
+        all_of=list(dict.fromkeys(kw.get("all_of") or ())),
+        dedupe=kw.get("dedupe") or "none",
     )
 
 
@@ -306,11 +314,12 @@ def match_options(fn: Callable) -> Callable:
     """--match and --group, shared by ``search`` and ``quotes``."""
     fn = click.option(
         "--group",
-        type=click.Choice(["none", "article", "cluster"]),
+        type=click.Choice(["none", "article", "cluster", "story"]),
         default="none",
         show_default=True,
         help="'article': the best hit of each article, with the count of its others; "
-        "'cluster' (quotes): the best copy of each quotation carried by several articles.",
+        "'cluster' (quotes): the best copy of each quotation carried by several articles; "
+        "'story': the best hit of each story (an article and its syndicated copies).",
     )(fn)
     fn = click.option(
         "--match", type=click.Choice(["most", "all", "any"]), default="most", show_default=True,

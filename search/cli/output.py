@@ -181,9 +181,13 @@ def print_hits(console: Console, result: dict[str, Any], show_facets: bool = Fal
                 chips.append(", ".join(names[:8]), style="green")
             chips.append(f"  [{h['id']}]", style="dim")
             _indented(console, chips)
+        if h.get("copies"):
+            c = h["copies"]
+            _indented(console, Text(f"the same story in {c} other "
+                                    f"{'article' if c == 1 else 'articles'}", style="dim"))  # fmt: skip
         if h.get("more_count"):
             more = h["more_count"]
-            where = "cluster" if group == "cluster" else "article"
+            where = group if group in ("cluster", "story") else "article"
             _indented(
                 console,
                 Text(f"+ {more} more {'match' if more == 1 else 'matches'} in this {where}: "
@@ -198,6 +202,9 @@ def print_hits(console: Console, result: dict[str, Any], show_facets: bool = Fal
     elif group == "cluster":
         n = result.get("total_clusters", 0)
         summary += f" in {n} {'quotation' if n == 1 else 'distinct quotations'}"
+    elif group == "story":
+        n = result.get("total_stories", 0)
+        summary += f" in {n} {'story' if n == 1 else 'stories'}"
     if result.get("total_pages", 1) > 1:
         summary += f" · page {result['page']} of {result['total_pages']}"
     summary += f" · {result.get('took_ms', 0):.0f} ms"

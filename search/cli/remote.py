@@ -76,6 +76,9 @@ def request_params(request: SearchRequest, *, facets: bool = True) -> list[tuple
         params.append(("match", request.match))
     if request.group != "none":
         params.append(("group", request.group))
+    params.extend(("all_of", name) for name in request.all_of)
+    if request.dedupe != "none":
+        params.append(("dedupe", request.dedupe))
     return params
 
 

@@ -20,7 +20,10 @@ DATE_INTERVALS = ("year", "month", "day")
 MATCHES = ("most", "all", "any")
 # "article": the best hit of each article, with its others; "cluster" (quotes only): the
 # best hit of each quotation cluster (``quoteclusters``), with its other matching copies
-GROUPS = ("none", "article", "cluster")
+# "story": the best hit of each story (an article and its syndicated copies, ``stories``)
+GROUPS = ("none", "article", "cluster", "story")
+# "story": facet values counted once per story, however many copies carry them
+DEDUPES = ("none", "story")
 
 # the documents each search mode finds (``SearchRequest.mode``)
 DOCTYPE_FOR_MODE = {"passages": "passage", "quotes": "quote"}
@@ -32,6 +35,8 @@ class SearchRequest:
 
     q: str = ""
     filters: dict[str, list[str]] = field(default_factory=dict)  # facet name -> values (ORed)
+    # facets whose filter values are ANDed ("all of"): passages naming every one of them
+    all_of: list[str] = field(default_factory=list)
     date_from: str | None = None  # inclusive, "YYYY", "YYYY-MM" or "YYYY-MM-DD"
     date_to: str | None = None  # inclusive
     facets: list[str] = field(default_factory=list)
@@ -45,7 +50,8 @@ class SearchRequest:
     suggest: bool = True
     time_limit: float | None = None  # seconds; None = the library default
     match: str = "most"  # most, all, any (MATCHES)
-    group: str = "none"  # none, article, cluster (GROUPS)
+    group: str = "none"  # none, article, cluster, story (GROUPS)
+    dedupe: str = "none"  # none, story (DEDUPES): facet counts once per story
 
 
 @dataclass
@@ -88,6 +94,8 @@ class Hit:
     more_count: int = 0
     more_ids: list[str] = field(default_factory=list)
     fields: dict[str, Any] = field(default_factory=dict)  # its article's declared fields
+    story: str | None = None  # its story: the id of the story's first article
+    copies: int = 0  # other articles carrying the same story (syndicated copies)
 
 
 @dataclass
@@ -120,6 +128,8 @@ class QuoteHit:
     # the cluster's first-seen quotation: {"id", "article_id", "date", "source", "title"}
     first_seen: dict[str, Any] | None = None
     fields: dict[str, Any] = field(default_factory=dict)  # its article's declared fields
+    story: str | None = None  # its article's story: the id of the story's first article
+    copies: int = 0  # other articles carrying the same story (syndicated copies)
 
 
 @dataclass
@@ -157,6 +167,7 @@ class SearchResult:
     interpretations: list[Interpretation] = field(default_factory=list)
     suggestion_total: int | None = None  # hits of ``suggestion``
     total_clusters: int = 0  # group="cluster": distinct quotation clusters among the hits
+    total_stories: int = 0  # group="story": distinct stories among the hits
 
     @property
     def page(self) -> int:
@@ -168,7 +179,11 @@ class SearchResult:
 
     @property
     def total_pages(self) -> int:
-        n = {"article": self.total_articles, "cluster": self.total_clusters}.get(
+        n = {
+            "article": self.total_articles,
+            "cluster": self.total_clusters,
+            "story": self.total_stories,
+        }.get(
             self.request.group, self.total
         )
         return -(-n // self.per_page) if self.per_page else 0

@@ -22,7 +22,9 @@ from __future__ import annotations
 import calendar
 import json
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -95,14 +97,20 @@ class FilterSet:
     masks: dict[str, np.ndarray] = field(default_factory=dict)  # facet -> docs allowed
     always: np.ndarray | None = None  # date_from/date_to (applies to every facet)
     selected: dict[str, list[str]] = field(default_factory=dict)  # facet -> values as given
+    all_of: set[str] = field(default_factory=set)  # facets whose values are ANDed
 
     def combined(self, base: np.ndarray, without: str | None = None) -> np.ndarray:
-        """``base`` AND every filter except facet ``without``'s own."""
+        """``base`` AND every filter except facet ``without``'s own.
+
+        A facet counted beside its own "any of" filter is counted without it (the
+        other values stay selectable: multi-select faceting); an "all of" facet
+        narrows as values are added, so it is counted within its own filter.
+        """
         m = base.copy()
         if self.always is not None:
             m &= self.always
         for name, fm in self.masks.items():
-            if name != without:
+            if name != without or name in self.all_of:
                 m &= fm
         return m
 
@@ -128,6 +136,23 @@ def filter_mask(view: View, facet: str, values: list[str]) -> np.ndarray:
 
 
 NAME_FACETS = ("person", "speaker", "org", "place")
+
+
+def count_per_story(view: View, fname: str, mask: np.ndarray, story: np.ndarray) -> np.ndarray:
+    """Per key id, the distinct stories (``story``: per document its story number, -1
+    none) among the documents of ``mask`` holding it: a quotation carried by forty
+    copies of one wire story counts once."""
+    docs = view.docs[fname]
+    n = view.nkeys[fname]
+    if not len(docs):
+        return np.zeros(n, dtype=np.int64)
+    sel = docs[mask[docs]]
+    gids = view.gids[fname][mask[docs]].astype(np.int64)
+    stories = story[sel]
+    # a document without a story (none: -1) counts alone, under its own number
+    stories = np.where(stories >= 0, stories, -1 - sel)
+    pairs = np.unique(np.stack((gids, stories)), axis=1) if len(sel) else np.zeros((2, 0))
+    return np.bincount(pairs[0].astype(np.int64), minlength=n)
 
 
 def display_form(view: View, fname: str, value: str | None) -> str | None:
@@ -170,20 +195,35 @@ def partial_name_gids(view: View, fname: str, key: str) -> list[int]:
     ]
 
 
+def all_of_mask(one: Callable[[list[str]], np.ndarray], values: list[str]) -> np.ndarray:
+    """Documents having every one of ``values``: the AND of ``one([value])`` masks."""
+    m = one([values[0]])
+    for v in values[1:]:
+        m &= one([v])
+    return m
+
+
 def build_filters(
     view: View,
     filters: dict[str, list[str]],
     date_from: str | None = None,
     date_to: str | None = None,
+    all_of: Iterable[str] = (),
 ) -> FilterSet:
-    """Masks for a request's filters (validated names and values)."""
-    fs = FilterSet()
+    """Masks for a request's filters (validated names and values).
+
+    A facet's values are ORed ("any of"), or ANDed for the facets in ``all_of``.
+    """
+    fs = FilterSet(all_of=set(all_of))
     for facet, values in filters.items():
-        values = [v for v in values if v is not None and str(v).strip()]
+        values = [str(v) for v in values if v is not None and str(v).strip()]
         if not values:
             continue
-        fs.masks[facet] = filter_mask(view, facet, [str(v) for v in values])
-        fs.selected[facet] = [str(v) for v in values]
+        if facet in fs.all_of:
+            fs.masks[facet] = all_of_mask(partial(filter_mask, view, facet), values)
+        else:
+            fs.masks[facet] = filter_mask(view, facet, values)
+        fs.selected[facet] = values
     if date_from or date_to:
         lo = date_bounds(date_from, what="date_from")[0] if date_from else None
         hi = date_bounds(date_to, what="date_to")[1] if date_to else None
@@ -201,6 +241,15 @@ class FacetCounter:
         self.searcher = searcher
         self.base = base
         self.filters = filters
+        # dedupe="story": per document its story number; a value is then counted once
+        # per story that has it, however many copies of the story carry it
+        self.per_story: np.ndarray | None = None
+
+    def count(self, fname: str, mask: np.ndarray) -> np.ndarray:
+        """Per key id of ``fname``: documents of ``mask`` holding it (or stories)."""
+        if self.per_story is None:
+            return self.view.count(fname, mask)
+        return count_per_story(self.view, fname, mask, self.per_story)
 
     def mask_for(self, facet: str) -> np.ndarray:
         return self.filters.combined(self.base, without=facet)
@@ -225,14 +274,14 @@ class FacetCounter:
         mask = self.mask_for(facet)
         if facet == "date":
             return mask
-        return self.view.count(FACET_FIELDS[facet], mask)
+        return self.count(FACET_FIELDS[facet], mask)
 
     def facet(self, facet: str, size: int, interval: str = "month") -> FacetResult:
         """Top values of one facet with counts, ``more``/``other`` and ``selected``."""
         if facet == "date":
             return self._date_facet(size, interval)
         fname = FACET_FIELDS[facet]
-        counts = self.view.count(fname, self.mask_for(facet))
+        counts = self.count(fname, self.mask_for(facet))
         nz = np.flatnonzero(counts)
         top = self._top(fname, counts, nz, size) if len(nz) else []
         selected_keys = self._selected_keys(facet, fname)
@@ -250,11 +299,26 @@ class FacetCounter:
         return FacetResult(name=facet, values=values, other=other, more=len(nz) - len(top))
 
     def _selected_keys(self, facet: str, fname: str) -> dict[str, str]:
-        """Key (folded, and canonical for names: ``search.aliases``) -> value as selected."""
-        return {
-            (v if fname == "article_id" else self.view.canonical_key(fname, fold(v))): v
-            for v in self.filters.selected.get(facet, [])
-        }
+        """Key (folded, and canonical for names: ``search.aliases``) -> value as selected.
+
+        A name selected by a run of its words ("Maduro") marks the full names it
+        filtered on ("Nicolás Maduro"), as ``filter_mask`` matched them, so the facet
+        shows the value selected with its count rather than "Maduro (0)" beside it.
+        """
+        keys: dict[str, str] = {}
+        for v in self.filters.selected.get(facet, []):
+            key = v if fname == "article_id" else self.view.canonical_key(fname, fold(v))
+            if (
+                facet in NAME_FACETS
+                and key
+                and self.view.gid(fname, key) is None
+                and (gids := partial_name_gids(self.view, fname, key))
+            ):
+                for gid in gids:
+                    keys.setdefault(self.view.keys[fname][gid], v)
+                continue
+            keys[key] = v
+        return keys
 
     def _value(self, fname: str, gid: int, count: int, selected: dict[str, str]) -> FacetValue:
         key = self.view.keys[fname][gid]
@@ -335,7 +399,7 @@ class FacetCounter:
                 more=max(0, len(pairs) - size),
             )
         fname = FACET_FIELDS[facet]
-        counts = self.view.count(fname, self.mask_for(facet))
+        counts = self.count(fname, self.mask_for(facet))
         keys = self.view.keys[fname]
         nz = np.flatnonzero(counts)
         hits = []

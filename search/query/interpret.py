@@ -13,7 +13,9 @@ A name is matched whole, never by one of its words: a run of query words inside 
 run that names someone is not looked up again ("Tony Blair" is not also "Ian Blair"); a
 surname alone names a person only when one full name of the facet ends with it and the
 query word before it is not part of another name ("Michael Howard" is not "George
-Michael"); a place or an organisation is not offered as a speaker. The offered search keeps
+Michael"); a capitalised word followed by a capitalised word that names nothing known is
+the first name of someone the index lacks ("Harry Solano" is not "Harry"); a place or an
+organisation is not offered as a speaker. The offered search keeps
 the query's operators ("Maduro NOT Guaido" offers Maduro's passages NOT matching Guaido), so
 its link returns what its label says.
 
@@ -161,6 +163,8 @@ def interpretations(prep: Any) -> list[Interpretation]:
             in_other_name = (
                 before is not None and before.kind == "word" and before.text[:1].isupper()
             )
+            if n == 1 and _first_name_of_unknown(prep, tokens, run[0][0]):
+                continue
             for facet in FACETS:
                 if facet == "speaker" and r.mode == "passages" and not asks_speech:
                     continue
@@ -217,6 +221,32 @@ def interpretations(prep: Any) -> list[Interpretation]:
                     )
     offered.sort(key=lambda it: (it.kind != "quotes", -it.count))
     return offered[:MAX_OFFERED]
+
+
+def _first_name_of_unknown(prep: Any, tokens: list, k: int) -> bool:
+    """Whether query word ``k``, capitalised, is followed by a capitalised word that names
+    nothing the index knows: together they name someone the index does not know ("Harry
+    Solano" on an archive without him), so "Harry" alone is another person, not him.
+
+    A next word that is itself a known name ("Blair Iraq") is a second name, not a surname.
+    """
+    after = tokens[k + 1] if k + 1 < len(tokens) else None
+    if not (
+        tokens[k].text[:1].isupper()
+        and after is not None
+        and after.kind == "word"
+        and after.text[:1].isupper()
+        and after.start <= tokens[k].end + 1
+    ):
+        return False
+    w = fold(after.text)
+    if not _WORD.fullmatch(w) or w in STOP_WORDS:
+        return False
+    for facet in FACETS:
+        known = _names(prep.view, facet, w).get((w,), [])
+        if any(g < prep.view.nkeys[facet] for g in known):
+            return False
+    return True
 
 
 def _out_of_time(prep: Any) -> bool:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import time
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -59,9 +60,11 @@ from newsquarry.search.engine.refresh import Refresher
 from newsquarry.search.engine.schema import FACETS
 from newsquarry.search.engine.store import generation_of as _generation
 from newsquarry.search.engine.views import View, cache_for
+from newsquarry.search.query import storygroups
 from newsquarry.search.query.clusters import describe_hits
 from newsquarry.search.query.facets import (
     FacetCounter,
+    all_of_mask,
     build_filters,
     canonical_record,
     display_form,
@@ -133,13 +136,19 @@ class _Prepared:
             self.base &= doctype
         builtin = {k: v for k, v in request.filters.items() if k not in self.declared}
         self.filters = build_filters(
-            self.view, builtin, request.date_from or None, request.date_to or None
+            self.view,
+            builtin,
+            request.date_from or None,
+            request.date_to or None,
+            all_of=request.all_of,
         )
         for name, values in request.filters.items():
             values = [v for v in values if v is not None and str(v).strip()]
             if name in self.declared and values:
                 spec = self.declared[name]
-                self.filters.masks[name] = self.fields.filter_mask(spec, values)
+                one = partial(self.fields.filter_mask, spec)
+                anded = name in self.filters.all_of
+                self.filters.masks[name] = all_of_mask(one, values) if anded else one(values)
                 self.filters.selected[name] = list(values)
         self.final = self.filters.combined(self.base)
         self.counter = FacetCounter(self.view, self.searcher, self.base, self.filters)
@@ -215,10 +224,17 @@ def _run_search(
     total = int(prep.final.sum())
     total_articles = _count_articles(prep)
     clusters = clusters_for(store, prep.searcher) if request.mode == "quotes" else None
-    total_clusters = 0
+    total_clusters = total_stories = 0
     others: list[list[int]] = []
     partial = False
-    if request.group == "article":
+    st = storygroups.stories(prep.view, prep.searcher, prep._folder)
+    labels = storygroups.doc_labels(prep.view, st)
+    if request.dedupe == "story":
+        prep.counter.per_story = labels
+    if request.group == "story":
+        total_stories = _count_keys(labels[prep.final])
+        docnums, scores, others = _grouped_page(prep, total_stories, labels)
+    elif request.group == "article":
         docnums, scores, others = _grouped_page(prep, total_articles, prep.view.article_of)
     elif request.group == "cluster" and clusters is not None:
         total_clusters = _count_keys(clusters.label[prep.final])
@@ -236,6 +252,12 @@ def _run_search(
             describe_hits(prep.searcher, prep.view, clusters, hits, docnums, scope)
     else:
         hits = _passage_hits(prep, docnums, scores)
+    scope_docs = None
+    if within is not None:
+        scope_docs = build_filters(
+            prep.view, within.filters, within.date_from or None, within.date_to or None
+        ).combined(prep.view.live)
+    storygroups.describe(hits, docnums, prep.view, st, scope_docs)
     for hit, more in zip(hits, others, strict=False):
         hit.more_count = len(more)
         hit.more_ids = [prep.searcher.stored_fields(d)["id"] for d in more]
@@ -259,6 +281,7 @@ def _run_search(
         generation=_generation(prep.searcher),
         total_articles=total_articles,
         total_clusters=total_clusters,
+        total_stories=total_stories,
     )
 
 
@@ -289,6 +312,9 @@ def facet_values(
     if not isinstance(prefix, str):
         raise InvalidRequest("prefix must be a string", field="prefix")
     prep = _Prepared(store, request, settings, specs)
+    if request.dedupe == "story":
+        st = storygroups.stories(prep.view, prep.searcher, prep._folder)
+        prep.counter.per_story = storygroups.doc_labels(prep.view, st)
     spec = prep.declared.get(facet)
     if spec is not None:
         return prep.fields.facet(

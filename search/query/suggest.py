@@ -173,12 +173,33 @@ def corrected_text(
     ``deadline.check()`` (``postings.Deadline``) before each word."""
     edits: list[tuple[int, int, str]] = []
     field: str | None = None
+    # a word under NOT (or -) is left as typed: it finds nothing, so spelling it
+    # otherwise cannot find what was asked for, and only changes what is left out
+    # ("Maduro NOT Guaido" is not "Maduro NOT Guard")
+    negate, depth, negated_to = False, 0, -1
     for tok in tokens:
+        if tok.kind == "op" and tok.text == "NOT":
+            negate = True
+            continue
+        if tok.kind == "lparen":
+            depth += 1
+            if negate and negated_to < 0:
+                negated_to = depth
+            negate = False
+            continue
+        if tok.kind == "rparen":
+            if depth == negated_to:
+                negated_to = -1
+            depth = max(0, depth - 1)
+            continue
         if tok.kind == "field":
             field = USER_FIELDS[tok.text]
             continue
         in_field, field = field, None
+        negated, negate = negate or negated_to >= 0, False
         if tok.kind not in ("word", "phrase") or any(c in tok.text for c in "*?~^"):
+            continue
+        if negated:
             continue
         if in_field in ("date", "article_id", "quote_kind"):
             continue

@@ -9,6 +9,7 @@ from newsquarry.search.core.errors import InvalidRequest, UnknownFacet
 from newsquarry.search.core.fields import FieldSpec
 from newsquarry.search.core.requests import (
     DATE_INTERVALS,
+    DEDUPES,
     GROUPS,
     MATCHES,
     MODES,
@@ -58,6 +59,10 @@ def validate(
         raise InvalidRequest(
             "group=cluster groups quotations: it needs mode=quotes (the quote search)",
             field="group",
+        )
+    if r.dedupe not in DEDUPES:
+        raise InvalidRequest(
+            f"dedupe must be one of {', '.join(DEDUPES)}, got {r.dedupe!r}", field="dedupe"
         )
     if r.sort not in SORTS:
         raise InvalidRequest(
@@ -128,6 +133,19 @@ def validate(
             field="filters",
         )
     r.filters = clean
+    all_of = r.all_of
+    if isinstance(all_of, str):
+        all_of = [all_of]
+    if not isinstance(all_of, (list, tuple, set)) or not all(isinstance(f, str) for f in all_of):
+        raise InvalidRequest("all_of must be a list of facet names", field="all_of")
+    for name in all_of:
+        if name not in known or name == "date":
+            raise UnknownFacet(
+                f"all_of takes the facets whose filter values must all hold, not {name!r}; "
+                f"facets are: {', '.join(k for k in known if k != 'date')}",
+                field="all_of",
+            )
+    r.all_of = list(dict.fromkeys(all_of))
     for name in ("date_from", "date_to"):
         v = getattr(r, name)
         if v is not None and v != "":

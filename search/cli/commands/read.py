@@ -421,6 +421,10 @@ def show(obj: Context, item_id: str, as_json: bool, force_article: bool, url: st
             is_passage = False
     if not is_passage:
         record = get_article(item_id)
+        if not url:
+            from newsquarry.search.query.storygroups import article_copies  # lazy: start-up
+
+            record["copies"] = article_copies(source, item_id)
     if as_json:
         click.echo(to_json(record))
         return
@@ -430,6 +434,14 @@ def show(obj: Context, item_id: str, as_json: bool, force_article: bool, url: st
     console.print(Text(record.get("title") or record["id"], style="bold"))
     meta = " · ".join(str(x) for x in (record.get("source"), record.get("date"), record["id"]) if x)
     console.print(Text(meta, style="dim"))
+    copies = [c for c in record.get("copies") or [] if c["id"] != record["id"]]
+    if copies:
+        console.print(Text(f"The same story in {len(copies)} other "
+                           f"{'article' if len(copies) == 1 else 'articles'}:"))  # fmt: skip
+        for c in copies:
+            what = "first published" if c.get("first") else f"{round(100 * c['changed'])}% changed"
+            where = " · ".join(str(x) for x in (c.get("source"), c.get("date")) if x)
+            console.print(Text(f"   {c['id']}  " + " · ".join(x for x in (where, what) if x)))
     console.print()
     for p in record["passages"] if not is_passage else [record]:
         console.print(Text(p["text"]))
