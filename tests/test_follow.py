@@ -359,8 +359,9 @@ def test_follow_command_resumes_after_sigkill_without_duplicates(tmp_path, site)
     assert arrived.wait(300), "the follower never reached story 30"
     state = State(index)
     counts = state.article_counts()
+    pending = state.pending()
     state.close()
-    assert counts.get("indexed", 0) >= 10 and counts.get("pending", 0) > 0
+    assert counts.get("indexed", 0) >= 10 and len(pending) > 0
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     site.release("/news/story-30.html")
@@ -377,6 +378,8 @@ def test_follow_command_resumes_after_sigkill_without_duplicates(tmp_path, site)
     assert len(set(ids.values())) == N
     for n in (0, 12, 30, 49):
         assert store.get_article(ids[n])["url"] == newsroom.story(n)
+    for k in pending:  # what was pending at the kill: same id, same first-seen time
+        assert store.get_article(k.id)["fields"]["first_seen"] == k.first_seen
     store.close()
 
     # --status: each source's last poll, errors and counts
