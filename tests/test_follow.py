@@ -642,3 +642,26 @@ def test_an_article_that_shrinks_to_a_stub_is_kept_as_indexed(tmp_path, site):
     assert "Story 4 paragraph 1 version 1" in store.get_article(aid)["text"]
     follower.close()
     store.close()
+
+
+def test_a_round_that_finds_the_index_busy_loses_nothing(tmp_path, site):
+    from newsquarry.search.core.errors import IndexBusy
+
+    newsroom = Newsroom(site)
+    clock = Clock()
+    WhooshStore(tmp_path / "ix").close()
+    other = WhooshStore(tmp_path / "ix")
+    store = WhooshStore(tmp_path / "ix", lock_timeout=0.05)
+    follower = Follower(store, enricher=PassThrough(), interval=0, rate=0,
+                        clock=clock, sleep=clock.sleep)  # fmt: skip
+    follower.add([site.url(FEEDS[0])])
+    with other.write_lock():  # another writer holds the index throughout the round
+        with pytest.raises(IndexBusy):
+            follower.poll()
+    assert store.stats()["articles"] == 0
+    r = follower.poll()
+    assert len(r.added) == 20 and store.stats()["articles"] == 20
+    assert len(set(ids_by_story(tmp_path / "ix", newsroom)[n] for n in range(20))) == 20
+    follower.close()
+    store.close()
+    other.close()

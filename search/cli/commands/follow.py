@@ -193,6 +193,8 @@ def follow(obj: Context, urls: tuple[str, ...], once: bool, force: bool, show_st
 
 def _run(follower: Any, force: bool, as_json: bool) -> None:
     """Rounds until stopped; a server's follower also stops when the server is gone."""
+    from newsquarry.search.core.errors import IndexBusy  # lazy: start-up time
+
     stop = threading.Event()
     parent = os.environ.get(PARENT_ENV)
     if parent and parent.isdigit():
@@ -201,9 +203,14 @@ def _run(follower: Any, force: bool, as_json: bool) -> None:
     first = True
     with follower.holding():  # one follower per index while this one runs
         while not stop.is_set():
-            report = follower.poll(force=force and first)
+            try:
+                report = follower.poll(force=force and first)
+            except IndexBusy as exc:  # another writer held the index too long: next round
+                click.echo(f"error: {exc.message}; the articles of this round are fetched "
+                           "again next round", err=True)  # fmt: skip
+            else:
+                _print_round(report, as_json)
             first = False
-            _print_round(report, as_json)
             due = follower.next_due()
             wait = 60.0 if due is None else min(max(due - follower.clock(), 1.0), 60.0)
             stop.wait(wait)
