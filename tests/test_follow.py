@@ -665,3 +665,42 @@ def test_a_round_that_finds_the_index_busy_loses_nothing(tmp_path, site):
     follower.close()
     store.close()
     other.close()
+
+
+@pytest.mark.parametrize("answer", [
+    b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\ncut short",  # the body ends early
+    b"NOT HTTP AT ALL\r\n\r\n",  # no status line
+    b"",  # the connection closes at once
+])  # fmt: skip
+def test_a_broken_response_is_a_fetch_error(answer):
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    port = server.getsockname()[1]
+
+    def serve() -> None:
+        for _ in range(2):  # robots.txt (an error there disallows the host), the page
+            try:
+                conn, _addr = server.accept()
+            except OSError:
+                return
+            conn.recv(65536)
+            conn.sendall(answer)
+            conn.close()
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    clock = Clock()
+    f = fetch.Fetcher(rate=0, clock=clock, sleep=clock.sleep)
+    with pytest.raises(fetch.FetchError):
+        f.get(f"http://127.0.0.1:{port}/page")
+    f.robots_cache = {f"127.0.0.1:{port}": ("", clock.now)}  # now the page itself
+    f.hosts.clear()
+    with pytest.raises(fetch.FetchError) as caught:
+        f.get(f"http://127.0.0.1:{port}/page")
+    assert not isinstance(caught.value, fetch.Disallowed)
+    t.join(60)
+    server.close()

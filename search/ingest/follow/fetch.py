@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import email.utils
 import gzip
+import http.client
 import time
 import urllib.error
 import urllib.request
@@ -207,6 +208,9 @@ class Fetcher:
 
     def get(self, url: str, etag: str | None = None, last_modified: str | None = None) -> Response:
         """GET ``url`` as the module docstring says; raises FetchError (Disallowed, SlowDown)."""
+        wait = self.blocked_for(url)
+        if wait > 0:  # before robots.txt too: the host asked to be left alone
+            raise SlowDown(f"the server asked to wait {wait:.0f} s more", 429, wait)
         if not self.allowed(url):
             h = self.host(url)
             raise Disallowed(h.robots_error or "disallowed by robots.txt")
@@ -261,10 +265,16 @@ class Fetcher:
         except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
             reason = getattr(exc, "reason", exc)
             raise FetchError(f"cannot fetch: {reason}") from None
+        except http.client.HTTPException as exc:  # a broken response: cut short, bad lines
+            raise FetchError(f"broken response: {type(exc).__name__} {exc}"[:300]) from None
         except (ValueError, OSError) as exc:  # a bad redirect target, a reset connection
             raise FetchError(f"cannot fetch: {exc}") from None
         if len(body) > MAX_BYTES:
             raise FetchError(f"larger than {MAX_BYTES // (1024 * 1024)} MB")
+        length = info.get("Content-Length")
+        if length and length.strip().isdigit() and len(body) < int(length):
+            # the connection closed early: a truncated page would be indexed as shorter
+            raise FetchError(f"cut short: {len(body)} of {int(length)} bytes")
         if body[:2] == b"\x1f\x8b":  # a .xml.gz sitemap, or a server that gzips anyway
             body = _gunzip(body)
         return Response(url, final or url, status, body, info.get("ETag"),
@@ -283,8 +293,3 @@ def _gunzip(body: bytes) -> bytes:
     if len(out) > MAX_BYTES:
         raise FetchError(f"larger than {MAX_BYTES // (1024 * 1024)} MB once decompressed")
     return out
-
-
-def describe(exc: BaseException) -> str:
-    """One line for an error of a fetch (for the source's status)."""
-    return str(exc) or type(exc).__name__
