@@ -10,11 +10,21 @@ workers); docs/benchmarks.md measures both. Command-line flags
 (``--workers``, ``--threads``, ``--bind``) override these; so do
 ``NEWSQUARRY_WORKERS`` / ``NEWSQUARRY_THREADS`` / ``NEWSQUARRY_BIND``.
 The access log carries the request id of every response (``X-Request-Id``).
+
+``NEWSQUARRY_FOLLOW`` (URLs of feeds, sitemaps or sites) makes the arbiter run
+``newsquarry follow`` beside the workers (``when_ready``), restart it if it dies and stop
+it with the server (``on_exit``); it writes through the index's write lock like any
+writer, and the workers see its commits as they see every commit (docs/follow.md).
 """
 
 from __future__ import annotations
 
 import os
+import re
+import signal
+import subprocess
+import sys
+import threading
 from typing import Any
 
 from gunicorn import glogging
@@ -94,3 +104,80 @@ limit_request_line = 0
 # gunicorn answers a header field over 8190 bytes with an HTML 431 page; up to 64 KiB it
 # passes it on and the app answers 431 problem+json itself (``api.app``: MAX_HEADER_BYTES)
 limit_request_field_size = 65536
+
+
+class FollowerProcess:
+    """``newsquarry follow`` as a child of the arbiter, restarted when it exits."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen | None = None
+        self.stopping = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def argv(self) -> list[str] | None:
+        from newsquarry.search.core.config import load_settings
+
+        settings = load_settings()
+        urls = [u for u in re.split(r"[\s,]+", str(settings.get("follow") or "")) if u]
+        if not urls:
+            return None
+        return [
+            sys.executable, "-m", "newsquarry.search.cli", "follow",
+            "--index", str(settings["index"]),
+            "--every", f"{float(settings['follow_interval'])}s",
+            "--rate", str(float(settings["follow_rate"])),
+            *urls,
+        ]  # fmt: skip
+
+    def start(self, log: Any) -> None:
+        argv = self.argv()
+        if argv is None:
+            return
+        self.thread = threading.Thread(target=self._supervise, args=(argv, log), daemon=True,
+                                       name="newsquarry-follower")  # fmt: skip
+        self.thread.start()
+
+    def _supervise(self, argv: list[str], log: Any) -> None:
+        failures = 0
+        env = dict(os.environ, NEWSQUARRY_FOLLOW_PARENT=str(os.getpid()))
+        while not self.stopping.is_set():
+            log.info("Following: %s", " ".join(argv[argv.index("--rate") + 2 :]))
+            self.proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL)
+            try:
+                code = self.proc.wait()
+            except ChildProcessError:  # the arbiter reaped it (its SIGCHLD handler)
+                code = None
+            if self.stopping.is_set():
+                return
+            if code == 2:  # a usage error (a URL that is not http(s)...): it would recur
+                log.error("The follower cannot run (exit 2, its message is above): "
+                          "not restarted; fix NEWSQUARRY_FOLLOW")  # fmt: skip
+                return
+            failures += 1
+            wait = min(300.0, 2.0**failures)
+            log.warning("The follower exited (code %s): restarting in %.0f s", code, wait)
+            self.stopping.wait(wait)
+
+    def stop(self) -> None:
+        self.stopping.set()
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)  # it stops cleanly: commits kept
+            try:
+                proc.wait(timeout=graceful_timeout)
+            except (subprocess.TimeoutExpired, ChildProcessError):
+                if proc.poll() is None:
+                    proc.kill()
+
+
+_follower = FollowerProcess()
+
+
+def when_ready(server: Any) -> None:
+    """The arbiter is up: start the follower when ``NEWSQUARRY_FOLLOW`` names sources."""
+    _follower.start(server.log)
+
+
+def on_exit(server: Any) -> None:
+    """The server stops: so does its follower (SIGTERM, a clean stop)."""
+    _follower.stop()

@@ -71,6 +71,16 @@ SETTINGS: tuple[Setting, ...] = (
         "response_cache_size", 512, "Search responses the API keeps per worker (0 = no cache)."
     ),
     Setting(
+        "follow",
+        None,
+        "Feeds, sitemaps or sites (URLs separated by spaces or commas) the server follows in "
+        "the background, beside every source the index follows already (docs/follow.md).",
+    ),
+    Setting("follow_interval", 900.0, "Seconds between two polls of each followed source."),
+    Setting(
+        "follow_rate", 1.0, "Requests per second the follower sends to one host (0: no limit)."
+    ),
+    Setting(
         "read_concurrency",
         1,
         "Read requests one API worker runs at once; its other threads wait (0 = no limit).",
