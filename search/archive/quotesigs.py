@@ -212,14 +212,6 @@ def write_segment_file(folder: Any, segid: str, ndocs: int, data: QuoteData) -> 
     )
 
 
-def source_data(folder: Any, segment: Any, reader: Any) -> QuoteData:
-    """A committed segment's quotation data: from its file, else from its stored fields
-    through ``reader`` (already open: a merge reads its sources while they exist)."""
-    src = dvstore.read(folder, segment.segment_id(), segment.doc_count_all(), ext=EXT)
-    data = _from_file(src) if src is not None else None
-    return data if data is not None else compute_segment(reader)
-
-
 def _take(
     data: QuoteData,
     keep: np.ndarray,
@@ -244,14 +236,12 @@ def write_merged(
     folder: Any, merged: Any, sources: list[Any], datas: list[QuoteData], maps: list[Any]
 ) -> None:
     """Save a merged segment's quotation data, carried over from its sources' (no stored
-    field is read again). ``datas``: each source's data (``source_data``); ``maps``: per
+    field is read again). ``datas``: each source's data (``merge_source``); ``maps``: per
     source, (segment id, deletions, first new docnum, live docnums in order), as
     ``merging._merge`` copies them."""
     docs, sigs, nsh, speakers, figs, ids, indirect = [], [], [], [], [], [], []
     for seg, data, (_sid, _deleted, base, live) in zip(sources, datas, maps, strict=True):
-        new = np.full(seg.doc_count_all(), -1, dtype=np.int64)
-        new[np.asarray(live, dtype=np.int64)] = base + np.arange(len(live))
-        mapped = new[data.docs] if len(data.docs) else np.zeros(0, np.int64)
+        mapped = dvstore.merge_positions(seg, live, base, data.docs)
         keep = np.flatnonzero(mapped >= 0)
         docs.append(mapped[keep])
         _take(data, keep, sigs, nsh, indirect, speakers, figs, ids)
@@ -267,47 +257,16 @@ def write_merged(
     write_segment_file(folder, merged.segment_id(), merged.doc_count_all(), data)
 
 
-def persist_on_commit(writer: Any) -> Any:
-    """Make a Whoosh writer save the quotation signatures of the segments its commit adds
-    (before the TOC names them; see ``docvalues.persist_on_commit``)."""
-    from whoosh.reading import SegmentReader
-
-    before = {s.segment_id() for s in writer.segments}
-    original = writer._commit_toc
-
-    def commit_toc(segments: list[Any]) -> None:
-        for seg in segments:
-            if seg.segment_id() not in before:
-                reader = SegmentReader(writer.storage, writer.schema, seg)
-                try:
-                    data = compute_segment(reader)
-                finally:
-                    reader.close()
-                write_segment_file(
-                    writer.storage.folder, seg.segment_id(), seg.doc_count_all(), data
-                )
-        original(segments)
-
-    writer._commit_toc = commit_toc
-    return writer
-
-
-class QuoteSignatures(hooks.Feature):
+class QuoteSignatures(dvstore.SegmentFileFeature):
     """Quotation signatures as an engine feature: a ``.qmh`` file per segment."""
 
     name = "quote-signatures"
-    segment_exts = (EXT,)
+    ext = EXT
 
-    def writer_opened(self, writer: Any) -> None:
-        persist_on_commit(writer)
-
-    def merge_source(self, folder: Any, segment: Any, reader: Any) -> QuoteData:
-        return source_data(folder, segment, reader)
-
-    def write_merged(
-        self, work: Any, merged: Any, sources: list[Any], data: list[Any], maps: Any
-    ) -> None:
-        write_merged(work, merged, sources, data, maps)
+    compute = staticmethod(compute_segment)
+    parse = staticmethod(_from_file)
+    save = staticmethod(write_segment_file)
+    merged = staticmethod(write_merged)
 
 
 hooks.register(QuoteSignatures())

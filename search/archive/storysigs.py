@@ -181,9 +181,7 @@ def write_merged(
     dates: list[str] = []
     figs: list[list[str]] = []
     for seg, data, (_sid, _deleted, base, live) in zip(sources, datas, maps, strict=True):
-        new = np.full(seg.doc_count_all(), -1, dtype=np.int64)
-        new[np.asarray(live, dtype=np.int64)] = base + np.arange(len(live))
-        mapped = new[data.docs] if len(data.docs) else np.zeros(0, np.int64)
+        mapped = dvstore.merge_positions(seg, live, base, data.docs)
         keep = np.flatnonzero(mapped >= 0)
         docs.append(mapped[keep])
         sigs.append(data.sig[keep])
@@ -205,49 +203,16 @@ def write_merged(
     write_segment_file(folder, merged.segment_id(), merged.doc_count_all(), out)
 
 
-def persist_on_commit(writer: Any) -> Any:
-    """Make a Whoosh writer save the article signatures of the segments its commit adds
-    (before the TOC names them; see ``docvalues.persist_on_commit``)."""
-    from whoosh.reading import SegmentReader
-
-    before = {s.segment_id() for s in writer.segments}
-    original = writer._commit_toc
-
-    def commit_toc(segments: list[Any]) -> None:
-        for seg in segments:
-            if seg.segment_id() not in before:
-                reader = SegmentReader(writer.storage, writer.schema, seg)
-                try:
-                    data = compute_segment(reader)
-                finally:
-                    reader.close()
-                write_segment_file(
-                    writer.storage.folder, seg.segment_id(), seg.doc_count_all(), data
-                )
-        original(segments)
-
-    writer._commit_toc = commit_toc
-    return writer
-
-
-class StorySignatures(hooks.Feature):
+class StorySignatures(dvstore.SegmentFileFeature):
     """Article signatures as an engine feature: a ``.smh`` file per segment."""
 
     name = "story-signatures"
-    segment_exts = (EXT,)
+    ext = EXT
 
-    def writer_opened(self, writer: Any) -> None:
-        persist_on_commit(writer)
-
-    def merge_source(self, folder: Any, segment: Any, reader: Any) -> StoryData:
-        src = dvstore.read(folder, segment.segment_id(), segment.doc_count_all(), ext=EXT)
-        data = _from_file(src) if src is not None else None
-        return data if data is not None else compute_segment(reader)
-
-    def write_merged(
-        self, work: Any, merged: Any, sources: list[Any], data: list[Any], maps: Any
-    ) -> None:
-        write_merged(work, merged, sources, data, maps)
+    compute = staticmethod(compute_segment)
+    parse = staticmethod(_from_file)
+    save = staticmethod(write_segment_file)
+    merged = staticmethod(write_merged)
 
 
 hooks.register(StorySignatures())

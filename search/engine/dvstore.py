@@ -41,7 +41,7 @@ import numpy as np
 
 from newsquarry.search.core.durability import fsync_path
 from newsquarry.search.core.errors import IndexDamaged
-from newsquarry.search.engine import integrity
+from newsquarry.search.engine import hooks, integrity
 
 MAGIC = b"NQDV\x00\x01\r\n"
 VERSION = 1
@@ -189,3 +189,83 @@ def read(
 
 def exists(folder: str | os.PathLike, segment_id: str) -> bool:
     return (Path(folder) / file_name(segment_id)).exists()
+
+
+def on_new_segments(writer: Any, save: Any) -> Any:
+    """Make a Whoosh writer call ``save(folder, segment, reader)`` for each segment its
+    commit adds, before the table of contents names them: a feature's per-segment file
+    is then part of the commit (listed in its checksum manifest) or the commit fails."""
+    from whoosh.reading import SegmentReader
+
+    before = {s.segment_id() for s in writer.segments}
+    original = writer._commit_toc
+
+    def commit_toc(segments: list[Any]) -> None:
+        for seg in segments:
+            if seg.segment_id() not in before:
+                reader = SegmentReader(writer.storage, writer.schema, seg)
+                try:
+                    save(writer.storage.folder, seg, reader)
+                finally:
+                    reader.close()
+        original(segments)
+
+    writer._commit_toc = commit_toc
+    return writer
+
+
+def read_or_compute(
+    folder: Any, segment: Any, ext: str, parse: Any, compute: Any, reader: Any
+) -> Any:
+    """A committed segment's feature data: ``parse`` of its ``ext`` file when that is
+    valid (``parse`` returns None for another version), else ``compute(reader)`` from
+    the segment itself (``reader`` already open: a merge reads its sources while they
+    exist)."""
+    src = read(folder, segment.segment_id(), segment.doc_count_all(), ext=ext)
+    data = parse(src) if src is not None else None
+    return data if data is not None else compute(reader)
+
+
+class SegmentFileFeature(hooks.Feature):
+    """A feature whose data is one file per segment in this format (``ext``): computed
+    from each segment a commit adds and written before its table of contents, carried
+    through merges, recomputed from the segment when missing or of another version.
+
+    Subclasses give, as functions: ``compute(reader)``, ``parse(segment file) -> data or
+    None`` (None: another version), ``save(folder, segment id, ndocs, data)`` and
+    ``merged(folder, merged, sources, datas, maps)`` (``maps`` as ``merging._merge``
+    gives them)."""
+
+    ext = ""
+    compute: Any
+    parse: Any
+    save: Any
+    merged: Any
+
+    @property
+    def segment_exts(self) -> tuple[str, ...]:  # type: ignore[override]
+        return (self.ext,)
+
+    def writer_opened(self, writer: Any) -> None:
+        on_new_segments(
+            writer,
+            lambda folder, seg, reader: self.save(
+                folder, seg.segment_id(), seg.doc_count_all(), self.compute(reader)
+            ),
+        )
+
+    def merge_source(self, folder: Any, segment: Any, reader: Any) -> Any:
+        return read_or_compute(folder, segment, self.ext, self.parse, self.compute, reader)
+
+    def write_merged(
+        self, work: Any, merged: Any, sources: list[Any], data: list[Any], maps: Any
+    ) -> None:
+        self.merged(work, merged, sources, data, maps)
+
+
+def merge_positions(segment: Any, live: Any, base: int, docs: np.ndarray) -> np.ndarray:
+    """A merge source's local docnums ``docs`` in the merged segment (-1: deleted), from
+    its live docnums in order and the merged segment's first docnum for it."""
+    new = np.full(segment.doc_count_all(), -1, dtype=np.int64)
+    new[np.asarray(live, dtype=np.int64)] = base + np.arange(len(live))
+    return new[docs] if len(docs) else np.zeros(0, np.int64)
