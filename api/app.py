@@ -33,6 +33,7 @@ from .routing import (
     facet_param_schema,
     id_param_schema,
     path_problem,
+    query_problem,
 )
 from .schemas import ProblemSchema, declared_fields, document_fields
 from .views import documents, meta, pages
@@ -186,6 +187,13 @@ def _install_request_id(app: Flask) -> None:
             raise errors.ApiError(400, problem, title="Invalid path", slug="invalid-path")
         if len(request.query_string) > MAX_QUERY_STRING:
             raise errors.ApiError(414, f"the query string is longer than {MAX_QUERY_STRING} bytes")
+        bad = query_problem(request.query_string)
+        if bad:  # never rewritten to U+FFFD: "q=%FF" is not a search for everything
+            name, why = bad
+            raise errors.ApiError(
+                400, f"{name}: {why}", title="Invalid parameters", slug="invalid-parameters",
+                errors={name: [why]},
+            )  # fmt: skip
         for name, value in request.headers.items():
             if len(name) + len(value) > MAX_HEADER_BYTES:
                 raise errors.ApiError(

@@ -89,3 +89,25 @@ def path_problem(environ: dict[str, Any]) -> str | None:
             "once percent-decoded): ids in URLs are UTF-8, percent-encoded"
         )
     return None
+
+
+def query_problem(query_string: bytes) -> tuple[str, str] | None:
+    """(parameter, why) when a query-string parameter is not valid UTF-8, else None.
+
+    Decoded with errors replaced, ``q=%FF`` (or ``%ED%A0%80``, an encoded surrogate)
+    would reach the search as U+FFFD, a word that matches nothing, and the query would
+    silently become another one (or none: every passage). Checked on the raw bytes.
+    """
+    for part in query_string.split(b"&"):
+        name, _, value = part.partition(b"=")
+        for what, data in ((name, name), (name, value)):
+            try:
+                unquote_to_bytes(data.replace(b"+", b" ")).decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raw = unquote_to_bytes(data.replace(b"+", b" "))
+                label = unquote_to_bytes(what).decode("utf-8", "replace")[:40]
+                return label, (
+                    f"not valid UTF-8 (byte 0x{raw[exc.start]:02X} at byte {exc.start} once "
+                    "percent-decoded): parameters are UTF-8, percent-encoded"
+                )
+    return None

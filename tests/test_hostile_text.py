@@ -327,3 +327,30 @@ def test_a_file_name_that_is_not_utf8_is_stored_as_text(tag_enricher, tmp_path):
     got = app.test_client().get("/v1/articles/ok")
     assert got.status_code == 200, got.get_data(as_text=True)
     assert got.get_json()["path"].endswith("ok\\udcff.txt")
+
+
+# ------------------------------------------------------------------ queries
+@pytest.mark.parametrize(
+    ("query", "name"),
+    [("q=%FF", "q"), ("q=%ED%A0%80", "q"), ("q=army+%C3", "q"), ("person=%ED%A0%80", "person"),
+     ("q=army&speaker=a%80b", "speaker")],  # fmt: skip
+)
+def test_invalid_utf8_in_a_query_parameter_is_400_not_a_search_for_everything(client, query, name):
+    """Decoded with errors replaced, "q=%FF" was U+FFFD, a word that matches nothing: the
+    search answered every passage."""
+    for path in ("/v1/search", "/v1/quotes", "/v1/facets/person"):
+        r = client.get(f"{path}?{query}")
+        assert r.status_code == 400, (path, r.get_data(as_text=True))
+        assert r.mimetype == "application/problem+json"
+        assert name in r.get_json()["errors"] and "UTF-8" in r.get_json()["detail"]
+    assert client.get("/v1/search?q=caf%C3%A9&person=Juan+Guaid%C3%B3").status_code == 200
+
+
+def test_a_lone_surrogate_in_a_query_or_filter_is_refused_by_the_library(tmp_path):
+    ix = Index(tmp_path / "ix")
+    ix.add([{"id": "a", "text": "The army said the aid would arrive."}], enricher=TagEnricher())
+    for options in ({"q": "army \ud800"}, {"q": "", "filters": {"person": ["\udfff"]}}):
+        with pytest.raises(InvalidRequest, match="lone surrogate"):
+            ix.search(**options)
+    assert ix.search("army").total == 1
+    ix.close()

@@ -16,6 +16,7 @@ from newsquarry.search.core.requests import (
     SORTS,
     SearchRequest,
 )
+from newsquarry.search.core.textnorm import text_problem
 from newsquarry.search.engine.schema import FACETS
 from newsquarry.search.query.facets import date_bounds
 from newsquarry.search.query.fieldfacets import check_value
@@ -43,6 +44,8 @@ def validate(
     known = FACETS + tuple(specs)
     if not isinstance(r.q, str):
         raise InvalidRequest("q must be a string", field="q")
+    if problem := text_problem(r.q):  # the word would vanish, and the query with it
+        raise InvalidRequest(f"q {problem}", field="q")
     if r.mode not in MODES:
         raise InvalidRequest(
             f"mode must be one of {', '.join(MODES)}, got {r.mode!r}", field="mode"
@@ -119,6 +122,9 @@ def validate(
             values = [values]
         if not isinstance(values, (list, tuple)) or not all(isinstance(v, str) for v in values):
             raise InvalidRequest(f"filter {name!r} must be a list of strings", field="filters")
+        for v in values:
+            if problem := text_problem(v):
+                raise InvalidRequest(f"filter {name!r}: a value {problem}", field="filters")
         if name == "date":
             for v in values:
                 date_bounds(v, what="filters.date")
