@@ -30,6 +30,16 @@ def key(**kw) -> str:
 
 
 # ------------------------------------------------------------------ pages
+def test_the_search_box_takes_no_more_than_a_query_may_hold(client):
+    """A longer query is refused (400) before any work: the box stops at the same length."""
+    html = client.get("/").get_data(as_text=True)
+    box = re.search(r'<input id="q"[^>]*>', html).group(0)
+    limit = int(re.search(r'maxlength="(\d+)"', box).group(1))
+    assert limit == 400
+    assert client.get("/v1/search", query_string={"q": "a" * limit}).status_code == 200
+    assert client.get("/v1/search", query_string={"q": "a" * (limit + 1)}).status_code == 400
+
+
 def test_search_page_is_a_static_shell_with_a_strict_csp(client):
     r = client.get("/?q=%3Cscript%3Ealert(1)%3C/script%3E")
     assert r.status_code == 200 and r.mimetype == "text/html"

@@ -170,7 +170,11 @@ def _page_error(status: int, title: str, detail: str) -> Response:
 @blp.route("/", methods=["GET"])
 def search_page() -> Response:
     """The search page (rendered by ``static/search.js`` from the URL's parameters)."""
-    html = render_template("search.html", q=request.args.get("q", ""))
+    html = render_template(
+        "search.html",
+        q=request.args.get("q", ""),
+        max_q=int(backend().settings["max_query_length"]),  # the box takes what a search may
+    )
     return Response(html, mimetype="text/html")
 
 
