@@ -26,6 +26,7 @@ _hooks.plug(
     "newsquarry.search.archive.aliasfiles",  # the alias table, learnt from each commit
     "newsquarry.search.archive.quotesigs",  # quotation signatures per segment
     "newsquarry.search.archive.fieldcols",  # the articles' extra fields per segment
+    "newsquarry.search.archive.vectors",  # passage and quotation vectors per segment
     "newsquarry.search.query.searching",  # the search and stored records' display form
 )
 
@@ -49,6 +50,7 @@ _EXPORTS = {
     "IndexBusy": "core.errors",
     "IndexUnavailable": "core.errors",
     "SearchTimeout": "core.errors",
+    "SemanticUnavailable": "core.errors",
 }
 
 __all__ = sorted(_EXPORTS)
