@@ -77,8 +77,9 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "semantic_floor",
-        0.35,
-        "Least cosine similarity of a passage to the query for it to match by meaning.",
+        0.2,
+        "Least cosine similarity of a passage to the query for it to match by meaning "
+        "(all-MiniLM-L6-v2: unrelated text scores about 0 to 0.15).",
     ),
     Setting(
         "max_articles_per_write",

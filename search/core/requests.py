@@ -21,6 +21,10 @@ MATCHES = ("most", "all", "any")
 # "article": the best hit of each article, with its others; "cluster" (quotes only): the
 # best hit of each quotation cluster (``quoteclusters``), with its other matching copies
 GROUPS = ("none", "article", "cluster")
+# how passages are found (``query.semantic``): by their words, by meaning (nearest vectors
+# above a similarity floor), or both fused by reciprocal rank; "auto": hybrid when the
+# index has vectors and the semantic extra is installed, else keyword
+RETRIEVALS = ("auto", "keyword", "semantic", "hybrid")
 
 # the documents each search mode finds (``SearchRequest.mode``)
 DOCTYPE_FOR_MODE = {"passages": "passage", "quotes": "quote"}
@@ -46,6 +50,8 @@ class SearchRequest:
     time_limit: float | None = None  # seconds; None = the library default
     match: str = "most"  # most, all, any (MATCHES)
     group: str = "none"  # none, article, cluster (GROUPS)
+    retrieval: str | None = None  # RETRIEVALS; None: the ``retrieval`` setting
+    similar_to: str = ""  # by meaning, near this text (``q``, if given, must match too)
 
 
 @dataclass
@@ -88,6 +94,9 @@ class Hit:
     more_count: int = 0
     more_ids: list[str] = field(default_factory=list)
     fields: dict[str, Any] = field(default_factory=dict)  # its article's declared fields
+    # why it matched: "words", "meaning" or "both" (a search by meaning), else None
+    matched_by: str | None = None
+    similarity: float | None = None  # cosine similarity to the query (by meaning)
 
 
 @dataclass
@@ -120,6 +129,8 @@ class QuoteHit:
     # the cluster's first-seen quotation: {"id", "article_id", "date", "source", "title"}
     first_seen: dict[str, Any] | None = None
     fields: dict[str, Any] = field(default_factory=dict)  # its article's declared fields
+    matched_by: str | None = None  # "words", "meaning" or "both" (a search by meaning)
+    similarity: float | None = None  # cosine similarity to the query (by meaning)
 
 
 @dataclass
@@ -157,6 +168,7 @@ class SearchResult:
     interpretations: list[Interpretation] = field(default_factory=list)
     suggestion_total: int | None = None  # hits of ``suggestion``
     total_clusters: int = 0  # group="cluster": distinct quotation clusters among the hits
+    retrieval: str = "keyword"  # how the hits were found (``SearchRequest.retrieval``)
 
     @property
     def page(self) -> int:
