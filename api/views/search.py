@@ -114,6 +114,8 @@ def to_search_request(args: dict[str, Any], mode: str, settings: dict[str, Any])
         time_limit=float(settings["search_time_limit"]) or None,
         match=args.get("match", "most"),
         group=args.get("group", "none"),
+        retrieval=args.get("retrieval"),
+        similar_to=args.get("similar_to") or "",
     )
 
 

@@ -76,6 +76,10 @@ def request_params(request: SearchRequest, *, facets: bool = True) -> list[tuple
         params.append(("match", request.match))
     if request.group != "none":
         params.append(("group", request.group))
+    if request.retrieval:
+        params.append(("retrieval", request.retrieval))
+    if request.similar_to:
+        params.append(("similar_to", request.similar_to))
     return params
 
 

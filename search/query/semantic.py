@@ -31,6 +31,7 @@ size.
 
 from __future__ import annotations
 
+import time
 import warnings
 from typing import Any
 
@@ -118,7 +119,12 @@ class Semantic:
         text = request.similar_to.strip() or request.q
         self.floor = float(prep.settings.get("semantic_floor", 0.2))
         kind = prep.view.doctype_mask(prep.doctype)
-        sims = similarities(store, prep.searcher, prep.view.size, embedding.encode_query(text))
+        started = time.monotonic()
+        query = embedding.encode_query(text)
+        if prep.deadline.at is not None:  # encoding the query (on first use: loading torch
+            prep.deadline.at += time.monotonic() - started  # and the model, seconds) is not
+            # the search's own work: the time limit does not count it
+        sims = similarities(store, prep.searcher, prep.view.size, query)
         self.sims = sims
         self.near = (sims >= self.floor) & kind
         self.words = prep.base & kind if not prep.parsed.empty else np.zeros_like(kind)

@@ -196,6 +196,7 @@ def search(obj: Context, query: str, facets: tuple[str, ...], facet_size: int, s
       newsquarry search torture --all --csv > torture.csv
       newsquarry search "soldiers tortured in Venezuela" --group article
       newsquarry search "guard caracas" --match all
+      newsquarry search desertion --retrieval hybrid
     """
     list_hits(
         obj, query, kw, fmt, everything or limit == "all", facets=facets, limit=limit,
@@ -237,6 +238,11 @@ def list_hits(obj: Context, query: str, kw: dict[str, Any], fmt: str | None, eve
     "quoted most.",
 )  # fmt: skip
 @click.option("--facet-size", type=click.IntRange(1), default=10, show_default=True)
+@click.option(
+    "--like", metavar="TEXT",
+    help="Quotations by meaning, near TEXT (a claim, a paraphrase): who said something "
+    "like this, and when first. Needs the semantic extra.",
+)  # fmt: skip
 @all_option
 @match_options
 @output_options
@@ -255,6 +261,7 @@ def quotes(obj: Context, query: str, sort: str, limit: int | str, page: int,
       newsquarry quotes --speaker "Harry Solano" --all --csv > solano.csv
       newsquarry quotes "fair price" --group cluster
       newsquarry quotes aid --facet speaker     # who is quoted most about aid?
+      newsquarry quotes --like "soldiers who talk in public get tortured"
     """
     list_hits(
         obj, query, kw, fmt, everything or limit == "all", mode="quotes", facets=facets,
