@@ -303,8 +303,7 @@ def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
                 "cluster, the same way; paging counts clusters (total_clusters)"
             },
         )
-        retrieval = fields.String(
-            load_default=None,
+        retrieval = fields.String(  # absent: the server's ``retrieval`` setting
             validate=validate.OneOf(RETRIEVALS),
             metadata={
                 "description": "How hits are found: keyword (their words), semantic (by "

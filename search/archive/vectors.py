@@ -130,21 +130,42 @@ def capture(writer: Any) -> None:
         return original(**fields)
 
     writer.add_document = add_document
+    copied: list[SegmentVectors] = []  # rows of segments merged into this one (optimize)
+    add_reader = writer.add_reader
+
+    def add_reader_with_vectors(reader: Any) -> Any:
+        # Whoosh copies a segment's live documents, in order, from the writer's docnum on
+        base, seg = writer.docnum, getattr(reader, "segment", lambda: None)()
+        if seg is not None:
+            sv = segment_vectors(writer.storage.folder, seg.segment_id(), seg.doc_count_all())
+            if len(sv.docs):
+                live = np.fromiter(reader.all_doc_ids(), dtype=np.int64)
+                pos = np.minimum(np.searchsorted(live, sv.docs), max(len(live) - 1, 0))
+                ok = (live[pos] == sv.docs) if len(live) else np.zeros(len(sv.docs), bool)
+                copied.append(SegmentVectors((base + pos[ok]).astype(np.int32),
+                                             np.array(sv.vecs[ok])))  # fmt: skip
+        return add_reader(reader)
+
+    writer.add_reader = add_reader_with_vectors
     own = getattr(getattr(writer, "newsegment", None), "segment_id", lambda: None)()
     commit_toc = writer._commit_toc
 
     def commit_with_vectors(segments: list[Any]) -> None:
         for seg in segments:
-            if seg.segment_id() == own and writer._nq_vectors:
-                rows = [(d, writer._nq_vectors[i]) for d, i in writer._nq_vec_docs
-                        if i in writer._nq_vectors]  # fmt: skip
-                if rows:
-                    data = SegmentVectors(
-                        np.asarray([d for d, _ in rows], np.int32), np.stack([v for _, v in rows])
-                    )
-                    write_segment_file(
-                        writer.storage.folder, seg.segment_id(), seg.doc_count_all(), data
-                    )
+            if seg.segment_id() != own:
+                continue
+            rows = [(d, writer._nq_vectors[i]) for d, i in writer._nq_vec_docs
+                    if i in writer._nq_vectors]  # fmt: skip
+            parts = [SegmentVectors(np.asarray([d for d, _ in rows], np.int32),
+                                    np.stack([v for _, v in rows]))] if rows else []  # fmt: skip
+            parts += copied
+            if parts:
+                data = SegmentVectors(
+                    np.concatenate([p.docs for p in parts]), np.concatenate([p.vecs for p in parts])
+                )
+                write_segment_file(
+                    writer.storage.folder, seg.segment_id(), seg.doc_count_all(), data
+                )
         commit_toc(segments)
 
     writer._commit_toc = commit_with_vectors
