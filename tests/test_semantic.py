@@ -112,6 +112,7 @@ def test_vectors_are_kept_through_merges_and_deletes(tmp_path: Path) -> None:
         assert ix.delete("runaways")
         after = ids(ix.search("soldiers fleeing the army", retrieval="semantic", per_page=20))
         assert "runaways#p1" in before and "runaways#p1" not in after
+        assert ix.stats()["vectors"]["without"] == 0  # a deleted passage is not counted
         assert after == [i for i in before if not i.startswith("runaways")]
 
 

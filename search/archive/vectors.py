@@ -100,8 +100,9 @@ def wanted_docs(reader: Any) -> np.ndarray:
     found = [segment_postings(reader, "doctype", schema["doctype"].to_bytes(t))[0]
              for t in _DOCTYPES]  # fmt: skip
     docs = np.unique(np.concatenate(found)) if found else np.zeros(0, np.int64)
-    if reader.has_deletions():
-        deleted = np.fromiter(reader.deleted_docs(), dtype=np.int64)
+    seg = reader.segment()
+    if seg is not None and seg.has_deletions():
+        deleted = np.fromiter(seg.deleted_docs(), dtype=np.int64)
         docs = docs[~np.isin(docs, deleted)]
     return docs.astype(np.int64)
 
