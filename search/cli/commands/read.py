@@ -480,6 +480,12 @@ def stats(obj: Context, as_json: bool, url: str | None) -> None:
         return
     shown = {("size" if k == "size_bytes" else k): v for k, v in data.items()}
     extra = shown.pop("fields", None) or {}
+    vecs = shown.pop("vectors", None)
+    if vecs:  # search by meaning: how much of the index has its vectors
+        total = vecs["with"] + vecs["without"]
+        shown["vectors"] = (
+            f"{vecs['with']:,} of {total:,} passages and quotations ({vecs['model']})"
+        )
     width = max(len(k) for k in shown)
     for key, value in shown.items():
         if key == "size":  # bytes in the JSON; here in megabytes, labelled as such
