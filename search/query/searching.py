@@ -504,8 +504,7 @@ def _grouped_page(
         r.group == "article"
         and r.mode == "passages"
         and r.sort == "relevance"
-        and not prep.parsed.empty
-        and prep.semantic is None
+        and (not prep.parsed.empty or prep.semantic is not None)
     ):
         return _article_ranked_page(prep, matched, start, end)
     k = min(len(matched), max(4 * end, 64))
@@ -544,7 +543,11 @@ def _article_ranked_page(
     view = prep.view
     scores = _scores(prep)
     prep.reranked = None
-    rank = _article_rank(prep)
+    rank = (
+        _article_rank(prep)
+        if prep.semantic is None
+        else prep.semantic.articles(prep, _article_rank)
+    )
     art = view.article_of
     m_art = art[matched]
     present = np.zeros(len(rank), dtype=bool)

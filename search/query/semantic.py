@@ -144,6 +144,29 @@ class Semantic:
         final = prep.final
         return fuse(words, self.sims, final & self.words, final & self.near, prep.view.tiebreak)
 
+    def articles(self, prep: Any, keyword: Any) -> np.ndarray:
+        """Per article key id, the score that orders articles (``group=article``): the
+        best similarity of its matching passages (semantic), or the reciprocal rank fusion
+        of the keyword article order (``keyword(prep)``: the article's own score) with that
+        best similarity (hybrid). The unit ranked is the unit shown, as by words."""
+        hybrid = self.retrieval == "hybrid" and not prep.parsed.empty
+        words = keyword(prep) if hybrid else None
+        art = prep.view.article_of
+        n = len(words) if words is not None else len(prep.view.rank("article_id"))
+        near = np.flatnonzero(prep.final & self.near)
+        near = near[art[near] >= 0]
+        best = np.full(n, -1.0, dtype=np.float32)
+        np.maximum.at(best, art[near], self.sims[near])
+        if words is None:
+            return np.maximum(best, 0.0)
+        by_words = np.zeros(n, dtype=bool)
+        hit = np.flatnonzero(prep.final & self.words)
+        by_words[art[hit][art[hit] >= 0]] = True
+        by_meaning = np.zeros(n, dtype=bool)
+        by_meaning[art[near]] = True
+        order = prep.view.rank("article_id")
+        return fuse(words, best, by_words, by_meaning, order)
+
     def matched_by(self, docnum: int) -> str:
         w, m = bool(self.words[docnum]), bool(self.near[docnum])
         return "both" if w and m else ("words" if w else "meaning")
