@@ -208,7 +208,10 @@ def _texts(reader: Any, docs: np.ndarray) -> list[str]:
     out = []
     for d in docs.tolist():
         f = reader.stored_fields(int(d))
-        out.append((f.get("text") if f.get("doctype") == "passage" else f.get("quote")) or "")
+        if f.get("doctype") == "passage":
+            out.append(embedding.passage_text(f.get("title"), f.get("text") or ""))
+        else:
+            out.append(f.get("quote") or "")
     return out
 
 
@@ -236,10 +239,12 @@ def embed(
     store: Any,
     on_progress: Callable[[EmbedProgress], None] | None = None,
     batch: int = 2048,
+    every: bool = False,
 ) -> EmbedProgress:
     """Add vectors to every live passage and quotation that has none, segment by segment
     (``batch`` documents encoded per step; each segment committed once done, so an
-    interrupted run keeps what it committed). Raises ``SemanticUnavailable`` without the
+    interrupted run keeps what it committed); ``every``: encode them all again (after a
+    change of model or of what is encoded). Raises ``SemanticUnavailable`` without the
     semantic extra."""
     embedding.require()
     progress = EmbedProgress()
@@ -248,7 +253,7 @@ def embed(
     for reader, _off in searcher.ixreader.leaf_readers():
         if reader.segment() is None:
             continue
-        miss = missing_docs(store.path, reader)
+        miss = wanted_docs(reader) if every else missing_docs(store.path, reader)
         if len(miss):
             todo.append((reader.segment().segment_id(), miss))
             progress.total += len(miss)
@@ -272,6 +277,8 @@ def embed(
                 continue
             seg = reader.segment()
             old = segment_vectors(store.path, segid, seg.doc_count_all())
+            if every:
+                old = SegmentVectors.empty()
             data = SegmentVectors(
                 np.concatenate([old.docs, new.docs]).astype(np.int32),
                 np.concatenate([np.asarray(old.vecs), new.vecs]),

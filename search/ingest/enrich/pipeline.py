@@ -162,11 +162,11 @@ def _analyse_job(job: tuple, batch_size: int) -> list[Any]:
     is (findings, passage vectors, quotation vectors by article offset) (``_with_vectors``)."""
     texts, publishers, *spans = job
     found = _analyse_texts(texts, batch_size, publishers)
-    return _with_vectors(texts, found, spans[0]) if spans else found
+    return _with_vectors(texts, found, *spans) if spans else found
 
 
 def _with_vectors(
-    texts: list[str], found: list[Any], spans: list[list[tuple[int, int]]]
+    texts: list[str], found: list[Any], spans: list[list[tuple[int, int]]], titles: list[str]
 ) -> list[Any]:
     """Vectors of a chunk's passages and quotations, encoded together in batches, here in
     the worker (the same texts ``assign`` gives: a quotation cut at its passage's end)."""
@@ -176,9 +176,9 @@ def _with_vectors(
 
     batch: list[str] = []
     plan: list[tuple[int, int, list[int]]] = []  # per article: first row, passages, quote starts
-    for text, one, sp in zip(texts, found, spans, strict=True):
+    for text, one, sp, title in zip(texts, found, spans, titles, strict=True):
         first = len(batch)
-        batch.extend(text[a:b] for a, b in sp)
+        batch.extend(embedding.passage_text(title, text[a:b]) for a, b in sp)
         starts = [a for a, _ in sp]
         qstarts: list[int] = []
         if not isinstance(one, EnrichmentFailed) and sp:
@@ -264,7 +264,8 @@ class Enricher:
                 # texts and their sources ("told Reuters" in a Reuters story is no org)
                 job: tuple = ([a.text for a, _ in chunk], [a.source for a, _ in chunk])
                 if self.embed:
-                    job += ([[(p.start, p.end) for p in ps] for _, ps in chunk],)
+                    job += ([[(p.start, p.end) for p in ps] for _, ps in chunk],
+                            [a.title for a, _ in chunk])  # fmt: skip
                 yield chunk, job
 
         results: Any = self.executor.map(_analyse_job, jobs(), self.batch_size)
