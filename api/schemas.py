@@ -17,11 +17,16 @@ from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validat
 
 from newsquarry.search.core import fields as fieldspec
 from newsquarry.search.core.fields import FieldSpec
-from newsquarry.search.core.ids import MAX_ID_LENGTH
 from newsquarry.search.core.models import ENTITY_TYPES, QUOTE_KINDS
-from newsquarry.search.core.requests import DATE_INTERVALS, DEDUPES, GROUPS, MATCHES, SORTS
+from newsquarry.search.core.requests import (
+    DATE_INTERVALS,
+    DEDUPES,
+    GROUPS,
+    MATCHES,
+    RETRIEVALS,
+    SORTS,
+)
 from newsquarry.search.engine.schema import FACETS
-from newsquarry.search.ingest.readers import MAX_ARTICLE_CHARS
 
 from .routing import ID_PATTERN
 
@@ -305,9 +310,7 @@ def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
         group = fields.String(
             load_default="none",
             # "cluster" groups quotations: the quote search only
-            validate=validate.OneOf(
-                GROUPS if mode == "quotes" else ("none", "article", "story")
-            ),
+            validate=validate.OneOf(GROUPS if mode == "quotes" else ("none", "article", "story")),
             metadata={
                 "description": "article: one hit per article (its best), with more_count "
                 "and more_ids of its other hits; by relevance, articles are ordered by the "
@@ -324,6 +327,27 @@ def search_args_schema(settings: dict[str, Any], mode: str) -> type[Schema]:
                       "many syndicated copies carry them (who is quoted most, not how often "
                       "one wire story was reprinted)"},
         )  # fmt: skip
+        retrieval = fields.String(  # absent: the server's ``retrieval`` setting
+            validate=validate.OneOf(RETRIEVALS),
+            metadata={
+                "description": "How hits are found: keyword (their words), semantic (by "
+                "meaning: the passages whose vector's cosine similarity to the query's is at "
+                "least the semantic_floor setting), hybrid (the keyword matches plus those "
+                "neighbours, ranked by reciprocal rank fusion), auto (default: hybrid when "
+                "the semantic extra is installed and the index has vectors, else keyword). "
+                "Filters and facets apply to what matches; each hit says matched_by. "
+                "semantic or hybrid without the extra: 501; on an index without vectors: 409"
+            },
+        )
+        similar_to = fields.String(
+            load_default="",
+            validate=QueryLength(max=max_q),
+            metadata={
+                "description": "By meaning: hits near this text (a claim, a paraphrase), "
+                "most similar first; with q, they must match q too. Implies semantic "
+                "retrieval (501 without the semantic extra)"
+            },
+        )
         highlight = fields.Boolean(
             load_default=True, metadata={"description": "Return snippets and match offsets"}
         )
@@ -472,6 +496,19 @@ class HitSchema(Out):
     more_ids = fields.List(fields.String(), metadata={"description": "Their ids, best first"})
     story = fields.String(allow_none=True, metadata={"description": STORY_DOC})
     copies = fields.Integer(metadata={"description": COPIES_DOC})
+    matched_by = fields.String(
+        allow_none=True,
+        metadata={
+            "enum": ["words", "meaning", "both", None],
+            "description": "A search by meaning (retrieval semantic or hybrid): whether "
+            "the hit matched by its words, by meaning (similarity at least the floor), or "
+            "both; null for a keyword search",
+        },
+    )
+    similarity = fields.Float(
+        allow_none=True,
+        metadata={"description": "Cosine similarity to the query (a search by meaning)"},
+    )
     # "fields" in JSON (a Schema's own ``fields`` attribute is taken)
     article_fields = fields.Dict(
         data_key="fields",
@@ -514,6 +551,19 @@ class QuoteHitSchema(Out):
     more_ids = fields.List(fields.String(), metadata={"description": "Their ids, best first"})
     story = fields.String(allow_none=True, metadata={"description": STORY_DOC})
     copies = fields.Integer(metadata={"description": COPIES_DOC})
+    matched_by = fields.String(
+        allow_none=True,
+        metadata={
+            "enum": ["words", "meaning", "both", None],
+            "description": "A search by meaning (retrieval semantic or hybrid): whether "
+            "the hit matched by its words, by meaning (similarity at least the floor), or "
+            "both; null for a keyword search",
+        },
+    )
+    similarity = fields.Float(
+        allow_none=True,
+        metadata={"description": "Cosine similarity to the query (a search by meaning)"},
+    )
     cluster = fields.String(
         allow_none=True,
         metadata={"description": "Its quotation cluster: GET /v1/quotes/{cluster}"},
@@ -627,6 +677,8 @@ class SearchRequestEcho(Out):
     group = fields.String()
     all_of = fields.List(fields.String(), metadata={"description": "Facets whose values are ANDed"})
     dedupe = fields.String()
+    retrieval = fields.String(allow_none=True)
+    similar_to = fields.String()
 
 
 class LinksSchema(Out):
@@ -669,6 +721,12 @@ class SearchResponseBase(Out):
         metadata={"description": "group=story: exact number of stories among the hits"}
     )
     facets = fields.Dict(keys=fields.String(), values=fields.Nested(FacetSchema))
+    retrieval = fields.String(
+        metadata={
+            "enum": ["keyword", "semantic", "hybrid"],
+            "description": "How the hits were found (the request's retrieval, auto resolved)",
+        }
+    )
     suggestion = fields.String(allow_none=True, metadata={"description": "Did you mean"})
     suggestion_total = fields.Integer(
         allow_none=True, metadata={"description": "Hits of the suggested query"}
@@ -791,87 +849,3 @@ class HealthSchema(Out):
     ready = fields.Boolean(required=True)
     detail = fields.String(allow_none=True)
     generation = fields.Integer(allow_none=True)
-
-
-# ---------------------------------------------------------------- writes
-# a character an article's text must hold: not blank, not a control character (the
-# library removes those, textnorm.clean_text); \u escapes read the same in ECMA 262 and Python
-TEXT_CHAR = r"[^\s\u0000-\u001f\u007f-\u009f]"
-
-
-class ArticleIn(In):
-    """One article to add or replace (the JSON Lines format of ``newsquarry index``)."""
-
-    id = fields.String(
-        validate=IdValue(),
-        metadata={
-            "description": "Stable id, kept exactly as given: any Unicode text without "
-            f"control characters, at most {MAX_ID_LENGTH} characters; derived from "
-            "the content when absent or empty",
-            "pattern": BODY_ID_PATTERN,
-            "maxLength": MAX_ID_LENGTH,
-        },
-    )
-    title = fields.String(validate=validate.Length(max=2000))
-    text = fields.String(
-        required=True,
-        validate=[
-            validate.Length(min=1, max=MAX_ARTICLE_CHARS),
-            validate.Regexp(
-                r"[\s\S]*" + TEXT_CHAR,
-                error="empty: no character but blanks and control characters",
-            ),
-        ],
-        metadata={
-            "pattern": TEXT_CHAR,
-            "description": "Paragraphs separated by blank lines; at least one character "
-            "that is neither blank nor a control character (control characters are removed)",
-        },
-    )
-    source = fields.String(allow_none=True, validate=validate.Length(max=MAX_FILTER_VALUE))
-    date = fields.String(
-        allow_none=True,
-        validate=validate.Regexp(
-            ARTICLE_DATE_PATTERN,
-            error="not an ISO 8601 date: use YYYY-MM-DD, optionally followed by a time",
-        ),
-        metadata={
-            "description": "ISO 8601 date (YYYY-MM-DD), optionally followed by a time "
-            "(2019-02-23T10:00:00Z)",
-            "pattern": ARTICLE_DATE_PATTERN,
-        },
-    )
-    url = fields.String(allow_none=True)
-    author = fields.String(allow_none=True)
-
-
-class ArticleInNoId(ArticleIn):
-    """An article whose id is given by the URL."""
-
-    class Meta:
-        exclude = ("id",)
-
-
-class ArticlesIn(In):
-    articles = fields.List(
-        fields.Nested(ArticleIn),
-        required=True,
-        validate=validate.Length(min=1, max=1000),
-        metadata={"description": "At most max_articles_per_write (default 1000) articles"},
-    )
-
-
-class FailureSchema(Out):
-    index = fields.Integer(allow_none=True, metadata={"description": "Position in the body"})
-    id = fields.String(allow_none=True)
-    reason = fields.String(required=True)
-
-
-class WriteReportSchema(Out):
-    added = fields.List(fields.String(), required=True)
-    replaced = fields.List(fields.String(), required=True)
-    unchanged = fields.List(fields.String(), required=True)
-    deleted = fields.List(fields.String(), required=True)
-    failed = fields.List(fields.Nested(FailureSchema), required=True)
-    passages = fields.Integer(metadata={"description": "Passages written"})
-    generation = fields.Integer()

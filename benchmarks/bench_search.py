@@ -32,7 +32,19 @@ word required, as SQLite's AND, except ``nl_filters2_facets4``):
   query;
 - ``nl_filters2_facets4``: ``filters2_facets4`` with ten natural-language queries
   of 4-6 words (``NL_QUERIES``) in the default matching mode (``most``: a passage
-  needs one word that is not a stop word); SQLite runs the same words ORed.
+  needs one word that is not a stop word); SQLite runs the same words ORed;
+- ``hybrid_filters2_facets4`` (``--semantic``): the same with ``retrieval="hybrid"``:
+  the query's embedding (all-MiniLM-L6-v2, kept for the last 256 queries: each of the ten
+  is encoded once in the warm-up, as a server meets a repeated query; the first-time
+  encoding is measured on its own, ``query_embedding``), the exact product with every
+  passage vector, keyword matches plus neighbours above the floor, fused by RRF.
+
+Vectors (``--semantic``): encoding 70,000 distinct passages would take about an hour on
+these shared cores, so ``--vector-pool`` (2,000) distinct passages of the index are
+encoded for real and every passage gets the vector of one of them (docnum modulo the
+pool): the matrices have the real size and the similarities a real distribution (the
+neighbour sets hold repeats); the encoding cost per passage is measured on the pool.
+All other cases run with ``retrieval="keyword"``.
 
 Engines:
 - ``newsquarry``: ``search.searching.run_search`` / ``facet_values`` (doc values,
@@ -235,18 +247,75 @@ def build_sqlite(db_path: Path, corpus: list, copies: int) -> None:
 
 def nq_case(store: WhooshStore, case: str, i: int) -> Any:
     q = QUERIES[i % len(QUERIES)]
+    kw = "keyword"
     if case == "plain":
-        return run_search(store, SearchRequest(q=q, highlight=True, match="all"))
+        return run_search(store, SearchRequest(q=q, highlight=True, match="all", retrieval=kw))
     if case == "facets4":
-        return run_search(store, SearchRequest(q=q, facets=FACETS4, match="all"))
+        return run_search(store, SearchRequest(q=q, facets=FACETS4, match="all", retrieval=kw))
     if case == "filters2_facets4":
-        return run_search(store, SearchRequest(q=q, facets=FACETS4, filters=FILTERS2, match="all"))
-    if case == "nl_filters2_facets4":
+        return run_search(store, SearchRequest(q=q, facets=FACETS4, filters=FILTERS2,
+                                               match="all", retrieval=kw))  # fmt: skip
+    if case in ("nl_filters2_facets4", "hybrid_filters2_facets4"):
         nl = NL_QUERIES[i % len(NL_QUERIES)]
-        return run_search(store, SearchRequest(q=nl, facets=FACETS4, filters=FILTERS2))
+        how = "hybrid" if case.startswith("hybrid") else kw
+        return run_search(store, SearchRequest(q=nl, facets=FACETS4, filters=FILTERS2,
+                                               retrieval=how))  # fmt: skip
     return facet_values(
-        store, "place", PREFIXES[i % len(PREFIXES)], SearchRequest(q=q, match="all")
+        store, "place", PREFIXES[i % len(PREFIXES)], SearchRequest(q=q, match="all", retrieval=kw)
     )
+
+
+def pool_vectors(store: WhooshStore, pool: int) -> dict[str, float]:
+    """Give every passage without a vector one of ``pool`` real passage vectors (see the
+    module docstring), committed like ``newsquarry embed``; the encoding's cost."""
+    import numpy as np
+
+    from newsquarry.search.archive import vectors
+    from newsquarry.search.core import embedding
+
+    searcher = store.searcher()
+    todo = [(r.segment().segment_id(), vectors.missing_docs(store.path, r))
+            for r, _ in searcher.ixreader.leaf_readers() if r.segment() is not None]  # fmt: skip
+    todo = [(sid, miss) for sid, miss in todo if len(miss)]
+    if not todo:
+        return {}
+    texts: list[str] = []
+    seen: set[str] = set()
+    for reader, _ in searcher.ixreader.leaf_readers():
+        for d in vectors.wanted_docs(reader).tolist():
+            t = reader.stored_fields(d).get("text") or ""
+            if t and t not in seen:
+                seen.add(t)
+                texts.append(t)
+            if len(texts) >= pool:
+                break
+        if len(texts) >= pool:
+            break
+    t0, c0 = time.perf_counter(), time.process_time()
+    vecs = embedding.encode(texts)
+    cost = {"pool": len(texts), "wall_ms_per_passage": (time.perf_counter() - t0) * 1000 / len(texts),
+            "cpu_ms_per_passage": (time.process_time() - c0) * 1000 / len(texts)}  # fmt: skip
+    for sid, miss in todo:
+        with store.writer() as session:
+            reader = vectors._reader_of(session._searcher, sid)
+            seg = reader.segment()
+            data = vectors.SegmentVectors(miss.astype(np.int32), vecs[miss % len(vecs)])
+            vectors._replace_file(store, sid, seg.doc_count_all(), data)
+            session.changed = True
+    return cost
+
+
+def query_embedding_cost() -> dict[str, float]:
+    """Encoding a query not seen before (p50, p95 over 50 distinct queries), model loaded."""
+    from newsquarry.search.core import embedding
+
+    embedding.encode_query("warm up the model")
+    times = []
+    for n in range(50):
+        t0 = time.perf_counter()
+        embedding.encode([f"{NL_QUERIES[n % len(NL_QUERIES)]} {n}"])
+        times.append((time.perf_counter() - t0) * 1000)
+    return {"p50": statistics.median(times), "p95": pct(times, 0.95)}
 
 
 class GroupedBy:
@@ -279,7 +348,7 @@ class GroupedBy:
 
     def run(self, case: str, i: int) -> Any:
         s = self.store.searcher()
-        if case == "nl_filters2_facets4":
+        if case in ("nl_filters2_facets4", "hybrid_filters2_facets4"):  # the same words
             from whoosh.qparser import MultifieldParser, OrGroup
 
             parser = MultifieldParser(["text", "quote"], self.store.ix.schema, group=OrGroup)
@@ -356,7 +425,7 @@ class FTS5:
     def run(self, case: str, i: int) -> Any:
         db = self.db
         db.execute("DROP TABLE IF EXISTS temp.m")
-        if case == "nl_filters2_facets4":
+        if case in ("nl_filters2_facets4", "hybrid_filters2_facets4"):  # the same words
             match = self._match(NL_QUERIES[i % len(NL_QUERIES)], "OR")
             case = "filters2_facets4"
         else:
@@ -489,6 +558,12 @@ def main(argv: list[str] | None = None) -> None:
     )
     ap.add_argument("--json", help="also write the figures to this JSON file")
     ap.add_argument("--cases", nargs="*", help="cases to run (default: all)")
+    ap.add_argument(
+        "--semantic",
+        action="store_true",
+        help="give the index vectors (--vector-pool) and run hybrid_filters2_facets4",
+    )
+    ap.add_argument("--vector-pool", type=int, default=2000)
     args = ap.parse_args(argv)
 
     index_dir, db_path = Path(args.index), Path(args.sqlite)
@@ -515,6 +590,11 @@ def main(argv: list[str] | None = None) -> None:
         "built first)",
         file=sys.stderr,
     )
+    semantic_cost: dict[str, Any] = {}
+    if args.semantic:
+        semantic_cost["encoding"] = pool_vectors(store, args.vector_pool)
+        semantic_cost["query_embedding_ms"] = query_embedding_cost()
+        print(f"semantic: {semantic_cost}", file=sys.stderr)
     engines: dict[str, Any] = {"newsquarry": lambda c, i: nq_case(store, c, i)}
     if not args.skip_nocache:
         # a second store object, hence its own doc-values view, with no decoded-postings
@@ -542,6 +622,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     cases = args.cases or ["plain", "facets4", "filters2_facets4", "value_search",
                            "nl_filters2_facets4"]  # fmt: skip
+    if args.semantic and "hybrid_filters2_facets4" not in cases:
+        cases.append("hybrid_filters2_facets4")
     res = measure(engines, cases, args.rounds, args.groupedby_rounds)
 
     print(f"\n{stats['passages']} passages; ms per call (p50 / p95); ratio = other / newsquarry\n")
@@ -576,6 +658,7 @@ def main(argv: list[str] | None = None) -> None:
                 {
                     "passages": stats["passages"],
                     "doc_values_build_s": view_s,
+                    "semantic": semantic_cost,
                     "results": {f"{e}/{c}": v for (e, c), v in res.items()},
                 },
                 indent=2,

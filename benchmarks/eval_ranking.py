@@ -22,6 +22,12 @@ are read as deep as the baselines' (1,000 documents).
 hand, one per topic, the way a reader would ask), and a story is relevant when
 Reuters tagged it with the topic (silver judgments, relevance 1).
 
+Search by meaning (``--retrieval keyword semantic hybrid``, the ``semantic`` extra):
+the index gets its passage vectors with ``archive.vectors.embed`` (resumable: a reused
+index keeps them), and each retrieval runs as its own engine; ``--fusion rrf convex``
+runs hybrid with reciprocal rank fusion and with a convex combination of normalised
+BM25 and similarity (``query.semantic.fuse``), to compare them.
+
 Baselines, built in the same run from the same documents:
 
 - ``fts5``: SQLite FTS5 (``porter unicode61 remove_diacritics 2``) over
@@ -154,21 +160,42 @@ def build_newsquarry(docs: list[Article], index_dir: Path, enrich: bool) -> Whoo
     return store
 
 
+def embed_newsquarry(store: WhooshStore) -> None:
+    """Give the index's passages their vectors (only those missing: a reused index keeps
+    what an earlier run encoded), with the time it took per passage."""
+    from newsquarry.search.archive.vectors import embed
+
+    t0 = time.perf_counter()
+    done = embed(store)
+    if done.total:
+        took = time.perf_counter() - t0
+        print(f"embedded {done.total} passages in {took:.0f} s "
+              f"({took * 1000 / done.total:.1f} ms each)", file=sys.stderr)  # fmt: skip
+
+
 class _NoEnrich:
     def enrich(self, items):  # noqa: ANN001, ANN201 - the enricher protocol
         yield from items
 
 
-def newsquarry_engine(store: WhooshStore, match: str | None) -> Callable[[str], list[str]]:
+def newsquarry_engine(
+    store: WhooshStore,
+    match: str | None,
+    retrieval: str = "keyword",
+    fusion: str = "rrf",
+) -> Callable[[str], list[str]]:
     settings = None
 
     def run(q: str) -> list[str]:
         nonlocal settings
         from newsquarry.search.core.config import load_settings
         from newsquarry.search.core.errors import QueryError
+        from newsquarry.search.query import semantic
 
+        semantic.FUSION = fusion
         settings = settings or {**load_settings(), "max_query_length": 10000}
         kw = {"match": match} if match else {}
+        kw["retrieval"] = retrieval
         out: list[str] = []
         for page in range(1, MAP_DEPTH // 100 + 1):  # as deep as the baselines: MAP_DEPTH
             try:
@@ -308,6 +335,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--no-enrich", action="store_true", help="skip spaCy (faster, not the product)")
     ap.add_argument("--match", nargs="*", default=["most", "all", "any"],
                     help="newsquarry match modes to evaluate")  # fmt: skip
+    ap.add_argument(
+        "--retrieval",
+        nargs="*",
+        default=["keyword"],
+        help="newsquarry retrievals to evaluate (keyword semantic hybrid)",
+    )
+    ap.add_argument(
+        "--fusion", nargs="*", default=["rrf"], help="hybrid fusions to evaluate (rrf convex)"
+    )
     ap.add_argument("--json", help="write the figures here too")
     args = ap.parse_args(argv)
     if args.reuters:
@@ -323,9 +359,15 @@ def main(argv: list[str] | None = None) -> None:
         index_dir = Path(args.index) if args.index else tmp / "nq"
         store = build_newsquarry(docs, index_dir, not args.no_enrich)
         (tmp / "whoosh").mkdir()
-        engines: dict[str, Callable[[str], list[str]]] = {
-            f"newsquarry match={m}": newsquarry_engine(store, m) for m in args.match
-        }
+        if set(args.retrieval) - {"keyword"}:
+            embed_newsquarry(store)
+        engines: dict[str, Callable[[str], list[str]]] = {}
+        for r in args.retrieval:
+            for f in args.fusion if r == "hybrid" else ["rrf"]:
+                for m in args.match:
+                    label = f"newsquarry match={m}" + (f" {r}" if r != "keyword" else "")
+                    label += f" ({f})" if r == "hybrid" and len(args.fusion) > 1 else ""
+                    engines[label] = newsquarry_engine(store, m, r, f)
         engines["SQLite FTS5 (porter, bm25, OR)"] = fts5_engine(docs)
         engines["Whoosh BM25F (plain, OR)"] = whoosh_engine(docs, tmp / "whoosh")
         results = {label: evaluate(run, queries, qrels) for label, run in engines.items()}

@@ -27,6 +27,7 @@ _hooks.plug(
     "newsquarry.search.archive.quotesigs",  # quotation signatures per segment
     "newsquarry.search.archive.fieldcols",  # the articles' extra fields per segment
     "newsquarry.search.archive.storysigs",  # article signatures per segment (syndication)
+    "newsquarry.search.archive.vectors",  # passage and quotation vectors per segment
     "newsquarry.search.query.searching",  # the search and stored records' display form
 )
 
@@ -50,6 +51,7 @@ _EXPORTS = {
     "IndexBusy": "core.errors",
     "IndexUnavailable": "core.errors",
     "SearchTimeout": "core.errors",
+    "SemanticUnavailable": "core.errors",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -103,6 +103,14 @@ class Index:
                 raise InvalidRequest(f"article {n}: {exc}", field=f"articles[{n}]") from None
         return index_articles(self.store, items, force=force, **options)
 
+    def embed(self, on_progress: Any = None) -> Any:
+        """Add vectors (search by meaning) to every passage and quotation that has none,
+        segment by segment, each committed (resumable); raises ``SemanticUnavailable``
+        without the ``semantic`` extra. Returns ``archive.vectors.EmbedProgress``."""
+        from newsquarry.search.archive.vectors import embed  # lazy: torch on use
+
+        return embed(self.store, on_progress)
+
     def delete(self, article_id: str) -> bool:
         """Remove an article and its passages; False when there was no such article."""
         return self.store.delete(article_id)

@@ -24,6 +24,10 @@ ROOT = Path(__file__).resolve().parent.parent
 # commands the tests run as new processes run there, not in a resident searcher left
 # from another test or by the user (tests/test_daemon.py turns it on for itself)
 os.environ["NEWSQUARRY_DAEMON"] = "0"
+# indexing computes no vectors unless a test asks (tests/test_semantic.py): loading torch in
+# every enrichment worker of every test would cost ~7 s each; the default ("auto") is the
+# semantic tests' business
+os.environ.setdefault("NEWSQUARRY_EMBED", "0")
 SEED = ROOT / "corpus" / "000_e23b3335c9472580.txt"
 
 # surface form -> (canonical name, type); longest forms are matched first

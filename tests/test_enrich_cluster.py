@@ -384,3 +384,33 @@ def test_a_worker_started_by_dasks_nanny_parses_without_its_malloc_trimming(clus
     # a 4 MB block mapped afresh faults in 1,024 pages: 20 jobs would be > 20,480 (51,409
     # measured without the tuning); with it, the heap grows once and is reused (2,000-5,200)
     assert after - before < 12_000, after - before
+
+
+def test_vectors_are_encoded_on_the_workers_with_the_semantic_extra(cluster, tmp_path):
+    """With the semantic extra, the workers encode the passages and quotations too (in the
+    same job as the parse): every one gets its vector, the vector the model gives here."""
+    import numpy as np
+
+    from newsquarry.search.archive import vectors
+    from newsquarry.search.core import embedding
+
+    cluster.ensure(1)
+    small = write_jsonl(tmp_path / "small.jsonl", articles(6))
+    ix = tmp_path / "ix"
+    env = {**ENV, "NEWSQUARRY_EMBED": "1"}
+    r = subprocess.run(index_cmd(ix, small, cluster.address), capture_output=True, text=True,
+                       cwd=ROOT, env=env, timeout=600)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    store = WhooshStore(ix, create=False)
+    try:
+        searcher = store.searcher()
+        have, lack = vectors.coverage(store, searcher)
+        assert have > 6 and lack == 0
+        for reader, _off in searcher.ixreader.leaf_readers():
+            seg = reader.segment()
+            sv = vectors.segment_vectors(ix, seg.segment_id(), seg.doc_count_all())
+            texts = vectors._texts(reader, sv.docs.astype(np.int64))
+            here = embedding.encode(texts).astype(np.float32)
+            assert np.allclose(np.asarray(sv.vecs, np.float32), here, atol=2e-2)
+    finally:
+        store.close()

@@ -21,7 +21,7 @@ const SINGULAR = {
   speaker: "speaker", person: "person", org: "organisation", place: "place",
   source: "source", quote_kind: "kind", article: "article", date: "date",
 };
-const PAGE_KEYS = ["q", "mode", "sort", "page", "per_page", "date_interval", "date_from", "date_to", "match", "group"];
+const PAGE_KEYS = ["q", "mode", "sort", "page", "per_page", "date_interval", "date_from", "date_to", "match", "group", "retrieval"];
 const FACET_SIZE = 30; // values fetched per facet
 const SHOWN = 8; // values shown before "Show more"
 const PER_PAGE = 10;
@@ -41,6 +41,8 @@ function readState(search = location.search) {
   state.mode = state.mode === "quotes" ? "quotes" : "passages";
   const sorts = [...$("sort").options].map((o) => o.value);
   if (!sorts.includes(state.sort)) state.sort = ""; // an unknown sort in a URL: relevance
+  const retrievals = [...$("retrieval").options].map((o) => o.value);
+  if (!retrievals.includes(state.retrieval)) state.retrieval = ""; // unknown: automatic
   state.page = Math.max(1, parseInt(state.page || "1", 10) || 1);
   for (const f of FACETS) {
     const values = p.getAll(f).filter(Boolean);
@@ -70,6 +72,7 @@ function pageParams(state) {
   for (const k of ["date_from", "date_to", "date_interval", "per_page"]) if (state[k]) p.set(k, state[k]);
   if (state.sort && state.sort !== "relevance") p.set("sort", state.sort);
   if (state.match && state.match !== "most") p.set("match", state.match);
+  if (state.retrieval && state.retrieval !== "auto") p.set("retrieval", state.retrieval);
   if (groupOf(state) !== defaultGroup(state.mode)) p.set("group", groupOf(state));
   if (state.page > 1) p.set("page", String(state.page));
   return p;
@@ -244,6 +247,9 @@ function metaLine(hit, pid, withTitle) {
   if (hit.date) bits.push(el("bdi", {}, [el("time", { datetime: hit.date, text: hit.date })]));
   // syndication: other articles carrying the same story (wire copy republished)
   if (hit.copies) bits.push(el("span", { class: "copies", title: "The same story, republished or lightly edited", text: `same story in ${hit.copies} other article${hit.copies === 1 ? "" : "s"}` }));
+  // a search by meaning: why this hit is here (its words, its meaning, or both)
+  const why = { words: "matched by words", meaning: "matched by meaning", both: "matched by words and meaning" }[hit.matched_by];
+  if (why) bits.push(el("span", { class: "matched-by", text: why }));
   const out = el("p", { class: "meta" });
   bits.forEach((b, i) => { if (i) out.append(" · "); out.append(b); });
   return out;
@@ -521,6 +527,7 @@ function renderChrome(state) {
   $("q").value = state.q;
   $("sort").value = state.sort || "relevance";
   $("match").value = state.match || "most";
+  $("retrieval").value = state.retrieval || "auto";
   $("group").checked = groupOf(state) === "article";
   const base = withChange(state, (s) => { s.page = 1; });
   for (const mode of ["passages", "quotes"]) {
@@ -862,6 +869,7 @@ function init() {
   });
   $("sort").addEventListener("change", () => go(withChange(readState(), (s) => { s.sort = $("sort").value; s.page = 1; })));
   $("match").addEventListener("change", () => go(withChange(readState(), (s) => { s.match = $("match").value; s.page = 1; })));
+  $("retrieval").addEventListener("change", () => go(withChange(readState(), (s) => { s.retrieval = $("retrieval").value; s.page = 1; })));
   $("group").addEventListener("change", () => go(withChange(readState(), (s) => { s.group = $("group").checked ? "article" : "none"; s.page = 1; })));
   for (const mode of ["passages", "quotes"]) {
     $(`mode-${mode}`).addEventListener("click", (ev) => {

@@ -30,16 +30,9 @@ from ..backend import backend
 from ..caching import etag_matches, make_etag, not_modified, request_key
 from ..errors import ApiError, flatten_messages
 from ..formats import dumps
-from ..schemas import (
-    ArticleIn,
-    ArticleInNoId,
-    ArticleSchema,
-    ArticlesIn,
-    PassageSchema,
-    ProblemSchema,
-    WriteReportSchema,
-)
+from ..schemas import ArticleSchema, PassageSchema, ProblemSchema
 from ..scoping import current_scope, scoped_article, scoped_record
+from ..writeschemas import ArticleIn, ArticleInNoId, ArticlesIn, WriteReportSchema
 from .search import _finish
 
 MAX_ARTICLES_DOCUMENTED = 1000  # ArticlesIn's maxItems (a lower max_articles_per_write: 413)

@@ -115,6 +115,8 @@ def to_search_request(args: dict[str, Any], mode: str, settings: dict[str, Any])
         group=args.get("group", "none"),
         all_of=list(dict.fromkeys(args.get("all_of") or [])),
         dedupe=args.get("dedupe", "none"),
+        retrieval=args.get("retrieval"),
+        similar_to=args.get("similar_to") or "",
     )
 
 

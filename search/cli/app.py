@@ -9,7 +9,7 @@ import sys
 import click
 
 from newsquarry.search.cli.commands.follow import follow
-from newsquarry.search.cli.commands.maintenance import aliases, check, repair
+from newsquarry.search.cli.commands.maintenance import aliases, check, embed, repair
 from newsquarry.search.cli.commands.read import cooccur, facets, quotes, search, show, stats
 from newsquarry.search.cli.commands.serving import completion, daemon, key, serve
 from newsquarry.search.cli.commands.write import delete, index, optimize_command
@@ -58,12 +58,13 @@ def cli(ctx: click.Context, index: str | None, url: str | None, debug: bool) -> 
 
 
 for _command in (index, follow, search, quotes, cooccur, facets, show, stats, delete, aliases,
-                 serve, key, daemon, completion, optimize_command, check, repair):  # fmt: skip
+                 serve, key, daemon, completion, optimize_command, check, repair,
+                 embed):  # fmt: skip
     cli.add_command(_command)
 
 # every command that uses an index also takes --index after its name (one definition)
 for _name in ("index", "follow", "search", "quotes", "facets", "cooccur", "show", "stats",
-              "delete", "serve", "optimize", "check", "repair"):  # fmt: skip
+              "delete", "serve", "optimize", "check", "repair", "embed"):  # fmt: skip
     cli.commands[_name].params.append(index_after_command())
 
 

@@ -307,11 +307,21 @@ def build_request(
         group=group,
         all_of=list(dict.fromkeys(kw.get("all_of") or ())),
         dedupe=kw.get("dedupe") or "none",
+        retrieval=kw.get("retrieval"),
+        similar_to=kw.get("like") or "",
     )
 
 
 def match_options(fn: Callable) -> Callable:
-    """--match and --group, shared by ``search`` and ``quotes``."""
+    """--match, --group and --retrieval, shared by ``search`` and ``quotes``."""
+    fn = click.option(
+        "--retrieval",
+        type=click.Choice(["auto", "keyword", "semantic", "hybrid"]),
+        default=None,
+        help="How hits are found: by their words (keyword), by meaning (semantic), or both "
+        "(hybrid); auto (default): hybrid when the semantic extra is installed and the "
+        "index has vectors (`newsquarry embed`), else keyword.",
+    )(fn)
     fn = click.option(
         "--group",
         type=click.Choice(["none", "article", "cluster", "story"]),

@@ -159,7 +159,9 @@ def print_hits(console: Console, result: dict[str, Any], show_facets: bool = Fal
             console.print(head)
             body = marked(f"“{h['text']}”", [[s + 1, ln] for s, ln in h.get("matches") or []])
             _indented(console, body)
-            meta = f"{h.get('title') or ''} · {h['passage_id']}"
+            meta = f"{h.get('title') or ''} · {h.get('date') or 'undated'} · {h['passage_id']}"
+            if h.get("similarity") is not None:
+                meta += f" · similarity {h['similarity']:.2f}"
             _indented(console, Text(meta, style="dim"))
             if h.get("first_seen") and h.get("cluster_articles", 1) > 1:
                 _indented(console, Text(also_in(h), style="dim"))
@@ -180,6 +182,8 @@ def print_hits(console: Console, result: dict[str, Any], show_facets: bool = Fal
             if names:
                 chips.append(", ".join(names[:8]), style="green")
             chips.append(f"  [{h['id']}]", style="dim")
+            if h.get("matched_by"):
+                chips.append(f"  by {h['matched_by']}", style="dim")
             _indented(console, chips)
         if h.get("copies"):
             c = h["copies"]

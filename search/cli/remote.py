@@ -79,6 +79,10 @@ def request_params(request: SearchRequest, *, facets: bool = True) -> list[tuple
     params.extend(("all_of", name) for name in request.all_of)
     if request.dedupe != "none":
         params.append(("dedupe", request.dedupe))
+    if request.retrieval:
+        params.append(("retrieval", request.retrieval))
+    if request.similar_to:
+        params.append(("similar_to", request.similar_to))
     return params
 
 

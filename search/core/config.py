@@ -63,6 +63,25 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("commit_every", 2000, "Articles per commit while indexing."),
     Setting(
+        "embed",
+        "auto",
+        "Passage and quotation vectors (search by meaning) computed while indexing: auto = "
+        "when the semantic extra is installed, 1 = always (fails without it), 0 = never "
+        "(`newsquarry embed` adds them later).",
+    ),
+    Setting(
+        "retrieval",
+        "auto",
+        "Default retrieval of a search: keyword, semantic, hybrid, or auto (hybrid when the "
+        "semantic extra is installed and the index has vectors, else keyword).",
+    ),
+    Setting(
+        "semantic_floor",
+        0.2,
+        "Least cosine similarity of a passage to the query for it to match by meaning "
+        "(all-MiniLM-L6-v2: unrelated text scores about 0 to 0.15).",
+    ),
+    Setting(
         "max_articles_per_write",
         1000,
         "Most articles one API write may carry (bulk imports: use `newsquarry index`).",

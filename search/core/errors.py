@@ -139,6 +139,21 @@ class IndexDamaged(IndexUnavailable):
         self.files = list(files or [])
 
 
+class SemanticUnavailable(NewsquarryError):
+    """A search by meaning (``retrieval`` semantic or hybrid, ``similar_to``) that cannot
+    run: the ``semantic`` extra is not installed (status 501), or the index holds no
+    vectors yet (status 409: run ``newsquarry embed``). The message says how to enable it.
+    """
+
+    status = 501
+    exit_code = 2
+    title = "Search by meaning unavailable"
+
+    def __init__(self, message: str, *, status: int = 501, **kw: object) -> None:
+        super().__init__(message, **kw)
+        self.status = status
+
+
 class NotEnoughSpace(NewsquarryError):
     """A merge or a repair would need more free disk space than there is."""
 

@@ -24,6 +24,10 @@ MATCHES = ("most", "all", "any")
 GROUPS = ("none", "article", "cluster", "story")
 # "story": facet values counted once per story, however many copies carry them
 DEDUPES = ("none", "story")
+# how passages are found (``query.semantic``): by their words, by meaning (nearest vectors
+# above a similarity floor), or both fused by reciprocal rank; "auto": hybrid when the
+# index has vectors and the semantic extra is installed, else keyword
+RETRIEVALS = ("auto", "keyword", "semantic", "hybrid")
 
 # the documents each search mode finds (``SearchRequest.mode``)
 DOCTYPE_FOR_MODE = {"passages": "passage", "quotes": "quote"}
@@ -52,6 +56,8 @@ class SearchRequest:
     match: str = "most"  # most, all, any (MATCHES)
     group: str = "none"  # none, article, cluster, story (GROUPS)
     dedupe: str = "none"  # none, story (DEDUPES): facet counts once per story
+    retrieval: str | None = None  # RETRIEVALS; None: the ``retrieval`` setting
+    similar_to: str = ""  # by meaning, near this text (``q``, if given, must match too)
 
 
 @dataclass
@@ -96,6 +102,9 @@ class Hit:
     fields: dict[str, Any] = field(default_factory=dict)  # its article's declared fields
     story: str | None = None  # its story: the id of the story's first article
     copies: int = 0  # other articles carrying the same story (syndicated copies)
+    # why it matched: "words", "meaning" or "both" (a search by meaning), else None
+    matched_by: str | None = None
+    similarity: float | None = None  # cosine similarity to the query (by meaning)
 
 
 @dataclass
@@ -130,6 +139,8 @@ class QuoteHit:
     fields: dict[str, Any] = field(default_factory=dict)  # its article's declared fields
     story: str | None = None  # its article's story: the id of the story's first article
     copies: int = 0  # other articles carrying the same story (syndicated copies)
+    matched_by: str | None = None  # "words", "meaning" or "both" (a search by meaning)
+    similarity: float | None = None  # cosine similarity to the query (by meaning)
 
 
 @dataclass
@@ -168,6 +179,7 @@ class SearchResult:
     suggestion_total: int | None = None  # hits of ``suggestion``
     total_clusters: int = 0  # group="cluster": distinct quotation clusters among the hits
     total_stories: int = 0  # group="story": distinct stories among the hits
+    retrieval: str = "keyword"  # how the hits were found (``SearchRequest.retrieval``)
 
     @property
     def page(self) -> int:

@@ -92,6 +92,8 @@ def _kind(name: str) -> str:
         return "toc"
     if name.endswith(ARTICLES_EXT):
         return "articles list"
+    if name.endswith(tuple(e for f in hooks.features() for e in getattr(f, "rebuilt_exts", ()))):
+        return "derived"  # a feature rebuilds it from the segment (``Feature.rebuild``)
     if SEGMENT_FILE_RE.match(name):
         return "segment"
     return "other"
@@ -212,8 +214,13 @@ def check_index(folder: str | os.PathLike) -> CheckReport:
     for p in report.problems:
         if p.kind == "segment" and p.segment:
             p.articles = _live_articles(folder, p.segment, manifest, toc, report)
-    # the features' own files that answers depend on (the alias table): not in a manifest
+    # segment files a feature rebuilds (``rebuilt_exts``), and the features' own files
+    # that answers depend on (the alias table): not in a manifest
     for feature in hooks.features():
+        exts = tuple(getattr(feature, "rebuilt_exts", ()))
+        if exts and any(p.kind == "derived" and p.file.endswith(exts) for p in report.problems):
+            if feature not in report.damaged_features:
+                report.damaged_features.append(feature)
         for found in feature.verify(folder):
             if found.damage:
                 report.problems.append(Problem(found.file, found.text, "derived"))

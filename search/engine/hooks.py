@@ -51,6 +51,9 @@ class Feature:
 
     name = ""
     segment_exts: tuple[str, ...] = ()  # per-segment files, removed with their segment
+    # per-segment files (checksummed by the commit's manifest) that ``rebuild`` re-derives
+    # from their segment: damage to one is repaired without re-reading the articles
+    rebuilt_exts: tuple[str, ...] = ()
 
     def open(self, store: Any) -> dict[str, Any]:
         """The store opened: the attributes this feature lends it (name -> value)."""

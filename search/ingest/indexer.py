@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from newsquarry.search.core.config import SETTINGS_BY_NAME
+from newsquarry.search.core import embedding
+from newsquarry.search.core.config import SETTINGS_BY_NAME, load_settings
 from newsquarry.search.core.errors import EnrichmentFailed
 from newsquarry.search.core.ids import shorten
 from newsquarry.search.core.models import Article, Passage
@@ -124,9 +125,12 @@ class Progress:
 
 
 def default_enricher(**kw: Any) -> Any:
-    """The spaCy enricher (entities, quotes), loaded lazily."""
+    """The spaCy enricher (entities, quotes), loaded lazily; with passage and quotation
+    vectors under the ``embed`` setting (by default when the semantic extra is installed)."""
     from newsquarry.search.ingest.enrich import Enricher  # lazy: start-up time (spaCy)
 
+    if "embed" not in kw:
+        kw["embed"] = embedding.enabled(load_settings()["embed"])
     return Enricher(**kw)
 
 

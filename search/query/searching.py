@@ -88,6 +88,8 @@ from newsquarry.search.query.scoring import (
     per_document,
     top_k,
 )
+from newsquarry.search.query.semantic import Semantic, resolve
+from newsquarry.search.query.semantic import warm as warm_semantic
 from newsquarry.search.query.suggest import corrected_text
 from newsquarry.search.query.validation import _int, validate  # noqa: F401 (re-exported)
 
@@ -134,6 +136,13 @@ class _Prepared:
                 self.searcher, self.view, self.parsed.query, self.deadline, self.postings
             )
             self.base &= doctype
+        # by meaning (``query.semantic``): what matches is the neighbours, or the keyword
+        # matches and the neighbours; filters and facets apply to it as to words
+        self.semantic: Semantic | None = None
+        retrieval = resolve(request, settings, store, self.searcher)
+        if retrieval != "keyword":
+            self.semantic = Semantic(self, store, retrieval)
+            self.base = self.semantic.base
         builtin = {k: v for k, v in request.filters.items() if k not in self.declared}
         self.filters = build_filters(
             self.view,
@@ -258,6 +267,10 @@ def _run_search(
             prep.view, within.filters, within.date_from or None, within.date_to or None
         ).combined(prep.view.live)
     storygroups.describe(hits, docnums, prep.view, st, scope_docs)
+    if prep.semantic is not None:
+        for hit, d in zip(hits, docnums, strict=True):
+            hit.matched_by = prep.semantic.matched_by(d)
+            hit.similarity = prep.semantic.similarity(d)
     for hit, more in zip(hits, others, strict=False):
         hit.more_count = len(more)
         hit.more_ids = [prep.searcher.stored_fields(d)["id"] for d in more]
@@ -282,6 +295,7 @@ def _run_search(
         total_articles=total_articles,
         total_clusters=total_clusters,
         total_stories=total_stories,
+        retrieval=prep.semantic.retrieval if prep.semantic is not None else "keyword",
     )
 
 
@@ -339,7 +353,28 @@ def _count_keys(keys: np.ndarray) -> int:
 
 
 def _scores(prep: _Prepared) -> np.ndarray:
-    """Relevance of every document.
+    """Relevance of every document: by words (``_keyword_scores``), or by meaning, alone
+    or fused with the keyword ranking (``query.semantic``)."""
+    if prep.semantic is not None:
+        return prep.semantic.scores(prep, _keyword_ranking)
+    return _keyword_scores(prep)
+
+
+def _keyword_ranking(prep: _Prepared) -> np.ndarray:
+    """The keyword scores in the order a keyword search gives: with the proximity rerank
+    of the head of the keyword matches (the ranking hybrid search fuses)."""
+    scores = _keyword_scores(prep)
+    pairs = _pairs(prep)
+    if pairs and prep.semantic is not None:
+        words = np.flatnonzero(prep.final & prep.semantic.words)
+        head = top_k(words, scores, RERANK, prep.view.tiebreak)
+        fname = "quote" if prep.request.mode == "quotes" else "text"
+        rerank(head, scores, pairs, lambda d: prep.stored(d).get(fname) or "", prep.view.tiebreak)
+    return scores
+
+
+def _keyword_scores(prep: _Prepared) -> np.ndarray:
+    """Relevance of every document by its words.
 
     ``all`` and ``any``: BM25F over the passage's text and title (quotes: the
     quotation). ``most``, passages: the passage's BM25 over its text times its
@@ -446,12 +481,12 @@ def _ordered(
         key = np.where(missing, 99999999, key)
         order = np.lexsort((matched, key))
         return matched[order[:k]], np.zeros(prep.view.size, dtype=np.float32)
-    if prep.parsed.empty:
+    if prep.parsed.empty and prep.semantic is None:
         return matched[:k], np.zeros(prep.view.size, dtype=np.float32)
     if scores is None:
         scores = _scores(prep)
         prep.reranked = None
-    pairs = _pairs(prep)
+    pairs = _pairs(prep) if prep.semantic is None else []  # hybrid: in the keyword ranking
     if not pairs:
         return top_k(matched, scores, k, prep.view.tiebreak), scores
     # proximity reorders the best RERANK passages of the whole ranking (once per
@@ -495,7 +530,7 @@ def _grouped_page(
         r.group == "article"
         and r.mode == "passages"
         and r.sort == "relevance"
-        and not prep.parsed.empty
+        and (not prep.parsed.empty or prep.semantic is not None)
     ):
         return _article_ranked_page(prep, matched, start, end)
     k = min(len(matched), max(4 * end, 64))
@@ -534,7 +569,11 @@ def _article_ranked_page(
     view = prep.view
     scores = _scores(prep)
     prep.reranked = None
-    rank = _article_rank(prep)
+    rank = (
+        _article_rank(prep)
+        if prep.semantic is None
+        else prep.semantic.articles(prep, _article_rank)
+    )
     art = view.article_of
     m_art = art[matched]
     present = np.zeros(len(rank), dtype=bool)
@@ -718,6 +757,10 @@ def warm_up(store: Any, refresh: bool = True, writes: bool = False) -> float:
     early = getattr(store, "before_publish", None)
     if early is not None and _warm_unpublished not in early:
         early.append(_warm_unpublished)
+    try:  # the model, when searches by meaning will come (seconds: torch is imported)
+        warm_semantic(store)
+    except Exception:  # noqa: BLE001 - an optimisation: the first such search loads it
+        pass
     if refresh and hasattr(store, "refresher") and store.refresher is None:
         store.refresher = Refresher(store, warm_refreshed)
     return time.monotonic() - t0

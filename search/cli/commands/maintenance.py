@@ -1,15 +1,18 @@
-"""The maintenance commands: ``check`` (checksums), ``repair`` (rebuild what survives)
-and ``aliases`` (the alias table and its override file).
+"""The maintenance commands: ``check`` (checksums), ``repair`` (rebuild what survives),
+``aliases`` (the alias table and its override file) and ``embed`` (vectors for what was
+indexed without them).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from dataclasses import asdict
+from typing import Any
 
 import click
 
-from newsquarry.search.cli.common import EXIT_DAMAGED, Context, fail, handle_errors
+from newsquarry.search.cli.common import EXIT_DAMAGED, Context, ensure_index, fail, handle_errors
 from newsquarry.search.cli.output import to_json
 
 
@@ -210,3 +213,43 @@ def aliases(
             evidence = "your override"
         click.echo(f"{r['facet']:<8} {r['alias']}  ->  {r['canonical']}  ({evidence})")
     click.echo(f"{len(rows)} aliases; your overrides: {path}", err=True)
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
+@click.pass_obj
+@handle_errors
+def embed(obj: Context, as_json: bool) -> None:
+    """Add vectors (search by meaning) to what was indexed without them.
+
+    Encodes every passage and quotation that has no vector yet, segment by segment,
+    each committed as it is done: interrupted, run it again to go on. Needs the
+    semantic extra (pip install 'newsquarry[semantic]'); articles indexed with it
+    get their vectors while indexing.
+
+    \b
+    Examples:
+      newsquarry embed
+      newsquarry search desertion --retrieval hybrid
+    """
+    from newsquarry.search.archive.vectors import embed as run_embed  # lazy: torch
+
+    ensure_index(obj)
+    last = [-1.0]
+
+    def progress(p: Any) -> None:
+        if as_json or not p.total:
+            return
+        share = p.done / p.total
+        if share - last[0] >= 0.05 or p.done == p.total:
+            last[0] = share
+            click.echo(f"Embedding: {p.done:,} of {p.total:,} ({share:.0%}), "
+                       f"{p.segments} segments committed", err=True)  # fmt: skip
+
+    done = run_embed(obj.store(), progress)
+    if as_json:
+        click.echo(to_json(asdict(done)))
+    elif not done.total:
+        click.echo("Every passage and quotation has its vector: nothing to do.")
+    else:
+        click.echo(f"Added {done.done:,} vectors in {done.segments} segments.")

@@ -196,6 +196,7 @@ def search(obj: Context, query: str, facets: tuple[str, ...], facet_size: int, s
       newsquarry search torture --all --csv > torture.csv
       newsquarry search "soldiers tortured in Venezuela" --group article
       newsquarry search "guard caracas" --match all
+      newsquarry search desertion --retrieval hybrid
     """
     list_hits(
         obj, query, kw, fmt, everything or limit == "all", facets=facets, limit=limit,
@@ -237,6 +238,11 @@ def list_hits(obj: Context, query: str, kw: dict[str, Any], fmt: str | None, eve
     "quoted most.",
 )  # fmt: skip
 @click.option("--facet-size", type=click.IntRange(1), default=10, show_default=True)
+@click.option(
+    "--like", metavar="TEXT",
+    help="Quotations by meaning, near TEXT (a claim, a paraphrase): who said something "
+    "like this, and when first. Needs the semantic extra.",
+)  # fmt: skip
 @all_option
 @match_options
 @output_options
@@ -255,6 +261,7 @@ def quotes(obj: Context, query: str, sort: str, limit: int | str, page: int,
       newsquarry quotes --speaker "Harry Solano" --all --csv > solano.csv
       newsquarry quotes "fair price" --group cluster
       newsquarry quotes aid --facet speaker     # who is quoted most about aid?
+      newsquarry quotes --like "soldiers who talk in public get tortured"
     """
     list_hits(
         obj, query, kw, fmt, everything or limit == "all", mode="quotes", facets=facets,
@@ -485,6 +492,12 @@ def stats(obj: Context, as_json: bool, url: str | None) -> None:
         return
     shown = {("size" if k == "size_bytes" else k): v for k, v in data.items()}
     extra = shown.pop("fields", None) or {}
+    vecs = shown.pop("vectors", None)
+    if vecs:  # search by meaning: how much of the index has its vectors
+        total = vecs["with"] + vecs["without"]
+        shown["vectors"] = (
+            f"{vecs['with']:,} of {total:,} passages and quotations ({vecs['model']})"
+        )
     width = max(len(k) for k in shown)
     for key, value in shown.items():
         if key == "size":  # bytes in the JSON; here in megabytes, labelled as such

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import Any
 
+import numpy as np
 from spacy.tokens import Doc
 
 from newsquarry.search.core.errors import EnrichmentFailed
@@ -155,10 +156,51 @@ def _parse_long(nlp: Any, text: str) -> Doc:
     return doc if doc.text == text else nlp(text)  # offsets must be the article's
 
 
-def _analyse_job(job: tuple[list[str], list[str | None]], batch_size: int) -> list[Found]:
-    """An executor's job: a chunk's texts and their sources (``_analyse_texts``)."""
-    texts, publishers = job
-    return _analyse_texts(texts, batch_size, publishers)
+def _analyse_job(job: tuple, batch_size: int) -> list[Any]:
+    """An executor's job: a chunk's texts and their sources (``_analyse_texts``), and,
+    when vectors are asked for, each article's passage spans: then each article's result
+    is (findings, passage vectors, quotation vectors by article offset) (``_with_vectors``)."""
+    texts, publishers, *spans = job
+    found = _analyse_texts(texts, batch_size, publishers)
+    return _with_vectors(texts, found, *spans) if spans else found
+
+
+def _with_vectors(
+    texts: list[str], found: list[Any], spans: list[list[tuple[int, int]]], titles: list[str]
+) -> list[Any]:
+    """Vectors of a chunk's passages and quotations, encoded together in batches, here in
+    the worker (the same texts ``assign`` gives: a quotation cut at its passage's end)."""
+    from bisect import bisect_right
+
+    from newsquarry.search.core import embedding  # lazy: torch
+
+    batch: list[str] = []
+    plan: list[tuple[int, int, list[int]]] = []  # per article: first row, passages, quote starts
+    for text, one, sp, title in zip(texts, found, spans, titles, strict=True):
+        first = len(batch)
+        batch.extend(embedding.passage_text(title, text[a:b]) for a, b in sp)
+        starts = [a for a, _ in sp]
+        qstarts: list[int] = []
+        if not isinstance(one, EnrichmentFailed) and sp:
+            for q in one[1]:
+                i = max(bisect_right(starts, q.start) - 1, 0)
+                batch.append(text[q.start : min(q.end, sp[i][1])])
+                qstarts.append(q.start)
+        plan.append((first, len(sp), qstarts))
+    vecs = embedding.encode(batch)
+    out: list[Any] = []
+    for one, (first, n, qstarts) in zip(found, plan, strict=True):
+        quotes = {s: vecs[first + n + k] for k, s in enumerate(qstarts)}
+        out.append((one, vecs[first : first + n], quotes))
+    return out
+
+
+def _attach(passages: list[Passage], vectors: np.ndarray, quotes: dict[int, np.ndarray]) -> None:
+    """Give the passages of an article their vectors and their quotations' (by offset)."""
+    from newsquarry.search.core import embedding
+
+    for p, v in zip(passages, vectors, strict=True):
+        embedding.attach(p, v, [quotes.get(p.start + q.start) for q in p.quotes])
 
 
 class Enricher:
@@ -171,6 +213,7 @@ class Enricher:
         backend: str = "pool",
         prefetch: int = 32,
         executor: Executor | None = None,
+        embed: bool = False,
     ) -> None:
         if n_process < 1:
             raise ValueError("n_process must be >= 1")
@@ -185,6 +228,7 @@ class Enricher:
         # workers busy while the consumer is away for a Whoosh commit (a commit of
         # 2,000 articles takes ~6 s; 32 x 16 articles per worker is ~7 s of parsing)
         self.prefetch = prefetch
+        self.embed = embed  # passage and quotation vectors too (``core.embedding``)
         if executor is None:
             if n_process == 1:
                 executor = InProcess()
@@ -204,7 +248,7 @@ class Enricher:
 
         An article the rules fail on comes back as (article, EnrichmentFailed).
         """
-        if self.backend == "spacy" and self.n_process > 1:
+        if self.backend == "spacy" and self.n_process > 1 and not self.embed:
             yield from self._enrich_spacy(items)
         else:
             yield from self._enrich_chunks(items)
@@ -218,7 +262,11 @@ class Enricher:
         def jobs() -> Iterator[tuple[list[tuple[Article, list[Passage]]], tuple]]:
             while chunk := list(islice(iterator, self.batch_size)):
                 # texts and their sources ("told Reuters" in a Reuters story is no org)
-                yield chunk, ([a.text for a, _ in chunk], [a.source for a, _ in chunk])
+                job: tuple = ([a.text for a, _ in chunk], [a.source for a, _ in chunk])
+                if self.embed:
+                    job += ([[(p.start, p.end) for p in ps] for _, ps in chunk],
+                            [a.title for a, _ in chunk])  # fmt: skip
+                yield chunk, job
 
         results: Any = self.executor.map(_analyse_job, jobs(), self.batch_size)
         try:
@@ -228,7 +276,13 @@ class Enricher:
                         yield article, found
                     continue
                 for (article, passages), one in zip(chunk, found, strict=True):
-                    yield article, _assign_or_fail(passages, one)
+                    vectors = None
+                    if self.embed:
+                        one, *vectors = one
+                    done = _assign_or_fail(passages, one)
+                    if vectors and not isinstance(done, EnrichmentFailed):
+                        _attach(done, *vectors)
+                    yield article, done
         finally:
             results.close()  # stop the executor's workers now, not at garbage collection
 
