@@ -22,7 +22,10 @@ from gunicorn import glogging
 bind = os.environ.get("NEWSQUARRY_BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("NEWSQUARRY_WORKERS", "2"))
 threads = int(os.environ.get("NEWSQUARRY_THREADS", "4"))
-# no worker_class: gunicorn picks gthread for threads > 1 and its sync worker for 1
+# waitress in each worker process (api/waitress_worker.py): requests are read whole by an
+# event loop before a thread is taken, so slow clients cannot hold the threads (issue 33).
+# NEWSQUARRY_WORKER_CLASS=sync: gunicorn's own (gthread for threads > 1, sync for 1).
+worker_class = os.environ.get("NEWSQUARRY_WORKER_CLASS") or "newsquarry.api.waitress_worker.WaitressWorker"
 # Each worker listens on its own socket (SO_REUSEPORT) and the kernel spreads new
 # connections over them. With one shared socket, whichever worker wakes first accepts a
 # burst of connections; kept alive (a proxy's pool, a load generator), they stay there and
