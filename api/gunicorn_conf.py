@@ -25,7 +25,9 @@ threads = int(os.environ.get("NEWSQUARRY_THREADS", "4"))
 # waitress in each worker process (api/waitress_worker.py): requests are read whole by an
 # event loop before a thread is taken, so slow clients cannot hold the threads (issue 33).
 # NEWSQUARRY_WORKER_CLASS=sync: gunicorn's own (gthread for threads > 1, sync for 1).
-worker_class = os.environ.get("NEWSQUARRY_WORKER_CLASS") or "newsquarry.api.waitress_worker.WaitressWorker"
+worker_class = (
+    os.environ.get("NEWSQUARRY_WORKER_CLASS") or "newsquarry.api.waitress_worker.WaitressWorker"
+)
 # Each worker listens on its own socket (SO_REUSEPORT) and the kernel spreads new
 # connections over them. With one shared socket, whichever worker wakes first accepts a
 # burst of connections; kept alive (a proxy's pool, a load generator), they stay there and

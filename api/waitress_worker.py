@@ -48,37 +48,30 @@ from waitress.channel import HTTPChannel
 from waitress.server import TcpWSGIServer, UnixWSGIServer
 from waitress.task import ErrorTask, ThreadedTaskDispatcher
 
+from newsquarry.search.core.config import load_settings
+
 from .errors import PROBLEM_MIMETYPE, TYPE_PREFIX, slug_of
 
 MAINTENANCE_SECONDS = 1.0  # how often open connections are checked against the time limits
 SPARE_FDS = 256  # descriptors beyond the connections: index files, logs, pipes
 
 
-def _setting(name: str, default: float) -> float:
-    """A number from ``NEWSQUARRY_<NAME>`` (the server's own settings), else ``default``."""
-    raw = os.environ.get(f"NEWSQUARRY_{name.upper()}")
-    if raw is None or not raw.strip():
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise SystemExit(f"NEWSQUARRY_{name.upper()} must be a number, got {raw!r}") from None
-    if value <= 0:
-        raise SystemExit(f"NEWSQUARRY_{name.upper()} must be above 0, got {raw!r}")
-    return value
-
-
 class Settings:
-    """The limits of one worker, from the environment (defaults suit a small public server)."""
+    """The limits of one worker, from the settings table (``NEWSQUARRY_*``; search.core.config)."""
 
     def __init__(self) -> None:
-        self.header_timeout = _setting("header_timeout", 10.0)
-        self.body_timeout = _setting("body_timeout", 60.0)
-        self.idle_timeout = _setting("idle_timeout", 30.0)
-        self.max_connections = int(_setting("max_connections", 1000))
-        self.max_header_bytes = int(_setting("max_header_bytes", 512 * 1024))
-        # the app's own body limit (search.core.config: max_body_bytes), so both agree
-        self.max_body_bytes = int(_setting("max_body_bytes", 10 * 1024 * 1024))
+        values = load_settings()
+        for name in ("header_timeout", "body_timeout", "idle_timeout", "max_connections",
+                     "max_header_bytes", "max_body_bytes"):  # fmt: skip
+            if not float(values[name]) > 0:
+                raise SystemExit(f"NEWSQUARRY_{name.upper()} must be above 0, got {values[name]}")
+        self.header_timeout = float(values["header_timeout"])
+        self.body_timeout = float(values["body_timeout"])
+        self.idle_timeout = float(values["idle_timeout"])
+        self.max_connections = int(values["max_connections"])
+        self.max_header_bytes = int(values["max_header_bytes"])
+        # the app's own body limit, so that both agree on what is too large
+        self.max_body_bytes = int(values["max_body_bytes"])
 
 
 class ProblemErrorTask(ErrorTask):
@@ -201,7 +194,7 @@ class WaitressWorker(Worker):
         adj = Adjustments(
             threads=max(1, int(self.cfg.threads)),
             connection_limit=limits.max_connections,
-            channel_timeout=int(limits.idle_timeout),
+            channel_timeout=max(1, round(limits.idle_timeout)),
             cleanup_interval=MAINTENANCE_SECONDS,
             max_request_header_size=limits.max_header_bytes,
             max_request_body_size=limits.max_body_bytes,

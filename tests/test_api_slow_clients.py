@@ -59,7 +59,9 @@ def test_searches_and_liveness_answer_while_200_slow_connections_are_held(index)
         socks = _slow_sockets(server.port, SLOW)
         for s in socks:  # one more line each: every connection has begun a request
             s.sendall(b"X-Drip: 1\r\n")
-        urls = [server.url + "/v1/search?q=oil&facet=person"] * 24 + [server.url + "/health/live"] * 24
+        urls = [server.url + "/v1/search?q=oil&facet=person"] * 24 + [
+            server.url + "/health/live"
+        ] * 24
         with concurrent.futures.ThreadPoolExecutor(8) as pool:
             answers = list(pool.map(lambda u: requests.get(u, timeout=60), urls))
         assert [a.status_code for a in answers] == [200] * len(urls)
@@ -81,9 +83,11 @@ def test_a_request_too_slow_to_arrive_is_dropped(index):
         headers = socket.create_connection(("127.0.0.1", server.port), timeout=120)
         headers.sendall(PARTIAL)  # headers never finished
         body = socket.create_connection(("127.0.0.1", server.port), timeout=120)
-        body.sendall(b"POST /v1/articles HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                     b"Authorization: Bearer " + TOKEN.encode() + b"\r\n"
-                     b"Content-Length: 1000\r\n\r\n{\"articles\": [")  # body never finished
+        body.sendall(
+            b"POST /v1/articles HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Authorization: Bearer " + TOKEN.encode() + b"\r\n"
+            b'Content-Length: 1000\r\n\r\n{"articles": ['
+        )  # body never finished
         # the server closes both (a blocking read returns at the close: no timing here)
         assert headers.recv(65536) == b""
         assert body.recv(65536) == b""
