@@ -37,7 +37,7 @@ import os
 import resource
 import socket
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from types import SimpleNamespace
 from typing import Any
 
@@ -158,23 +158,45 @@ class AccessLog:
             resp.status, resp.headers = status, headers
             return start_response(status, headers, exc_info)
 
-        body = self.app(environ, start)
-        return self._logged(body, environ, resp, started)
+        return _Logged(self.app(environ, start), environ, resp, started, self.log)
 
-    def _logged(self, body: Iterable[bytes], environ: dict[str, Any], resp: Any,
-                started: datetime.datetime) -> Iterable[bytes]:  # fmt: skip
+
+class _Logged:
+    """A response body that writes the access log line when the server closes it."""
+
+    def __init__(self, body: Iterable[bytes], environ: dict[str, Any], resp: Any,
+                 started: datetime.datetime, log: Any) -> None:  # fmt: skip
+        self.body, self.environ, self.resp, self.started, self.log = (
+            body,
+            environ,
+            resp,
+            started,
+            log,
+        )
+
+    def __iter__(self) -> Iterator[bytes]:
+        length = dict((k.lower(), v) for k, v in self.resp.headers).get("content-length")
+        if length is not None and length.isdigit():  # known: no need to count chunk by chunk
+            self.resp.sent = int(length)
+            return iter(self.body)
+        return self._counted()
+
+    def _counted(self) -> Iterator[bytes]:
+        for chunk in self.body:
+            self.resp.sent += len(chunk)
+            yield chunk
+
+    def close(self) -> None:
         try:
-            for chunk in body:
-                resp.sent += len(chunk)
-                yield chunk
-        finally:
-            close = getattr(body, "close", None)
+            close = getattr(self.body, "close", None)
             if close is not None:
                 close()
+        finally:
+            environ = self.environ
             environ.setdefault("RAW_URI", environ.get("REQUEST_URI", environ.get("PATH_INFO")))
             headers = [(k[5:].replace("_", "-"), v) for k, v in environ.items()
                        if k.startswith("HTTP_")]  # fmt: skip
-            self.log.access(resp, headers, environ, datetime.datetime.now() - started)
+            self.log.access(self.resp, headers, environ, datetime.datetime.now() - self.started)
 
 
 def _raise_fd_limit(wanted: int) -> None:
@@ -227,11 +249,15 @@ class WaitressWorker(Worker):
 
     def _loop(self, socket_map: dict[int, Any], servers: list[Any]) -> None:
         """waitress's loop, a pass at a time, with gunicorn's heartbeat and graceful stop."""
+        beat = 0.0
         while self.alive:
-            self.notify()
-            if self.ppid != os.getppid():
-                self.log.info("Parent changed, shutting down: %s", self)
-                return
+            now = time.monotonic()
+            if now >= beat:  # once a second, not at every event: two syscalls
+                beat = now + 1.0
+                self.notify()
+                if self.ppid != os.getppid():
+                    self.log.info("Parent changed, shutting down: %s", self)
+                    return
             wasyncore.loop(timeout=1.0, map=socket_map, use_poll=True, count=1)
         # graceful: accept nothing new, finish what is running and send its answers
         for server in servers:
