@@ -219,7 +219,7 @@ class WaitressWorker(Worker):
             channel_timeout=max(1, round(limits.idle_timeout)),
             cleanup_interval=MAINTENANCE_SECONDS,
             max_request_header_size=limits.max_header_bytes,
-            max_request_body_size=limits.max_body_bytes,
+            max_request_body_size=limits.max_body_bytes + 1,  # waitress refuses at >=
             asyncore_use_poll=True,  # select() stops at descriptor 1024
             clear_untrusted_proxy_headers=False,  # headers reach the app as sent
             channel_request_lookahead=0,  # one request at a time per connection
