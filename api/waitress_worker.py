@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import logging
 import os
 import resource
 import socket
@@ -211,6 +212,9 @@ class WaitressWorker(Worker):
     """gunicorn worker process serving its sockets with waitress (see the module's docstring)."""
 
     def run(self) -> None:
+        # "Task queue depth is N": requests waiting for a thread are the design here (the
+        # read gate lets one search run at a time), not news; one line each cost CPU
+        logging.getLogger("waitress.queue").setLevel(logging.ERROR)
         limits = Settings()
         _raise_fd_limit(limits.max_connections + SPARE_FDS)
         adj = Adjustments(
