@@ -151,6 +151,8 @@ class SlowClients:
                     if not data:  # the server closed it (a time limit): open another
                         self.closed_by_server += 1
                         self._drop(s)  # type: ignore[arg-type]
+                while len(self.socks) < self.n and not self.stopping.is_set():
+                    self._open()  # at once: the pressure stays at n
             line += 1
             for s in list(self.socks):
                 try:
@@ -243,8 +245,8 @@ def main() -> None:
         slow.start()
         print(f"{args.slow} slow connections open, dripping every {args.drip} s")
         report("slow", probe(server.url, args.probes, args.hold))
-        print(f"slow connections closed by the server meanwhile: {slow.closed_by_server}; "
-              f"open now: {len(slow.socks)}")  # fmt: skip
+        print(f"slow connections closed by the server meanwhile (and opened again at once): "
+              f"{slow.closed_by_server}; open now: {len(slow.socks)}")  # fmt: skip
         slow.stop()
         report("after", probe(server.url, args.probes))
     finally:
