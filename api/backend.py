@@ -17,6 +17,7 @@ from flask import current_app
 
 from newsquarry.search.core.errors import IndexUnavailable
 from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.ingest.enrichproc import EnrichmentProcess
 from newsquarry.search.query.searching import warm_up
 
 from .caching import ResponseCache
@@ -38,8 +39,10 @@ class Backend:
     ) -> None:
         self.settings = settings
         self._store = store
-        self._enricher = enricher
+        self._enricher = enricher  # injected (tests, callers); None: the spaCy one
+        self._writes_enricher: Any = None  # what writes use: see enricher()
         self._lock = threading.Lock()
+        self._enrich_lock = threading.Lock()
         self._last_error: str | None = None
         self._last_try = 0.0
         self.cache = ResponseCache(int(settings.get("response_cache_size") or 0))
@@ -68,6 +71,8 @@ class Backend:
             self._last_error = None
             try:  # so the first search is as fast as the next ones
                 warm_up(self._store, writes=self.writes_enabled)
+                if self.writes_enabled:
+                    self.start_enrichment()
             except Exception:  # noqa: BLE001 - an optimisation: the searches report errors
                 pass
             return self._store
@@ -89,14 +94,31 @@ class Backend:
 
     # -- writes -----------------------------------------------------------
     def enricher(self) -> Any:
-        """The enricher writes use (the spaCy one unless one was injected), loaded once."""
-        if self._enricher is None:
-            from newsquarry.search.ingest.indexer import default_enricher
+        """The enricher writes use (the spaCy one unless one was injected), made once.
 
-            with self._lock:
-                if self._enricher is None:
-                    self._enricher = default_enricher()
-        return self._enricher
+        With ``enrich_process`` (the default) it runs in a child process of this worker
+        (``ingest.enrichproc``): the NLP of a write never holds this process's interpreter
+        lock, so the searches its threads answer meanwhile do not wait for it.
+        """
+        if self._writes_enricher is None:
+            with self._enrich_lock:  # not self._lock: store() starts it while holding that
+                if self._writes_enricher is None:
+                    self._writes_enricher = self._make_enricher()
+        return self._writes_enricher
+
+    def _make_enricher(self) -> Any:
+        from newsquarry.search.ingest.indexer import default_enricher
+
+        source = self._enricher if self._enricher is not None else default_enricher
+        if self.settings.get("enrich_process", True):
+            return EnrichmentProcess(source)
+        return source() if source is default_enricher else source
+
+    def start_enrichment(self) -> None:
+        """Start the enrichment process now (it loads the model while the server warms up)."""
+        enricher = self.enricher()
+        if isinstance(enricher, EnrichmentProcess):
+            enricher.start()
 
     @property
     def writes_enabled(self) -> bool:

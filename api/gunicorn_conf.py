@@ -2,11 +2,12 @@
 
 Defaults suit a small machine (2 cores): 2 worker processes x 4 threads.
 Searches are CPU-bound Python, so processes give the parallelism and threads
-cover waiting (slow clients, the write lock); the app runs one read at a time
-per worker (``read_concurrency``). With one thread (``--threads 1``) gunicorn
-runs its sync worker: one request at a time and no keep-alive, for serving
-behind a reverse proxy that buffers clients (gunicorn's own advice for sync
-workers); docs/benchmarks.md measures both. Command-line flags
+cover waiting (the write lock, health checks beside a long search); the app runs one
+read at a time per worker (``read_concurrency``). Each worker serves with waitress
+(``api/waitress_worker.py``): requests are read whole by an event loop before a thread
+takes them, so slow clients hold no thread (issue 33). ``NEWSQUARRY_WORKER_CLASS=sync``
+gives gunicorn's own workers (gthread, or sync for ``--threads 1``), for serving behind
+a reverse proxy that buffers clients; docs/benchmarks.md measures both. Command-line flags
 (``--workers``, ``--threads``, ``--bind``) override these; so do
 ``NEWSQUARRY_WORKERS`` / ``NEWSQUARRY_THREADS`` / ``NEWSQUARRY_BIND``.
 The access log carries the request id of every response (``X-Request-Id``).
@@ -32,7 +33,12 @@ from gunicorn import glogging
 bind = os.environ.get("NEWSQUARRY_BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("NEWSQUARRY_WORKERS", "2"))
 threads = int(os.environ.get("NEWSQUARRY_THREADS", "4"))
-# no worker_class: gunicorn picks gthread for threads > 1 and its sync worker for 1
+# waitress in each worker process (api/waitress_worker.py): requests are read whole by an
+# event loop before a thread is taken, so slow clients cannot hold the threads (issue 33).
+# NEWSQUARRY_WORKER_CLASS=sync: gunicorn's own (gthread for threads > 1, sync for 1).
+worker_class = (
+    os.environ.get("NEWSQUARRY_WORKER_CLASS") or "newsquarry.api.waitress_worker.WaitressWorker"
+)
 # Each worker listens on its own socket (SO_REUSEPORT) and the kernel spreads new
 # connections over them. With one shared socket, whichever worker wakes first accepts a
 # burst of connections; kept alive (a proxy's pool, a load generator), they stay there and
@@ -89,7 +95,7 @@ logger_class = Logger
 # it over from the first. Off unless NEWSQUARRY_CONTROL_SOCKET names a path for this server.
 control_socket = os.environ.get("NEWSQUARRY_CONTROL_SOCKET") or "gunicorn.ctl"
 control_socket_disable = not os.environ.get("NEWSQUARRY_CONTROL_SOCKET")
-timeout = 120  # writes may wait for the index lock and run enrichment
+timeout = 120  # a worker whose event loop (its heartbeat) stops this long is replaced
 graceful_timeout = 30
 keepalive = 5
 preload_app = False  # every worker opens its own index reader after the fork

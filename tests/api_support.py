@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -54,8 +55,13 @@ class TagEnricher:
                 p.entities.sort(key=lambda e: e.start)
                 p.quotes = [
                     Quote(
-                        text=m.group(1), start=m.start(1), end=m.end(1), kind="direct",
-                        speaker=_full(m.group(2)), speaker_mention=m.group(2), cue="said",
+                        text=m.group(1),
+                        start=m.start(1),
+                        end=m.end(1),
+                        kind="direct",
+                        speaker=_full(m.group(2)),
+                        speaker_mention=m.group(2),
+                        cue="said",
                     )
                     for m in QUOTE_RE.finditer(p.text)
                 ]
@@ -79,10 +85,10 @@ ARTICLES = [
         "text": (
             "Harry Solano was a sergeant of the National Guard in Venezuela. He is now an exile "
             "in Colombia who meets opposition members in hotels across the border.\n\n"
-            "\"They will torture you and kill you and your family,\" said Harry Solano. The "
+            '"They will torture you and kill you and your family," said Harry Solano. The '
             "National Guard denied it. Nicolás Maduro still commands the levers of power in "
             "Caracas.\n\n"
-            "Juan Guaidó has the support of dozens of countries. \"The army must choose,\" "
+            'Juan Guaidó has the support of dozens of countries. "The army must choose," '
             "said Guaidó, speaking in Caracas to a crowd of supporters on Saturday."
         ),
     },
@@ -94,7 +100,7 @@ ARTICLES = [
         "text": (
             "PDVSA, the state oil company of Venezuela, pumped less crude in February than in any "
             "month for decades, according to figures gathered by Reuters.\n\n"
-            "\"Production will recover when sanctions ease,\" said Ana Ruiz, an analyst in "
+            '"Production will recover when sanctions ease," said Ana Ruiz, an analyst in '
             "Caracas who follows the oil industry and its <script>alert(1)</script> problems."
         ),
     },
@@ -113,13 +119,15 @@ ARTICLES = [
 ]
 
 for i in range(30):  # filler articles for paging
-    ARTICLES.append({
-        "id": f"filler-{i:02d}",
-        "title": f"Market report {i}",
-        "source": "Reuters",
-        "date": f"2020-{1 + i % 12:02d}-{1 + i % 27:02d}",
-        "text": f"Oil prices moved in report number {i}. Traders in Caracas watched PDVSA.",
-    })
+    ARTICLES.append(
+        {
+            "id": f"filler-{i:02d}",
+            "title": f"Market report {i}",
+            "source": "Reuters",
+            "date": f"2020-{1 + i % 12:02d}-{1 + i % 27:02d}",
+            "text": f"Oil prices moved in report number {i}. Traders in Caracas watched PDVSA.",
+        }
+    )
 
 
 def build_index(path: Path) -> None:
@@ -142,18 +150,39 @@ def free_port() -> int:
 class LiveServer:
     """gunicorn serving the app on a free loopback port, in a subprocess."""
 
-    def __init__(self, app: str, env: dict[str, str], workers: int = 2, threads: int = 4,
-                 extra: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        app: str,
+        env: dict[str, str],
+        workers: int = 2,
+        threads: int = 4,
+        extra: list[str] | None = None,
+    ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         full_env = dict(os.environ, **env, PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'tests'}")
         # a file, not a pipe: an unread pipe fills up and blocks the server's logging
         self.log = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "api" / "gunicorn_conf.py"),
-             "--bind", f"127.0.0.1:{self.port}", "--workers", str(workers),
-             "--threads", str(threads), *(extra or []), app],
-            cwd=ROOT, env=full_env, stdout=self.log, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "-c",
+                str(ROOT / "api" / "gunicorn_conf.py"),
+                "--bind",
+                f"127.0.0.1:{self.port}",
+                "--workers",
+                str(workers),
+                "--threads",
+                str(threads),
+                *(extra or []),
+                app,
+            ],
+            cwd=ROOT,
+            env=full_env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
         )
         self._wait()
 
@@ -229,3 +258,19 @@ def build_cluster_index(path: Path) -> None:
     index_articles(store, arts[:2] + arts[4:], enricher=TagEnricher())
     index_articles(store, arts[2:4], enricher=TagEnricher())
     store.close()
+
+
+CRASH_MARK = "CRASH-THE-ENRICHER"
+
+
+class CrashingEnricher(TagEnricher):
+    """The tag enricher, whose process dies (SIGKILL, as the kernel's OOM killer does) on a
+    text holding ``CRASH_MARK``: a real crash of the process that enriches."""
+
+    def enrich(
+        self, items: Iterable[tuple[Article, list[Passage]]]
+    ) -> Iterator[tuple[Article, list[Passage]]]:
+        for article, passages in super().enrich(items):
+            if CRASH_MARK in article.text:
+                os.kill(os.getpid(), signal.SIGKILL)
+            yield article, passages

@@ -135,22 +135,28 @@ def test_cli_remote_client_matches_the_library(live):
     store.close()
 
 
-def test_one_thread_per_worker_runs_the_sync_worker(tmp_path_factory):
-    """``serve --threads 1``: gunicorn's sync worker, answering clients one request at a time."""
+def test_one_thread_per_worker_still_buffers_clients(tmp_path_factory):
+    """``serve --threads 1``: one request at a time per worker, clients still read by waitress's loop.
+
+    gunicorn's own workers stay selectable (``NEWSQUARRY_WORKER_CLASS=sync``: its sync worker for
+    one thread, gthread for more), answering the same.
+    """
     path = tmp_path_factory.mktemp("live-sync-index")
     build_index(path)
-    server = LiveServer("newsquarry.api.wsgi:app", {"NEWSQUARRY_INDEX": str(path)}, workers=2, threads=1)
-    try:
-        urls = [server.url + f"/v1/search?q=oil&page={1 + i % 2}&facet=person" for i in range(24)]
-        with concurrent.futures.ThreadPoolExecutor(6) as pool:
-            answers = list(pool.map(lambda u: requests.get(u, timeout=30), urls))
-        assert [a.status_code for a in answers] == [200] * 24
-        assert {a.json()["total"] for a in answers} == {answers[0].json()["total"]}
-        assert answers[0].headers.get("Connection", "").lower() == "close"  # no keep-alive
-    finally:
-        logs = server.stop()
-    assert "Using worker: sync" in logs
-    assert "Traceback" not in logs
+    for worker_class, logged in (("", "WaitressWorker"), ("sync", "Using worker: sync")):
+        server = LiveServer("newsquarry.api.wsgi:app", {"NEWSQUARRY_INDEX": str(path),
+                                                        "NEWSQUARRY_WORKER_CLASS": worker_class},
+                            workers=2, threads=1)  # fmt: skip
+        try:
+            urls = [server.url + f"/v1/search?q=oil&page={1 + i % 2}&facet=person" for i in range(24)]
+            with concurrent.futures.ThreadPoolExecutor(6) as pool:
+                answers = list(pool.map(lambda u: requests.get(u, timeout=30), urls))
+            assert [a.status_code for a in answers] == [200] * 24
+            assert {a.json()["total"] for a in answers} == {answers[0].json()["total"]}
+        finally:
+            logs = server.stop()
+        assert logged in logs
+        assert "Traceback" not in logs
 
 
 def test_serve_runs_gunicorn_and_refuses_a_port_in_use(tmp_path_factory):

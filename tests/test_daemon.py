@@ -207,14 +207,30 @@ def test_ctrl_c_reaches_the_command_and_a_second_command_runs_meanwhile(env, tmp
     assert len(out) > 0
 
 
+def _residents(sock: Path) -> list[int]:
+    """Pids of processes running a resident searcher on ``sock`` (from their command lines)."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:  # gone meanwhile, or not a process
+            continue
+        if b"newsquarry.search.cli.daemon" in argv and str(sock).encode() in argv:
+            pids.append(int(proc.name))
+    return pids
+
+
 def test_off_and_stop(env, ix):
     off = dict(env, NEWSQUARRY_DAEMON="0")
     subprocess.run([*SCRIPT, "--index", ix, "search", "oil"], env=off, capture_output=True)
-    time.sleep(0.5)
-    assert status(env) is None  # none was started
+    # a state, not a delay: a client starts the resident searcher with Popen, whose process
+    # exists (exec'd) before Popen returns, so had the search started one it would be listed
+    assert _residents(launch.socket_path(env)) == []  # none was started
+    assert status(env) is None
     r = nq(env, "--index", ix, "daemon", "start")
     assert r.returncode == 0, r.stderr
     assert "running" in r.stdout
+    assert _residents(launch.socket_path(env)) == [status(env)["pid"]]  # the look finds one
     assert nq(env, "daemon").returncode == 0
     stopped = nq(env, "daemon", "stop")
     assert stopped.returncode == 0 and "stopping" in stopped.stdout

@@ -104,6 +104,35 @@ SETTINGS: tuple[Setting, ...] = (
         1,
         "Read requests one API worker runs at once; its other threads wait (0 = no limit).",
     ),
+    Setting(
+        "header_timeout",
+        10.0,
+        "Seconds a client has from the first byte of a request to the end of its headers; "
+        "past it the server drops the connection (slow clients).",
+    ),
+    Setting(
+        "body_timeout",
+        60.0,
+        "Seconds a client has from the end of a request's headers to the end of its body.",
+    ),
+    Setting("idle_timeout", 30.0, "Seconds the server keeps a silent connection open."),
+    Setting(
+        "max_connections",
+        1000,
+        "Open connections one API worker process keeps; past it the worker accepts no more "
+        "until some close.",
+    ),
+    Setting(
+        "max_header_bytes",
+        512 * 1024,
+        "Largest request line and headers together, in bytes (431 past it).",
+    ),
+    Setting(
+        "enrich_process",
+        True,
+        "API writes are enriched (spaCy) in a process of their own per worker, at niceness "
+        "+10, not in the serving threads; false: in the thread that answers the write.",
+    ),
 )
 SETTINGS_BY_NAME = {s.name: s for s in SETTINGS}
 

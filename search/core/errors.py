@@ -176,6 +176,17 @@ class EnrichmentFailed(NewsquarryError):
     title = "Enrichment failed"
 
 
+class EnrichmentUnavailable(NewsquarryError):
+    """The process that enriches a server's writes stopped (or failed) during a write.
+
+    Nothing of that write was committed; the next write starts a new process.
+    """
+
+    status = 503
+    exit_code = 5
+    title = "Enrichment unavailable"
+
+
 class ClusterError(NewsquarryError):
     """The Dask cluster enrichment runs on cannot be reached, lost every worker, or cannot run it."""
 

@@ -71,7 +71,7 @@ def serve(obj: Context, host: str, port: int, workers: int, threads: int) -> Non
     Examples:
       newsquarry serve
       newsquarry serve --port 9000 --workers 2 --threads 8
-      newsquarry serve --threads 1   # gunicorn's sync worker: no keep-alive
+      NEWSQUARRY_WORKER_CLASS=sync newsquarry serve   # gunicorn's gthread, behind a buffering proxy
       curl 'http://127.0.0.1:8080/v1/search?q=torture'
     """
     if obj.settings.get("secret"):

@@ -236,6 +236,10 @@ class Enricher:
                 executor = LocalPool(n_process, prefetch, preload=load_nlp)
         self.executor = executor
 
+    def preload(self) -> None:
+        """Load the spaCy pipeline now (a process that enriches later: the first write)."""
+        load_nlp()
+
     @property
     def max_ahead(self) -> int:
         """Most articles taken from the input but not yet yielded (executors, not spaCy's pipe)."""
