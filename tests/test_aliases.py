@@ -841,8 +841,6 @@ def test_a_commit_that_teaches_nothing_new_keeps_the_resolver_and_the_counts_rig
 def test_the_learner_takes_a_bounded_share_of_a_core_unless_waited_for(store, tmp_path):
     """After a learning run of t seconds, the next waits ~(LEARNER_DUTY - 1) t, covering
     every commit made meanwhile; waiting for the learner (close, tests) starts it at once."""
-    import time
-
     store.aliases.background_from = 0
     store.add([teaching_ec("a3", "The European Community (EC) met.")])
     assert store.wait_for_merges(60)
