@@ -22,8 +22,11 @@ def live(tmp_path_factory):
     build_index(path)
     server = LiveServer(
         "api_wsgi:app",
-        {"NEWSQUARRY_INDEX": str(path), "NEWSQUARRY_WRITE_TOKEN": TOKEN,
-         "NEWSQUARRY_MAX_BODY_BYTES": "20000"},
+        {
+            "NEWSQUARRY_INDEX": str(path),
+            "NEWSQUARRY_WRITE_TOKEN": TOKEN,
+            "NEWSQUARRY_MAX_BODY_BYTES": "20000",
+        },
     )
     server.index = str(path)
     yield server
@@ -43,16 +46,21 @@ def test_search_over_http(live):
 
 def test_etag_over_http(live):
     first = requests.get(live.url + "/v1/search?q=oil")
-    again = requests.get(live.url + "/v1/search?q=oil",
-                         headers={"If-None-Match": first.headers["ETag"]})
+    again = requests.get(
+        live.url + "/v1/search?q=oil", headers={"If-None-Match": first.headers["ETag"]}
+    )
     assert again.status_code == 304
 
 
 def test_write_read_delete_over_http(live):
     doc = {"articles": [{"id": "live-1", "title": "Live", "text": "Flamingos seen in Caracas."}]}
     assert requests.post(live.url + "/v1/articles", json=doc).status_code == 401
-    assert requests.post(live.url + "/v1/articles", json=doc,
-                         headers={"Authorization": "Bearer wrong"}).status_code == 403
+    assert (
+        requests.post(
+            live.url + "/v1/articles", json=doc, headers={"Authorization": "Bearer wrong"}
+        ).status_code
+        == 403
+    )
     added = requests.post(live.url + "/v1/articles", json=doc, headers=AUTH)
     assert added.status_code == 200 and added.json()["added"] == ["live-1"]
     # every worker sees the commit
@@ -71,8 +79,11 @@ def test_body_limit_over_http(live):
 
 
 def test_streamed_jsonl_over_http(live):
-    with requests.get(live.url + "/v1/search", params={"q": "oil", "format": "jsonl",
-                                                       "export": "true"}, stream=True) as resp:
+    with requests.get(
+        live.url + "/v1/search",
+        params={"q": "oil", "format": "jsonl", "export": "true"},
+        stream=True,
+    ) as resp:
         assert resp.headers["Content-Type"].startswith("application/x-ndjson")
         assert resp.headers.get("Transfer-Encoding") == "chunked"
         lines = [json.loads(line) for line in resp.iter_lines() if line]
@@ -80,8 +91,10 @@ def test_streamed_jsonl_over_http(live):
 
 
 def test_cors_preflight_over_http(live):
-    resp = requests.options(live.url + "/v1/search", headers={
-        "Origin": "https://embed.example", "Access-Control-Request-Method": "GET"})
+    resp = requests.options(
+        live.url + "/v1/search",
+        headers={"Origin": "https://embed.example", "Access-Control-Request-Method": "GET"},
+    )
     assert resp.status_code == 200
     assert resp.headers["Access-Control-Allow-Origin"] == "*"
 
@@ -96,7 +109,9 @@ def test_concurrent_requests(live):
 def test_request_id_in_access_log(tmp_path_factory):
     path = tmp_path_factory.mktemp("live-log-index")
     build_index(path)
-    server = LiveServer("newsquarry.api.wsgi:app", {"NEWSQUARRY_INDEX": str(path)}, workers=1, threads=2)
+    server = LiveServer(
+        "newsquarry.api.wsgi:app", {"NEWSQUARRY_INDEX": str(path)}, workers=1, threads=2
+    )
     try:
         resp = requests.get(server.url + "/v1/stats", headers={"X-Request-Id": "trace-me-42"})
         assert resp.headers["X-Request-Id"] == "trace-me-42"
@@ -127,7 +142,8 @@ def test_cli_remote_client_matches_the_library(live):
     assert remote["hits"][0]["snippet"] == local["hits"][0]["snippet"]
     for name, facet in local["facets"].items():
         assert [(v["value"], v["count"]) for v in remote["facets"][name]["values"]] == [
-            (v["value"], v["count"]) for v in facet["values"]]
+            (v["value"], v["count"]) for v in facet["values"]
+        ]
     values = RemoteClient(live.url).facet_values("person", "ha", req, 5)
     lib_values = facet_values(store, "person", "ha", req, 5)
     assert [v["value"] for v in values["values"]] == [v.value for v in lib_values.values]
@@ -148,7 +164,9 @@ def test_one_thread_per_worker_still_buffers_clients(tmp_path_factory):
                                                         "NEWSQUARRY_WORKER_CLASS": worker_class},
                             workers=2, threads=1)  # fmt: skip
         try:
-            urls = [server.url + f"/v1/search?q=oil&page={1 + i % 2}&facet=person" for i in range(24)]
+            urls = [
+                server.url + f"/v1/search?q=oil&page={1 + i % 2}&facet=person" for i in range(24)
+            ]
             with concurrent.futures.ThreadPoolExecutor(6) as pool:
                 answers = list(pool.map(lambda u: requests.get(u, timeout=30), urls))
             assert [a.status_code for a in answers] == [200] * 24
@@ -169,9 +187,19 @@ def test_serve_runs_gunicorn_and_refuses_a_port_in_use(tmp_path_factory):
     build_index(path)
     port = free_port()
     env = dict(os.environ, NEWSQUARRY_INDEX=str(path), NEWSQUARRY_ACCESS_LOG="-")
-    cmd = [sys.executable, "-m", "newsquarry.search.cli", "serve", "--port", str(port), "--threads", "2"]
-    first = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
+    cmd = [
+        sys.executable,
+        "-m",
+        "newsquarry.search.cli",
+        "serve",
+        "--port",
+        str(port),
+        "--threads",
+        "2",
+    ]
+    first = subprocess.Popen(
+        cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 60
@@ -183,8 +211,7 @@ def test_serve_runs_gunicorn_and_refuses_a_port_in_use(tmp_path_factory):
                 pass
             assert time.monotonic() < deadline and first.poll() is None, "serve did not start"
             time.sleep(0.2)
-        second = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True,
-                                timeout=60)
+        second = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
         assert second.returncode == 2
         assert f"port {port} on 127.0.0.1 is in use" in second.stderr
         assert "Traceback" not in second.stderr
@@ -240,8 +267,13 @@ def test_serves_on_a_unix_socket(tmp_path_factory):
             self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             self.sock.connect(sock_path)
 
-    server = LiveServer("newsquarry.api.wsgi:app", {"NEWSQUARRY_INDEX": str(path)}, workers=2, threads=2,
-                        extra=["--bind", f"unix:{sock_path}"])
+    server = LiveServer(
+        "newsquarry.api.wsgi:app",
+        {"NEWSQUARRY_INDEX": str(path)},
+        workers=2,
+        threads=2,
+        extra=["--bind", f"unix:{sock_path}"],
+    )
     try:
         for _ in range(5):
             conn = UnixConnection("localhost")

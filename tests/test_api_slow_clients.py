@@ -51,9 +51,10 @@ def index(tmp_path_factory):
 
 
 def test_searches_and_liveness_answer_while_200_slow_connections_are_held(index):
-    # the header limit far away, so every slow socket is still held while the probes run
+    # the header and idle limits far away: every slow socket is still held while the probes run
     server = LiveServer("api_wsgi:app", {"NEWSQUARRY_INDEX": str(index),
-                                         "NEWSQUARRY_HEADER_TIMEOUT": "3600"})  # fmt: skip
+                                         "NEWSQUARRY_HEADER_TIMEOUT": "3600",
+                                         "NEWSQUARRY_IDLE_TIMEOUT": "3600"})  # fmt: skip
     socks: list[socket.socket] = []
     try:
         socks = _slow_sockets(server.port, SLOW)
