@@ -281,6 +281,15 @@ class View:
         gids = np.concatenate([p.gids for p in parts]) if parts else np.zeros(0, np.int32)
         return docs, gids
 
+    def key_table(self, fieldname: str) -> str | None:
+        """The name of this view's merged key table (``keytable.table_id``) when the field's
+        key ids are that table's ids (its registry adopted it), else None: arrays saved in
+        those ids (``archive.stories``) are valid in every process whose registry did."""
+        if not self.cols:
+            return None
+        name = keytable.table_id([(c.segid, c.ndocs) for c in self.cols])
+        return name if self.registries[fieldname].table == name else None
+
     @property
     def date(self) -> np.ndarray:
         """Per document, its date as a YYYYMMDD int (0: none)."""
@@ -625,8 +634,9 @@ class DocValuesCache:
             table = keytable.read(self.folder, segs, VALUE_FIELDS)
             if table is None:
                 return
+        name = keytable.table_id(segs)
         for f in VALUE_FIELDS:
-            self.registries[f].adopt(lambda f=f: table.keys(f))
+            self.registries[f].adopt(lambda f=f: table.keys(f), name)
             for i, c in enumerate(cols):
                 c.table_ids[f] = table.local_to_table(f, i)
 
