@@ -4,7 +4,6 @@ Usage::
 
     # the code before, as a tree importable as ``newsquarry`` (e.g. from git):
     mkdir -p /tmp/nq-base/newsquarry && git archive main search api | tar -x -C /tmp/nq-base/newsquarry
-    python -m compileall -q /tmp/nq-base
     python -m benchmarks.bench_cold --index /tmp/reuters --baseline /tmp/nq-base --rounds 15
 
 Each round runs one new process per code version (this checkout, then the baseline
@@ -15,14 +14,15 @@ four facets, highlights: the request of ``bench_first_search``), and reports the
 (``time.process_time``, robust to other load) of each step and the wall ms of open plus
 search. One process runs first and is not counted (it verifies the checksums of files
 not verified yet, as the first process after a commit does). Printed: the medians per
-version and their ratios (baseline / this). Bytecode must be compiled for both trees
-(``compileall``): with ``PYTHONDONTWRITEBYTECODE`` set, every import compiles the
-project's sources again, which a normal installation never does.
+version and their ratios (baseline / this). Bytecode is compiled first for both trees
+(``compileall``), as an installation does: with ``PYTHONDONTWRITEBYTECODE`` set, every
+import would compile the project's sources again.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import statistics
@@ -99,6 +99,8 @@ def main(argv: list[str] | None = None) -> None:
     if not args.index:
         ap.error("--index is required")
     versions = [("this", None)] + ([("baseline", args.baseline)] if args.baseline else [])
+    for folder in (ROOT / "search", *([args.baseline] if args.baseline else [])):
+        compileall.compile_dir(str(folder), quiet=1)  # as an installation does (see above)
     for _, path in versions:  # the first process after a change verifies checksums
         run(args.index, args.query, path)
     got: dict[str, list[dict]] = {name: [] for name, _ in versions}
