@@ -29,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,11 +65,12 @@ def child(index: str, query: str) -> None:
                 "open+search": (c3 - c1) * 1000,
                 "wall": (w3 - w1) * 1000,
                 "total": result.total,
-                "hits": [(h.id, h.score, h.snippet) for h in result.hits],
+                "hits": [asdict(h) for h in result.hits],  # names in display form too
                 "facets": {
                     n: [(v.value, v.count) for v in f.values] for n, f in result.facets.items()
                 },
-            }
+            },
+            default=str,
         )
     )
 
