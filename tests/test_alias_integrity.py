@@ -207,3 +207,25 @@ def test_the_api_is_not_ready_and_answers_503_on_a_damaged_table(tmp_path):
     assert CliRunner().invoke(cli, ["--index", str(ix), "repair"]).exit_code == 0
     assert c.get("/health/ready").status_code == 200
     assert c.get("/v1/search?org=EC").get_json()["total"] == 4
+
+
+def test_the_table_is_checked_from_its_bytes_and_a_table_written_otherwise_still_reads(tmp_path):
+    """The table is written as the canonical text its CRC covers with the CRC last
+    (``aliasfiles.table_bytes``), so a reader checks the bytes it read; the same content
+    written another way (as newsquarry wrote it before) is checked from its content."""
+    from newsquarry.search.archive.aliasfiles import _intact_as_written
+
+    ix = tmp_path / "ix"
+    build(ix)
+    table = ix / "aliases.json"
+    raw = table.read_bytes()
+    assert _intact_as_written(raw, json.loads(raw))
+    table.write_text(json.dumps(json.loads(raw), ensure_ascii=False), encoding="utf-8")
+    raw = table.read_bytes()
+    assert not _intact_as_written(raw, json.loads(raw))
+    assert check_index(ix).ok
+    s = WhooshStore(ix)
+    try:
+        assert filtered(s) == 4  # read, checked from its content
+    finally:
+        s.close()

@@ -22,7 +22,10 @@ from newsquarry.search.engine.store import WhooshStore
 from newsquarry.search.engine.views import DocValuesCache, cache_for, leaves_of
 from newsquarry.search.ingest.indexer import optimize
 from newsquarry.search.ingest.passages import split_passages
+from newsquarry.search.query.facets import display_form
 from newsquarry.search.query.searching import run_search
+
+from .conftest import seed_items
 
 # written forms: accented and plain spellings fold to one key
 PEOPLE = ["Juan Guaidó", "Juan Guaido", "Nicolás Maduro", "Ana Pérez", "Li Wei"]
@@ -525,4 +528,32 @@ def test_a_commit_keeps_decoded_postings_and_names_that_did_not_change(tmp_path)
     fresh = WhooshStore(tmp_path / "ix", create=False, background_merges=False)
     assert answers(store) == answers(fresh)
     fresh.close()
+    store.close()
+
+
+def test_a_hits_names_are_shown_without_building_fields_no_facet_needs(tmp_path):
+    """A search that counts no speaker shows its hits' speakers in display form without
+    mapping every speaker document (``View._key_ids``); the ids and forms are those of
+    the field built in full, aliases (here an override) included."""
+    store = WhooshStore(tmp_path / "ix")
+    seed, passages = seed_items()
+    with store.writer() as w:
+        w.put(seed, passages)
+    (tmp_path / "ix" / "aliases.txt").write_text(
+        "Raúl Daniel Alvarenga = Harry Solano\n", encoding="utf-8"
+    )
+    r = run_search(store, SearchRequest(q="torture", facets=["person"], per_page=50))
+    speakers = {q["speaker"] for h in r.hits for q in (h.quotes or []) if q.get("speaker")}
+    assert "Harry Solano" in speakers
+    view = cache_for(store).view(store.searcher())
+    assert not dict.__contains__(view._field_data, "speaker")  # not built for the search
+    names = ["Harry Solano", "Solano", "solano", "Raúl Daniel Alvarenga", "nobody at all"]
+    light = [(view.gid("speaker", fold(n)), display_form(view, "speaker", n)) for n in names]
+    view.nkeys["speaker"]  # noqa: B018 - now built in full
+    assert [
+        (view.gid("speaker", fold(n)), display_form(view, "speaker", n)) for n in names
+    ] == light
+    assert light[0][0] is not None and light[0][1] == "Harry Solano"
+    assert light[3] == light[0]  # the alias the override made
+    assert light[4] == (None, "nobody at all")
     store.close()

@@ -57,3 +57,37 @@ def test_a_cli_search_loads_no_heavy_module(tmp_path):
     assert got["variations"] == sorted(variations("rendered"))[:3]
     # numpy starts no BLAS threads in a CLI process (newsquarry does no linear algebra)
     assert got["threads"] == 1
+
+
+LIBRARY_PROBE = r"""
+import json, sys
+from newsquarry.search import Index
+with Index(sys.argv[1], create=False) as ix:
+    total = ix.search("Maduro", facets=["person", "org"]).total
+heavy = [m for m in ("asyncio", "urllib.request", "cached_property", "whoosh.lang.morph_en")
+         if m in sys.modules]
+import linecache, urllib.request, whoosh.reading
+print(json.dumps({"total": total, "heavy": heavy, "urlopen": hasattr(urllib.request, "urlopen"),
+                  "cached": whoosh.reading.cached_property.__module__,
+                  "source": bool(linecache.getline(whoosh.reading.__file__, 1))}))
+"""
+
+
+def test_the_library_imports_whoosh_light_too(tmp_path):
+    """A process that only uses the Python API (a notebook, a cron job, an API worker)
+    gets the same light Whoosh as the CLI, whichever module imports Whoosh first."""
+    store = WhooshStore(tmp_path / "ix")
+    seed, passages = seed_items()
+    with store.writer() as w:
+        w.put(seed, passages)
+    store.close()
+    out = subprocess.run(
+        [sys.executable, "-c", LIBRARY_PROBE, str(tmp_path / "ix")],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["total"] > 0
+    assert got["heavy"] == []
+    assert got["urlopen"] is True and got["cached"] == "functools"
+    assert got["source"] is True  # Whoosh's source lines are still there for tracebacks

@@ -21,6 +21,7 @@ from newsquarry.search.archive import stories as story_links
 from newsquarry.search.archive import storysigs
 from newsquarry.search.cli.app import cli
 from newsquarry.search.core.models import Article, Entity, Quote
+from newsquarry.search.engine.views import DocValuesCache, cache_for
 from newsquarry.search.library import Index
 
 WIRE = [
@@ -63,22 +64,58 @@ def articles() -> list[Article]:
          "Analysts at two large banks now expect a second rise before the end of the year."]
     )  # fmt: skip
     return [
-        Article(id="wire", title="Central bank raises rates", text=wire, source="Wire",
-                date="2024-03-04"),  # fmt: skip
-        Article(id="herald", title="Rates up: what it means", source="Herald",
-                text="CAPITAL (Wire) - " + wire, date="2024-03-05"),  # fmt: skip
-        Article(id="gazette", title="Bank lifts rates", source="Gazette",
-                text="\n\n".join(WIRE[:3]), date="2024-03-06"),  # fmt: skip
-        Article(id="echo", title="Interest rates rise", source="Echo", text=edited,
-                date="2024-03-07"),  # fmt: skip
-        Article(id="mortgages", title="Mortgage pain ahead", source="Herald", text=SAME_EVENT,
-                date="2024-03-05"),  # fmt: skip
-        Article(id="q1", title="Northwind results", source="Wire", date="2024-03-05",
-                text=TEMPLATE.format(a="12.4", b="10.1", c="310", d="15")),  # fmt: skip
-        Article(id="q2", title="Northwind results", source="Wire", date="2024-03-06",
-                text=TEMPLATE.format(a="8.7", b="9.9", c="280", d="12")),  # fmt: skip
-        Article(id="repeat", title="Central bank raises rates", text=wire, source="Archive",
-                date="2024-04-20"),  # fmt: skip
+        Article(
+            id="wire",
+            title="Central bank raises rates",
+            text=wire,
+            source="Wire",
+            date="2024-03-04",
+        ),  # fmt: skip
+        Article(
+            id="herald",
+            title="Rates up: what it means",
+            source="Herald",
+            text="CAPITAL (Wire) - " + wire,
+            date="2024-03-05",
+        ),  # fmt: skip
+        Article(
+            id="gazette",
+            title="Bank lifts rates",
+            source="Gazette",
+            text="\n\n".join(WIRE[:3]),
+            date="2024-03-06",
+        ),  # fmt: skip
+        Article(
+            id="echo", title="Interest rates rise", source="Echo", text=edited, date="2024-03-07"
+        ),  # fmt: skip
+        Article(
+            id="mortgages",
+            title="Mortgage pain ahead",
+            source="Herald",
+            text=SAME_EVENT,
+            date="2024-03-05",
+        ),  # fmt: skip
+        Article(
+            id="q1",
+            title="Northwind results",
+            source="Wire",
+            date="2024-03-05",
+            text=TEMPLATE.format(a="12.4", b="10.1", c="310", d="15"),
+        ),  # fmt: skip
+        Article(
+            id="q2",
+            title="Northwind results",
+            source="Wire",
+            date="2024-03-06",
+            text=TEMPLATE.format(a="8.7", b="9.9", c="280", d="12"),
+        ),  # fmt: skip
+        Article(
+            id="repeat",
+            title="Central bank raises rates",
+            text=wire,
+            source="Archive",
+            date="2024-04-20",
+        ),  # fmt: skip
     ]
 
 
@@ -205,3 +242,62 @@ def test_the_api_and_the_cli_show_stories(ix):
     assert [(v["value"], v["count"]) for v in json.loads(once.stdout)["values"]] == [
         ("Maria Lopez", 2)
     ]
+
+
+def test_a_new_process_maps_the_saved_stories_by_key_id(ix):
+    """The saved stories hold the grouped articles as this state's key-table ids too: a
+    store opened afresh on the same state (as each new process is) maps them with numpy,
+    reads the sources and dates only for a copies list, and answers as linking did; a
+    store whose key ids are not the table's reads them by article id, the same."""
+    before = story_of(ix)
+    copies = ix.article("herald")["copies"]
+    assert [c["id"] for c in copies] == ["wire", "herald", "gazette", "echo"]
+    folder = Path(ix.path)
+    ix.close()
+    fresh = Index(folder)
+    try:
+        assert story_of(fresh) == before
+        view = cache_for(fresh.store).view(fresh.store.searcher())
+        st = story_links._states[view]
+        assert isinstance(st.sources, story_links._Saved)  # mapped, not linked or looked up
+        assert fresh.article("herald")["copies"] == copies
+    finally:
+        fresh.close()
+    DocValuesCache.key_tables = False  # registries filled segment by segment: other ids
+    try:
+        other = Index(folder)
+        try:
+            assert story_of(other) == before
+            view = cache_for(other.store).view(other.store.searcher())
+            assert isinstance(story_links._states[view].sources, dict)
+            assert other.article("herald")["copies"] == copies
+        finally:
+            other.close()
+    finally:
+        DocValuesCache.key_tables = True
+
+
+def test_stories_saved_by_ids_only_are_saved_again_with_key_ids(ix):
+    """A file saved before the key ids were (article ids only) is read as before, and
+    saved again with the key ids once, so the processes after it map them."""
+    import numpy as np
+
+    before = story_of(ix)
+    folder = Path(ix.path)
+    ix.close()
+    saved = folder / story_links.FILE
+    with np.load(saved) as z:
+        older = {k: np.asarray(z[k]) for k in ("doc", "crc", "sim", "kept")}
+    with open(saved, "wb") as fh:
+        np.savez(fh, **older)
+    for _ in range(2):
+        fresh = Index(folder)
+        try:
+            assert story_of(fresh) == before
+            view = cache_for(fresh.store).view(fresh.store.searcher())
+            kinds = type(story_links._states[view].sources)
+        finally:
+            fresh.close()
+    assert kinds is story_links._Saved  # the second store read the key ids
+    with np.load(saved) as z:
+        assert "gid" in z.files

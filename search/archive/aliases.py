@@ -114,7 +114,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from newsquarry.search.archive.aliasmaps import remap
+from newsquarry.search.archive.aliasmaps import key_map, remap
 from newsquarry.search.archive.aliasnames import (
     CORPORATE,
     ENTITY_FACETS,
@@ -204,6 +204,10 @@ class Resolver:
     def remap(self, fname: str, parts: Any, registries: Any) -> Any:
         """A name field's key ids mapped through this table (``remap``): what a view counts."""
         return remap(fname, parts, registries, self)
+
+    def key_map(self, fname: str, parts: Any, registries: Any) -> Any:
+        """A name field's key id -> canonical key id only (``aliasmaps.key_map``)."""
+        return key_map(fname, parts, registries, self)
 
 
 _fold = lru_cache(maxsize=1 << 16)(fold)

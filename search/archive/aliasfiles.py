@@ -51,10 +51,40 @@ class TableDamaged(ValueError):
     """The alias table file is there but cannot be trusted (the message says why)."""
 
 
-def _table_crc(data: dict[str, Any]) -> int:
+_CRC_MEMBER = b',"crc32":'
+
+
+def _table_text(data: dict[str, Any]) -> bytes:
+    """The canonical form of a table's content: what its CRC-32 covers."""
     body = {k: data.get(k) for k in ("version", "canon", "display", "types")}
     text = json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return zlib.crc32(text.encode("utf-8"))
+    return text.encode("utf-8")
+
+
+def _table_crc(data: dict[str, Any]) -> int:
+    return zlib.crc32(_table_text(data))
+
+
+def table_bytes(data: dict[str, Any]) -> bytes:
+    """The table file as written: the canonical text its CRC covers, with the CRC added as
+    its last member, so a reader checks the bytes it read (``_intact_as_written``) instead
+    of serialising the whole table again (3 ms of every new process's first search on
+    Reuters). Still JSON: any JSON reader, an older newsquarry's included, reads it."""
+    return _table_text(data)[:-1] + _CRC_MEMBER + str(data["crc32"]).encode() + b"}"
+
+
+def _intact_as_written(raw: bytes, data: dict[str, Any]) -> bool:
+    """Whether ``raw`` is a ``table_bytes`` file whose bytes match its CRC (then its
+    content is what the CRC was computed on: no canonical form to compute)."""
+    at = raw.rfind(_CRC_MEMBER)
+    if at < 0 or not raw.endswith(b"}"):
+        return False
+    tail = raw[at + len(_CRC_MEMBER) : -1]
+    return (
+        tail.isdigit()
+        and data.get("crc32") == int(tail)
+        and zlib.crc32(raw[:at] + b"}") == int(tail)
+    )
 
 
 def table_data(r: Resolver) -> dict[str, Any]:
@@ -92,7 +122,7 @@ def read_table(path: Path) -> dict[str, Any] | None:
         if path.with_name(TABLE_MARK).exists():
             raise TableDamaged("has no checksum, though this index's tables have one")
         return data  # an index made before tables had checksums
-    if data.get("crc32") != _table_crc(data):
+    if not _intact_as_written(raw, data) and data.get("crc32") != _table_crc(data):
         raise TableDamaged("does not match its checksum")
     return data
 
@@ -425,7 +455,7 @@ class AliasStore:
         table_stamp = self._file_stamp(self.table_path)
         table = None
         if self._table_written is None or self._table_written != (table_stamp, r):
-            table = _write_tmp(self.table_path, table_data(r))
+            table = _write_table_tmp(self.table_path, table_data(r))
 
         def install() -> None:
             # the table first: evidence without a table is a lost table (``table_damage``)
@@ -479,6 +509,16 @@ def _write_tmp(path: Path, data: dict[str, Any]) -> Path:
     return tmp
 
 
+def _write_table_tmp(path: Path, data: dict[str, Any]) -> Path:
+    """``_write_tmp`` for a table (``table_data``): written as ``table_bytes``."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(table_bytes(data))
+        fh.flush()
+        os.fsync(fh.fileno())
+    return tmp
+
+
 def learn_table(folder: str | os.PathLike, tries: int = 40) -> bool:
     """Learn the table of ``folder`` from its saved evidence and put it in place unless
     it is the same (what an ``AliasLearner`` process runs). One learner at a time per
@@ -511,7 +551,7 @@ def learn_table(folder: str | os.PathLike, tries: int = 40) -> bool:
             # the same table: the file (and its time, by which searches keep their name
             # facets) stays
             return True
-        tmp = _write_tmp(store.table_path, table)
+        tmp = _write_table_tmp(store.table_path, table)
         _install_table(tmp, store.table_path)
         fsync_path(store.path)
     return True

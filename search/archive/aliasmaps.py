@@ -113,6 +113,37 @@ def _field_map(fname: str, registries: dict[str, Any], resolver: Any) -> _FieldM
     return fm
 
 
+def _register(
+    fname: str,
+    segments: list[tuple[tuple, Callable[[str], tuple[np.ndarray, np.ndarray]]]],
+    resolver: Any,
+) -> None:
+    """Register the keys ``_field_map`` reads: the field's, and (names the table types as
+    this field's come in from the other entity fields) the other entity fields' first."""
+    if fname in set(resolver.types.values()) and fname in ENTITY_FACETS:
+        for _, raw in segments:
+            for other in ENTITY_FACETS:
+                if other != fname:
+                    raw(other)
+    for _, raw in segments:
+        raw(fname)
+
+
+def key_map(
+    fname: str,
+    segments: list[tuple[tuple, Callable[[str], tuple[np.ndarray, np.ndarray]]]],
+    registries: dict[str, Any],
+    resolver: Any,
+) -> np.ndarray:
+    """Key id -> canonical key id (-1: counted in another facet) of one name field, for
+    the keys of these segments, without mapping their documents (``remap`` does): what a
+    hit's name needs to be shown as the facets show it."""
+    _register(fname, segments, resolver)
+    fm = _field_map(fname, registries, resolver)
+    with fm.lock:
+        return fm.mapping
+
+
 def remap(
     fname: str,
     segments: list[tuple[tuple, Callable[[str], tuple[np.ndarray, np.ndarray]]]],
@@ -130,13 +161,7 @@ def remap(
     so a passage naming both "Fed" and "Federal Reserve" counts once. Segments mapped
     for an earlier view of the same table are not mapped again.
     """
-    if fname in set(resolver.types.values()) and fname in ENTITY_FACETS:
-        for _, raw in segments:  # the other fields' keys registered before the map
-            for other in ENTITY_FACETS:
-                if other != fname:
-                    raw(other)
-    for _, raw in segments:
-        raw(fname)
+    _register(fname, segments, resolver)  # the other fields' keys before the map
     fm = _field_map(fname, registries, resolver)
     registry = registries[fname]
     out = []

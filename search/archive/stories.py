@@ -25,6 +25,7 @@ import os
 import threading
 import weakref
 import zlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,8 +56,8 @@ class Stories:
     # (1.0: a copy as published, or cut short; lower: rewritten or added to)
     kept: np.ndarray
     article_keys: list[str]  # per article key id: the article id
-    sources: dict[int, str]  # article key id -> source, for grouped articles
-    dates: dict[int, str]  # article key id -> date, for grouped articles
+    sources: Mapping[int, str]  # article key id -> source, for grouped articles
+    dates: Mapping[int, str]  # article key id -> date, for grouped articles
     live: np.ndarray  # per article key id: a live article
 
     def doc_labels(self, view: View) -> np.ndarray:
@@ -269,14 +270,40 @@ def stories_for(view: View, searcher: Any, folder: Any) -> Stories:
         got = _load(view, folder, state)
         if got is None:
             got = link(view, searcher, folder)
-            _save(got, folder, state)
+            _save(got, view, folder, state)
         with _lock:
             _states[view] = got
     return got
 
 
-def _save(st: Stories, folder: Any, state: str) -> None:
-    """Only grouped articles are written (most articles are a story of their own)."""
+class _Saved(Mapping[int, str]):
+    """One column of a saved file's grouped articles (sources or dates), parsed from its
+    JSON on first use: only an article's copies list shows them, never a search."""
+
+    def __init__(self, load: Any) -> None:
+        self._load = load
+        self._data: dict[int, str] | None = None
+
+    def _got(self) -> dict[int, str]:
+        if self._data is None:
+            self._data = self._load()
+        return self._data
+
+    def __getitem__(self, key: int) -> str:
+        return self._got()[key]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._got())
+
+    def __len__(self) -> int:
+        return len(self._got())
+
+
+def _save(st: Stories, view: View, folder: Any, state: str) -> None:
+    """Only grouped articles are written (most articles are a story of their own): by id
+    (JSON, with their sources and dates) and, when the article key ids are this state's
+    key table's (``View.key_table``), as key ids too, which the next process of the same
+    state maps with numpy instead of looking every id up."""
     if folder is None:
         return
     grouped = np.flatnonzero(st.size[st.label] > 1) if len(st.label) else np.zeros(0, np.int64)
@@ -289,18 +316,28 @@ def _save(st: Stories, folder: Any, state: str) -> None:
         "dates": [st.dates.get(int(g), "") for g in grouped.tolist()],
     }
     raw = json.dumps(doc, ensure_ascii=False).encode("utf-8")
+    table = view.key_table("article_id") or ""
+    head = json.dumps({"state": state, "table": table}).encode("utf-8")
+    gid = grouped.astype(np.int32)
+    fid = st.label[grouped].astype(np.int32)
     tmp = os.path.join(folder, f".{FILE}.{os.getpid()}.{threading.get_ident()}")
     try:
         with open(tmp, "wb") as fh:
             np.savez(fh, doc=np.frombuffer(raw, dtype=np.uint8), crc=np.array(zlib.crc32(raw)),
                      sim=st.similarity[grouped].astype(np.float32),
-                     kept=st.kept[grouped].astype(np.float32))  # fmt: skip
+                     kept=st.kept[grouped].astype(np.float32),
+                     head=np.frombuffer(head, dtype=np.uint8), gid=gid, fid=fid,
+                     ids_crc=np.array(_ids_crc(head, gid, fid)))  # fmt: skip
         os.replace(tmp, os.path.join(folder, FILE))
     except OSError:  # a read-only index: linked again by the next process
         try:
             os.remove(tmp)
         except OSError:
             pass
+
+
+def _ids_crc(head: bytes, gid: np.ndarray, fid: np.ndarray) -> int:
+    return zlib.crc32(fid.tobytes(), zlib.crc32(gid.tobytes(), zlib.crc32(head)))
 
 
 def _load(view: View, folder: Any, state: str) -> Stories | None:
@@ -315,18 +352,53 @@ def _load(view: View, folder: Any, state: str) -> Stories | None:
                 return None
             sim = np.asarray(z["sim"], dtype=np.float32)
             kept_saved = np.asarray(z["kept"], dtype=np.float32)
-        doc = json.loads(raw)
-        if doc.get("state") != state:
+            by_id = None  # (grouped, firsts) as key ids, when valid in this process
+            older = "head" not in z.files  # saved before the key ids were
+            if not older:
+                head = np.asarray(z["head"]).tobytes()
+                gid = np.asarray(z["gid"], dtype=np.int64)
+                fid = np.asarray(z["fid"], dtype=np.int64)
+                if int(z["ids_crc"]) != _ids_crc(head, gid.astype(np.int32), fid.astype(np.int32)):
+                    return None
+                saved = json.loads(head)
+                if saved.get("state") != state:
+                    return None
+                if saved.get("table") and saved["table"] == view.key_table("article_id"):
+                    by_id = (gid, fid)
+        doc = json.loads(raw) if by_id is None else None
+        if doc is not None and doc.get("state") != state:
             return None
     except Exception:  # noqa: BLE001 - missing or damaged in any way: linked again
         return None
     nart = view.nkeys["article_id"]
-    keys = list(view.keys["article_id"][:nart])
+    keys = view.keys["article_id"][:nart]
     label = np.arange(nart, dtype=np.int64)
     similarity = np.ones(nart, dtype=np.float32)
     kept = np.ones(nart, dtype=np.float32)
     live = np.zeros(nart, dtype=bool)
     live[view.article_of[view.live & (view.article_of >= 0)]] = True
+    if by_id is not None:
+        g, f = by_id
+        if len(g) != len(sim) or len(f) != len(sim):
+            return None
+        if len(g) and (g.min() < 0 or f.min() < 0 or g.max() >= nart or f.max() >= nart):
+            return None  # not this view's key ids: linked again
+        label[g] = f
+        similarity[g] = sim
+        kept[g] = kept_saved
+
+        def column(name: str) -> Any:
+            def load() -> dict[int, str]:
+                values = json.loads(raw)[name]
+                return dict(zip(g.tolist(), values, strict=True))
+
+            return _Saved(load)
+
+        size = np.bincount(label[live], minlength=nart) if nart else np.zeros(0, np.int64)
+        first_of = np.arange(nart, dtype=np.int64)
+        return Stories(
+            label, size, first_of, similarity, kept, keys, column("sources"), column("dates"), live
+        )
     ids = view.registries["article_id"].ids
     sources: dict[int, str] = {}
     when: dict[int, str] = {}
@@ -341,4 +413,7 @@ def _load(view: View, folder: Any, state: str) -> Stories | None:
         when[g] = doc["dates"][i]
     size = np.bincount(label[live], minlength=nart) if nart else np.zeros(0, np.int64)
     first_of = np.arange(nart, dtype=np.int64)
-    return Stories(label, size, first_of, similarity, kept, keys, sources, when, live)
+    got = Stories(label, size, first_of, similarity, kept, keys, sources, when, live)
+    if older and view.key_table("article_id"):  # saved again with the key ids, once
+        _save(got, view, folder, state)
+    return got

@@ -102,20 +102,25 @@ class KeyRegistry:
         self._order: list[int] = []
         self._rank_lock = threading.Lock()
         self.derived: dict = {}  # other tables kept across views (search.interpret)
+        # the key table adopted (``keytable.table_id``), if any: while it is, the ids of its
+        # keys are its own (the registry only grows), so files saved in them stay valid
+        self.table: str | None = None
 
     def empty(self) -> bool:
         """No key registered and no table adopted."""
         return self._pending is None and not self._keys
 
-    def adopt(self, load_keys: Any) -> None:
+    def adopt(self, load_keys: Any, table: str | None = None) -> None:
         """Start from a key table: ``load_keys()`` gives the keys, sorted, ids 0..n-1.
 
-        Only while empty; the segments' key ids then come from the same table.
+        Only while empty; the segments' key ids then come from the same table (named
+        ``table``: ``self.table``).
         """
         with self.lock:
             if not self.empty():
                 raise RuntimeError("a key table can only start an empty registry")
             self._pending = load_keys
+            self.table = table
 
     def _materialise(self) -> None:
         with self.lock:

@@ -1,7 +1,8 @@
 """Import Whoosh without the modules it imports but newsquarry never uses.
 
-A CLI search is a whole process, so import time is part of every answer
-(docs/benchmarks.md, "Command line"). Importing Whoosh pulled in:
+Import time is part of every first answer: a CLI search is a whole process, and so is
+every API worker start, every ``Index(...)`` in a new notebook and every cron job
+(docs/benchmarks.md, "Command line", "First search"). Importing Whoosh pulled in:
 
 - ``urllib.request`` (with ``http.client`` and ``email``), for ``whoosh.compat``'s
   ``urlretrieve`` name, which nothing in Whoosh calls;
@@ -12,21 +13,28 @@ A CLI search is a whole process, so import time is part of every answer
   regular expressions), for ``whoosh.query.terms``' ``variations`` name, which
   only ``Variations`` queries call and newsquarry never makes.
 
-While Whoosh's own modules are imported, ``install`` puts light stand-ins in
-``sys.modules`` under those names (a ``urlretrieve`` and a ``variations`` that
-import the real one when called; ``functools.cached_property``, which caches in
-the instance's ``__dict__`` as the package's class does), then removes them, so
-any later ``import urllib.request``, ``import cached_property`` or ``import
-whoosh.lang.morph_en`` gets the real module.
-Nothing changes when those modules were already imported.
+While one of those three Whoosh modules runs its import, light stand-ins sit in
+``sys.modules`` under those names (a ``urlretrieve`` and a ``variations`` that import
+the real one when called; ``functools.cached_property``, which caches in the
+instance's ``__dict__`` as the package's class does); they are removed as soon as it
+is done, so any later ``import urllib.request``, ``import cached_property`` or
+``import whoosh.lang.morph_en`` gets the real module. ``register`` (called by the
+engine package, so by every process that uses the library, whichever module imports
+Whoosh first) puts a finder on ``sys.meta_path`` that does this for those three modules
+only; ``install`` imports Whoosh's core modules now. Nothing changes when those
+modules were already imported.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.machinery
 import sys
 import types
 from typing import Any
+
+# the Whoosh modules whose imports the stand-ins serve (what ``install`` imports)
+_HOSTS = frozenset({"whoosh.compat", "whoosh.reading", "whoosh.query.terms"})
 
 
 def _urlretrieve(*args: Any, **kw: Any) -> Any:
@@ -41,10 +49,8 @@ def _variations(*args: Any, **kw: Any) -> Any:
     return variations(*args, **kw)
 
 
-def install() -> None:
-    """Import Whoosh's core modules with the stand-ins in place."""
-    if "whoosh.reading" in sys.modules:
-        return
+def _stand_ins() -> dict[str, types.ModuleType]:
+    """The stand-ins for the modules not imported yet."""
     shims: dict[str, types.ModuleType] = {}
     if "urllib.request" not in sys.modules:
         mod = types.ModuleType("urllib.request")
@@ -58,12 +64,58 @@ def install() -> None:
         mod = types.ModuleType("whoosh.lang.morph_en")
         mod.variations = _variations  # type: ignore[attr-defined]
         shims["whoosh.lang.morph_en"] = mod
-    sys.modules.update(shims)
-    try:
-        import whoosh.compat  # noqa: F401
-        import whoosh.query  # noqa: F401 - the store imports it next
-        import whoosh.reading  # noqa: F401
-    finally:
-        for name, mod in shims.items():
-            if sys.modules.get(name) is mod:
-                del sys.modules[name]
+    return shims
+
+
+class _WithStandIns:
+    """A module's own loader, run with the stand-ins in ``sys.modules`` (everything else,
+    ``get_source`` for tracebacks included, is the real loader's)."""
+
+    def __init__(self, real: Any) -> None:
+        self._real = real
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+    def create_module(self, spec: Any) -> Any:
+        return self._real.create_module(spec)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        shims = _stand_ins()
+        sys.modules.update(shims)
+        try:
+            self._real.exec_module(module)
+        finally:
+            for name, mod in shims.items():
+                if sys.modules.get(name) is mod:
+                    del sys.modules[name]
+
+
+class _LightFinder:
+    """Finds the three host modules as the path finder does, with the stand-ins' loader."""
+
+    @staticmethod
+    def find_spec(name: str, path: Any = None, target: Any = None) -> Any:
+        if name not in _HOSTS:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _WithStandIns(spec.loader)
+        return spec
+
+
+_FINDER = _LightFinder()
+
+
+def register() -> None:
+    """Make every later import of Whoosh's core light (once per process)."""
+    if _FINDER not in sys.meta_path:
+        sys.meta_path.insert(0, _FINDER)
+
+
+def install() -> None:
+    """Import Whoosh's core modules now, with the stand-ins in place."""
+    register()
+    import whoosh.compat  # noqa: F401
+    import whoosh.query  # noqa: F401 - the store imports it next
+    import whoosh.reading  # noqa: F401
