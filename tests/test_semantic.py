@@ -295,3 +295,36 @@ def test_without_the_extra_a_search_by_meaning_says_how_to_install_it(index_dir:
                          capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["retrieval"] == "keyword"
+
+
+# -- the search page -------------------------------------------------------------------
+
+
+CHROMIUM = os.environ.get("NEWSQUARRY_CHROMIUM", "/usr/bin/chromium")
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists() and not os.environ.get("CI"),
+                    reason=f"no Chromium at {CHROMIUM}")  # fmt: skip
+def test_search_page_find_by_meaning_toggle(index_dir: Path) -> None:
+    from playwright.sync_api import sync_playwright
+    from web_support import serve
+
+    app = create_app({"index": str(index_dir)})
+    loaded = ("() => !document.body.hasAttribute('aria-busy') && "
+              "document.body.dataset.loaded === location.pathname + location.search")  # fmt: skip
+    with serve(app) as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM,
+                                    args=["--headless", "--no-sandbox", "--disable-gpu"])  # fmt: skip
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(60_000)  # the first search by meaning loads the model
+            page.goto(f"{url}/?q=desertion&retrieval=keyword")
+            page.wait_for_function(loaded)
+            assert page.locator("#hits > li").count() == 0
+            page.select_option("#retrieval", "hybrid")
+            page.wait_for_function(loaded)
+            assert "retrieval=hybrid" in page.url
+            assert page.locator("#hits > li").count() > 0
+            assert page.locator("#hits .matched-by").first.inner_text() == "matched by meaning"
+        finally:
+            browser.close()
