@@ -204,6 +204,11 @@ def test_bad_retrieval_is_a_clear_error(ix) -> None:
     with pytest.raises(InvalidRequest) as err:
         ix.search("army", retrieval="vibes")
     assert err.value.field == "retrieval"
+    from newsquarry.search import QueryTooLong
+
+    with pytest.raises(QueryTooLong) as too_long:  # as a query is: bounded before any work
+        ix.quotes(similar_to="x" * 10_000)
+    assert too_long.value.field == "similar_to"
 
 
 # -- the API ---------------------------------------------------------------------------

@@ -39,7 +39,7 @@ import numpy as np
 
 from newsquarry.search.archive.vectors import segment_vectors
 from newsquarry.search.core import embedding
-from newsquarry.search.core.errors import InvalidRequest, SemanticUnavailable
+from newsquarry.search.core.errors import InvalidRequest, QueryTooLong, SemanticUnavailable
 from newsquarry.search.core.requests import RETRIEVALS
 from newsquarry.search.engine.views import leaves_of
 
@@ -61,6 +61,12 @@ def resolve(request: Any, settings: dict[str, Any], store: Any, searcher: Any) -
         )
     if not isinstance(request.similar_to, str):
         raise InvalidRequest("similar_to must be a string", field="similar_to")
+    longest = int(settings.get("max_query_length") or 400)
+    if len(request.similar_to) > longest:
+        raise QueryTooLong(
+            f"similar_to is {len(request.similar_to)} characters long; at most {longest}",
+            field="similar_to",
+        )
     if request.similar_to.strip():
         asked = "semantic"
     text = request.q.strip() or request.similar_to.strip()
