@@ -63,6 +63,13 @@ from ..scoping import (
 
 log = logging.getLogger("api.search")
 
+# a search by meaning (retrieval semantic or hybrid, similar_to) that cannot run
+NO_VECTORS = {"schema": ProblemSchema, "content_type": "application/problem+json",
+              "description": "A search by meaning on an index without vectors: run "
+              "`newsquarry embed`"}  # fmt: skip
+NO_SEMANTIC = {"schema": ProblemSchema, "content_type": "application/problem+json",
+               "description": "A search by meaning without the semantic extra installed"}  # fmt: skip
+
 ALT_CONTENT = {
     "responses": {
         200: {
@@ -323,6 +330,8 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
     @blp.arguments(passage_args, location="query", error_status_code=400, unknown=RAISE)
     @blp.response(200, PassageSearchResponse)
     @blp.doc(**ALT_CONTENT)
+    @blp.alt_response(409, **NO_VECTORS)
+    @blp.alt_response(501, **NO_SEMANTIC)
     def search_passages(args: dict[str, Any]) -> Response:
         """Search passages.
 
@@ -336,6 +345,8 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
     @blp.arguments(quote_args, location="query", error_status_code=400, unknown=RAISE)
     @blp.response(200, QuoteSearchResponse)
     @blp.doc(**ALT_CONTENT)
+    @blp.alt_response(409, **NO_VECTORS)
+    @blp.alt_response(501, **NO_SEMANTIC)
     def search_quotes(args: dict[str, Any]) -> Response:
         """Search quotations: "what did X say about Y" (speaker=X&q=Y)."""
         return run_search(args, "quotes")

@@ -216,10 +216,16 @@ def aliases(
 
 
 @click.command()
+@click.option(
+    "--all",
+    "every",
+    is_flag=True,
+    help="Encode every passage again, not only those without a vector.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
 @click.pass_obj
 @handle_errors
-def embed(obj: Context, as_json: bool) -> None:
+def embed(obj: Context, every: bool, as_json: bool) -> None:
     """Add vectors (search by meaning) to what was indexed without them.
 
     Encodes every passage and quotation that has no vector yet, segment by segment,
@@ -246,7 +252,7 @@ def embed(obj: Context, as_json: bool) -> None:
             click.echo(f"Embedding: {p.done:,} of {p.total:,} ({share:.0%}), "
                        f"{p.segments} segments committed", err=True)  # fmt: skip
 
-    done = run_embed(obj.store(), progress)
+    done = run_embed(obj.store(), progress, every=every)
     if as_json:
         click.echo(to_json(asdict(done)))
     elif not done.total:
