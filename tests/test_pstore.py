@@ -11,7 +11,6 @@ import os
 
 import numpy as np
 import pytest
-from test_docvalues import make_article
 
 from newsquarry.search.core.requests import SearchRequest
 from newsquarry.search.engine import pstore
@@ -20,6 +19,8 @@ from newsquarry.search.engine.schema import build_schema
 from newsquarry.search.engine.store import WhooshStore
 from newsquarry.search.engine.views import cache_for, leaves_of
 from newsquarry.search.query.searching import run_search
+
+from .test_docvalues import make_article
 
 SCHEMA = build_schema()
 
