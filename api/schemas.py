@@ -460,6 +460,27 @@ TEXT_LENGTH_DOC = "Length of the whole text, in characters"
 TEXT_START_DOC = "Where the returned text starts in the whole text (0 when it is whole)"
 
 
+def matched_by_field() -> fields.String:
+    """``matched_by`` of a hit (passage or quotation) found by meaning."""
+    return fields.String(
+        allow_none=True,
+        metadata={
+            "enum": ["words", "meaning", "both", None],
+            "description": "A search by meaning (retrieval semantic or hybrid): whether "
+            "the hit matched by its words, by meaning (similarity at least the floor), or "
+            "both; null for a keyword search",
+        },
+    )
+
+
+def similarity_field() -> fields.Float:
+    """``similarity`` of a hit found by meaning."""
+    return fields.Float(
+        allow_none=True,
+        metadata={"description": "Cosine similarity to the query (a search by meaning)"},
+    )
+
+
 STORY_DOC = "The hit's story: the id of the first article of it (itself if not syndicated)"
 COPIES_DOC = "Other articles carrying the same story (syndicated copies, lightly edited or not)"
 
@@ -496,19 +517,8 @@ class HitSchema(Out):
     more_ids = fields.List(fields.String(), metadata={"description": "Their ids, best first"})
     story = fields.String(allow_none=True, metadata={"description": STORY_DOC})
     copies = fields.Integer(metadata={"description": COPIES_DOC})
-    matched_by = fields.String(
-        allow_none=True,
-        metadata={
-            "enum": ["words", "meaning", "both", None],
-            "description": "A search by meaning (retrieval semantic or hybrid): whether "
-            "the hit matched by its words, by meaning (similarity at least the floor), or "
-            "both; null for a keyword search",
-        },
-    )
-    similarity = fields.Float(
-        allow_none=True,
-        metadata={"description": "Cosine similarity to the query (a search by meaning)"},
-    )
+    matched_by = matched_by_field()
+    similarity = similarity_field()
     # "fields" in JSON (a Schema's own ``fields`` attribute is taken)
     article_fields = fields.Dict(
         data_key="fields",
@@ -551,19 +561,8 @@ class QuoteHitSchema(Out):
     more_ids = fields.List(fields.String(), metadata={"description": "Their ids, best first"})
     story = fields.String(allow_none=True, metadata={"description": STORY_DOC})
     copies = fields.Integer(metadata={"description": COPIES_DOC})
-    matched_by = fields.String(
-        allow_none=True,
-        metadata={
-            "enum": ["words", "meaning", "both", None],
-            "description": "A search by meaning (retrieval semantic or hybrid): whether "
-            "the hit matched by its words, by meaning (similarity at least the floor), or "
-            "both; null for a keyword search",
-        },
-    )
-    similarity = fields.Float(
-        allow_none=True,
-        metadata={"description": "Cosine similarity to the query (a search by meaning)"},
-    )
+    matched_by = matched_by_field()
+    similarity = similarity_field()
     cluster = fields.String(
         allow_none=True,
         metadata={"description": "Its quotation cluster: GET /v1/quotes/{cluster}"},
