@@ -146,8 +146,9 @@ def count_per_story(view: View, fname: str, mask: np.ndarray, story: np.ndarray)
     n = view.nkeys[fname]
     if not len(docs):
         return np.zeros(n, dtype=np.int64)
-    sel = docs[mask[docs]]
-    gids = view.gids[fname][mask[docs]].astype(np.int64)
+    held = mask[docs]
+    sel = docs[held]
+    gids = view.gids[fname][held].astype(np.int64)
     stories = story[sel]
     # a document without a story (none: -1) counts alone, under its own number
     stories = np.where(stories >= 0, stories, -1 - sel)

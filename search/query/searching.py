@@ -40,6 +40,7 @@ import numpy as np
 
 from newsquarry.search.archive import quoteclusters
 from newsquarry.search.archive.quoteclusters import clusters_for
+from newsquarry.search.archive.stories import stories_for
 from newsquarry.search.core.background import FOREGROUND
 from newsquarry.search.core.config import load_settings
 from newsquarry.search.core.errors import InvalidRequest, QueryError, SearchTimeout, UnknownFacet
@@ -236,11 +237,12 @@ def _run_search(
     total_clusters = total_stories = 0
     others: list[list[int]] = []
     partial = False
-    st = storygroups.stories(prep.view, prep.searcher, prep._folder)
-    labels = storygroups.doc_labels(prep.view, st)
+    st = stories_for(prep.view, prep.searcher, prep._folder)
+    # per document its story: an array over the whole index, made only when asked for
+    labels = st.doc_labels(prep.view) if "story" in (request.group, request.dedupe) else None
     if request.dedupe == "story":
         prep.counter.per_story = labels
-    if request.group == "story":
+    if labels is not None and request.group == "story":
         total_stories = _count_keys(labels[prep.final])
         docnums, scores, others = _grouped_page(prep, total_stories, labels)
     elif request.group == "article":
@@ -250,23 +252,22 @@ def _run_search(
         docnums, scores, others = _grouped_page(prep, total_clusters, clusters.label)
     else:
         docnums, scores, partial = _page(prep, total)
+    # a scoped key's filters and dates: what hits may say about clusters and copies
+    scope = None
+    if within is not None:
+        scope = build_filters(
+            prep.view, within.filters, within.date_from or None, within.date_to or None
+        )
     if request.mode == "quotes":
         hits: list[Hit | QuoteHit] = _quote_hits(prep, docnums, scores)
         if clusters is not None:
-            scope = None
-            if within is not None:
-                scope = build_filters(
-                    prep.view, within.filters, within.date_from or None, within.date_to or None
-                ).combined(prep.view.doctype_mask("quote"))
-            describe_hits(prep.searcher, prep.view, clusters, hits, docnums, scope)
+            quotes = scope.combined(prep.view.doctype_mask("quote")) if scope is not None else None
+            describe_hits(prep.searcher, prep.view, clusters, hits, docnums, quotes)
     else:
         hits = _passage_hits(prep, docnums, scores)
-    scope_docs = None
-    if within is not None:
-        scope_docs = build_filters(
-            prep.view, within.filters, within.date_from or None, within.date_to or None
-        ).combined(prep.view.live)
-    storygroups.describe(hits, docnums, prep.view, st, scope_docs)
+    storygroups.describe(
+        hits, docnums, prep.view, st, scope.combined(prep.view.live) if scope is not None else None
+    )
     if prep.semantic is not None:
         for hit, d in zip(hits, docnums, strict=True):
             hit.matched_by = prep.semantic.matched_by(d)
@@ -327,8 +328,8 @@ def facet_values(
         raise InvalidRequest("prefix must be a string", field="prefix")
     prep = _Prepared(store, request, settings, specs)
     if request.dedupe == "story":
-        st = storygroups.stories(prep.view, prep.searcher, prep._folder)
-        prep.counter.per_story = storygroups.doc_labels(prep.view, st)
+        st = stories_for(prep.view, prep.searcher, prep._folder)
+        prep.counter.per_story = st.doc_labels(prep.view)
     spec = prep.declared.get(facet)
     if spec is not None:
         return prep.fields.facet(

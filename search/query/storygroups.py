@@ -18,16 +18,6 @@ from newsquarry.search.core.requests import Hit, QuoteHit
 from newsquarry.search.engine.views import View, cache_for
 
 
-def stories(view: View, searcher: Any, folder: Any) -> Stories:
-    """The stories of this view's index state (linked once per state)."""
-    return stories_for(view, searcher, folder)
-
-
-def doc_labels(view: View, st: Stories) -> np.ndarray:
-    """Per document of ``view``: its story number."""
-    return st.doc_labels(view)
-
-
 def describe(
     hits: list[Hit | QuoteHit],
     docnums: list[int],
@@ -84,5 +74,5 @@ def article_copies(store: Any, article_id: str) -> list[dict[str, Any]]:
     gid = view.gid("article_id", article_id)
     if gid is None:
         return []
-    st = stories(view, searcher, getattr(store, "path", None))
+    st = stories_for(view, searcher, getattr(store, "path", None))
     return copies_of(view, st, gid) if st.copies(gid) else []
