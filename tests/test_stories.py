@@ -203,7 +203,7 @@ def test_damaged_or_missing_derived_files_are_made_again(ix):
     saved.write_bytes(b"not a numpy file")
     for f in folder.glob(f"*{storysigs.EXT}"):
         f.unlink()
-    storysigs._cache.clear()
+    storysigs._segments.clear()
     fresh = Index(folder)
     try:
         assert story_of(fresh) == before

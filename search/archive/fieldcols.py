@@ -12,8 +12,7 @@ before the feature, or the file lost) is read from its stored fields instead.
 from __future__ import annotations
 
 import json
-import threading
-from collections import Counter, OrderedDict
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,31 +72,13 @@ def _from_file(src: Any) -> SegmentFields | None:
     return SegmentFields(np.array(src.array("docs")), strings["ids"], strings["fields"])
 
 
-_cache: OrderedDict[str, SegmentFields] = OrderedDict()  # segment id -> its fields
-_cache_lock = threading.Lock()
-_CACHE_SEGMENTS = 256
+_segments = dvstore.SegmentCache(EXT, _from_file, compute_segment)
 
 
 def segment_fields(folder: Any, reader: Any) -> SegmentFields:
-    """A committed segment's article fields: kept per segment id (segments never change),
+    """A committed segment's article fields: kept per segment (segments never change),
     from its file, else from its stored fields through ``reader``."""
-    seg = reader.segment()
-    segid = seg.segment_id()
-    with _cache_lock:
-        got = _cache.get(segid)
-    if got is not None:
-        return got
-    got = None
-    if folder is not None:
-        src = dvstore.read(folder, segid, seg.doc_count_all(), ext=EXT)
-        got = _from_file(src) if src is not None else None
-    if got is None:
-        got = compute_segment(reader)
-    with _cache_lock:
-        _cache[segid] = got
-        while len(_cache) > _CACHE_SEGMENTS:
-            _cache.popitem(last=False)
-    return got
+    return _segments.get(folder, reader)
 
 
 def write_merged(

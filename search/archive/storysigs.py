@@ -18,9 +18,7 @@ the feature, or the file lost) is computed from its stored articles instead.
 from __future__ import annotations
 
 import json
-import threading
 import zlib
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,31 +141,13 @@ def _from_file(src: Any) -> StoryData | None:
     )
 
 
-_cache: OrderedDict[tuple[Any, str], StoryData] = OrderedDict()  # (folder, segment id) ->
-_cache_lock = threading.Lock()
-_CACHE_SEGMENTS = 256
+_segments = dvstore.SegmentCache(EXT, _from_file, compute_segment)
 
 
 def segment_data(folder: Any, reader: Any) -> StoryData:
     """A committed segment's story data: kept per segment (segments never change), from
     its file, else from its stored articles through ``reader``."""
-    seg = reader.segment()
-    key = (str(folder), seg.segment_id())
-    with _cache_lock:
-        got = _cache.get(key)
-    if got is not None:
-        return got
-    got = None
-    if folder is not None:
-        src = dvstore.read(folder, seg.segment_id(), seg.doc_count_all(), ext=EXT)
-        got = _from_file(src) if src is not None else None
-    if got is None:
-        got = compute_segment(reader)
-    with _cache_lock:
-        _cache[key] = got
-        while len(_cache) > _CACHE_SEGMENTS:
-            _cache.popitem(last=False)
-    return got
+    return _segments.get(folder, reader)
 
 
 def write_merged(

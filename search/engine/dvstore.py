@@ -34,6 +34,8 @@ from __future__ import annotations
 import json
 import mmap
 import os
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -269,3 +271,35 @@ def merge_positions(segment: Any, live: Any, base: int, docs: np.ndarray) -> np.
     new = np.full(segment.doc_count_all(), -1, dtype=np.int64)
     new[np.asarray(live, dtype=np.int64)] = base + np.arange(len(live))
     return new[docs] if len(docs) else np.zeros(0, np.int64)
+
+
+class SegmentCache:
+    """A feature's data per committed segment, kept in memory (segments never change):
+    from the segment's ``ext`` file when valid, else computed from the segment through
+    its reader. At most ``size`` segments, the least recently added dropped first."""
+
+    def __init__(self, ext: str, parse: Any, compute: Any, size: int = 256) -> None:
+        self.ext, self.parse, self.compute, self.size = ext, parse, compute, size
+        self._data: OrderedDict[tuple[str, str], Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, folder: Any, reader: Any) -> Any:
+        seg = reader.segment()
+        key = (str(folder), seg.segment_id())
+        with self._lock:
+            got = self._data.get(key)
+        if got is not None:
+            return got
+        if folder is None:
+            got = self.compute(reader)
+        else:
+            got = read_or_compute(folder, seg, self.ext, self.parse, self.compute, reader)
+        with self._lock:
+            self._data[key] = got
+            while len(self._data) > self.size:
+                self._data.popitem(last=False)
+        return got
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
