@@ -18,6 +18,7 @@ from flask import current_app
 from newsquarry.search.core.errors import IndexUnavailable
 from newsquarry.search.engine.store import WhooshStore
 from newsquarry.search.ingest.enrichproc import EnrichmentProcess
+from newsquarry.search.ingest.indexer import default_enricher
 from newsquarry.search.query.searching import warm_up
 
 from .caching import ResponseCache
@@ -107,8 +108,6 @@ class Backend:
         return self._writes_enricher
 
     def _make_enricher(self) -> Any:
-        from newsquarry.search.ingest.indexer import default_enricher
-
         source = self._enricher if self._enricher is not None else default_enricher
         if self.settings.get("enrich_process", True):
             return EnrichmentProcess(source)

@@ -30,6 +30,8 @@ from typing import Any
 
 from gunicorn import glogging
 
+from newsquarry.search.core.config import load_settings
+
 bind = os.environ.get("NEWSQUARRY_BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("NEWSQUARRY_WORKERS", "2"))
 threads = int(os.environ.get("NEWSQUARRY_THREADS", "4"))
@@ -121,8 +123,6 @@ class FollowerProcess:
         self.thread: threading.Thread | None = None
 
     def argv(self) -> list[str] | None:
-        from newsquarry.search.core.config import load_settings
-
         settings = load_settings()
         urls = [u for u in re.split(r"[\s,]+", str(settings.get("follow") or "")) if u]
         if not urls:

@@ -18,6 +18,8 @@ from flask import Request
 from newsquarry.search.core.textnorm import fold
 from newsquarry.search.query.facets import NAME_FACETS
 
+from .backend import backend
+
 _HOST_OK = re.compile(r"^[A-Za-z0-9._:\[\]-]+$")  # a host name or an IP address, nothing else
 
 
@@ -29,8 +31,6 @@ def public_url(path: str) -> str:
     into links, so a forged Host cannot poison cached answers or make ``http:///``
     links.
     """
-    from .backend import backend
-
     base = str(backend().settings.get("base_url") or "").rstrip("/")
     return f"{base}{path}" if base else path
 
@@ -46,8 +46,6 @@ def public_origin(req: Request) -> str:
     header, so there the default is ``http://localhost``; behind a proxy, set
     ``base_url`` (docs/web.md).
     """
-    from .backend import backend
-
     base = str(backend().settings.get("base_url") or "").rstrip("/")
     if base:
         return base

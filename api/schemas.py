@@ -16,7 +16,9 @@ from typing import Any
 from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validate, validates_schema
 
 from newsquarry.search.core import fields as fieldspec
+from newsquarry.search.core.errors import InvalidRequest
 from newsquarry.search.core.fields import FieldSpec
+from newsquarry.search.core.ids import id_problem
 from newsquarry.search.core.models import ENTITY_TYPES, QUOTE_KINDS
 from newsquarry.search.core.requests import (
     DATE_INTERVALS,
@@ -27,6 +29,7 @@ from newsquarry.search.core.requests import (
     SORTS,
 )
 from newsquarry.search.engine.schema import FACETS
+from newsquarry.search.query.facets import date_bounds
 
 from .routing import ID_PATTERN
 
@@ -104,8 +107,6 @@ class IdValue(validate.Validator):
     """An article id in a body: empty (derived) or valid by ``search.ids`` (with its reason)."""
 
     def __call__(self, value: str) -> str:
-        from newsquarry.search.core.ids import id_problem
-
         problem = id_problem(value) if value else None
         if problem:
             raise ValidationError(problem)
@@ -124,9 +125,6 @@ class DateValue(validate.Validator):
         self.name = name
 
     def __call__(self, value: str) -> str:
-        from newsquarry.search.core.errors import InvalidRequest
-        from newsquarry.search.query.facets import date_bounds
-
         try:
             date_bounds(value, what=self.name)
         except InvalidRequest:

@@ -6,13 +6,13 @@ from typing import Any
 
 from marshmallow import Schema, fields, validate
 
+from newsquarry.search.query.cooccurrence import DEFAULT_TARGETS, TARGETS
+
 from .schemas import Out, search_args_schema
 
 
 def cooccurrence_args_schema(settings: dict[str, Any]) -> type[Schema]:
     """Query parameters of co-occurrence: a search's query and filters, targets, size."""
-    from newsquarry.search.query.cooccurrence import DEFAULT_TARGETS, TARGETS
-
     base = search_args_schema(settings, "passages")
     max_fsize = int(settings["max_facet_size"])
 

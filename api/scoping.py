@@ -36,6 +36,8 @@ from flask import Flask, Response, g, request
 from newsquarry.search.core.textnorm import fold
 from newsquarry.search.query.keys import KeyRefused, Scope, _bound, verify_key
 
+from .backend import backend
+
 HEADER = "X-Newsquarry-Key"
 SCOPED_ENDPOINTS = {
     "search.search_passages",
@@ -61,8 +63,6 @@ def current_scope() -> Scope | None:
     key = given_key()
     scope = None
     if key is not None:
-        from .backend import backend
-
         scope = verify_key(str(backend().settings.get("secret") or ""), key)
     g.nq_scope = scope
     return scope
@@ -196,8 +196,6 @@ def _check_document() -> None:
     scope = current_scope()
     if scope is None:
         return
-    from .backend import backend
-
     store = backend().store()
     args = request.view_args or {}
     if request.endpoint == "documents.get_passage":

@@ -25,6 +25,12 @@ from marshmallow import RAISE
 
 from newsquarry.search.core.requests import SearchRequest, SearchResult
 from newsquarry.search.engine.schema import FACETS
+from newsquarry.search.query.clusters import quote_cluster as library_cluster
+from newsquarry.search.query.cooccurrence import cooccurrence as library_cooccurrence
+from newsquarry.search.query.export import Export, records
+from newsquarry.search.query.keys import apply_scope
+from newsquarry.search.query.searching import facet_values
+from newsquarry.search.query.searching import run_search as library_search
 
 from ..arguments import ApiBlueprint as Blueprint
 from ..backend import backend
@@ -130,8 +136,6 @@ def to_search_request(args: dict[str, Any], mode: str, settings: dict[str, Any])
 def search_library(store: Any, req: SearchRequest, settings: dict[str, Any]) -> SearchResult:
     """The library's search (``store.search``), run with this app's settings and limits;
     what hits say about their quotation clusters stays inside a scoped key's scope."""
-    from newsquarry.search.query.searching import run_search as library_search
-
     return library_search(store, req, settings, within=scope_request())
 
 
@@ -151,8 +155,6 @@ def apply_read_key(req: SearchRequest, given: str | None) -> SearchRequest:
     request's dates again before combining them with the key's; then the
     verified scope (``api.scoping``) is applied.
     """
-    from newsquarry.search.query.keys import apply_scope
-
     scope = current_scope()
     return req if scope is None else apply_scope(req, scope)
 
@@ -292,8 +294,6 @@ def feed_response(store: Any, req: SearchRequest, fmt: str, settings: dict[str, 
 
 def export_response(store: Any, req: SearchRequest, fmt: str, settings: dict[str, Any]) -> Response:
     """Stream every hit up to the page depth limit, one library page at a time."""
-    from newsquarry.search.query.export import Export, records
-
     export = Export(store, req, settings, search_library)  # query errors surface here
     request_id = g.get("request_id")
 
@@ -367,8 +367,6 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
         with its article and source. Read with a scoped key, only the copies inside
         the key's scope are listed; none inside it is a 404, as an unknown id.
         """
-        from newsquarry.search.query.clusters import quote_cluster as library_cluster
-
         store = backend().store()
         key = request_key(request, "json")
         etag = make_etag(int(store.generation), key)
@@ -389,8 +387,6 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
         known = FACETS + tuple(f.name for f in settings.get("_declared_fields") or [])
         if facet not in known:
             raise ApiError(404, f"no facet named {facet!r}; facets are: {', '.join(known)}")
-        from newsquarry.search.query.searching import facet_values
-
         be = backend()
         store = be.store()
         mode = args.pop("mode", "passages")
@@ -431,8 +427,6 @@ def make_blueprint(settings: dict[str, Any]) -> Blueprint:
         answer lists, for each requested facet, the values most often in the same
         passages and in the same articles, with counts (the selection itself left out).
         """
-        from newsquarry.search.query.cooccurrence import cooccurrence as library_cooccurrence
-
         be = backend()
         store = be.store()
         targets = args.pop("facet")
