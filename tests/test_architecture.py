@@ -3,6 +3,7 @@ contracts in pyproject.toml), no import cycle anywhere, and modules a reader can
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -96,3 +97,46 @@ def test_no_module_is_over_900_lines(folder):
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     }
     assert long == {}
+
+
+def _unexplained_function_imports(source: str) -> list[int]:
+    """Lines of imports inside a function with no ``lazy`` reason (an import kept lazy for
+    start-up time says so; none may dodge a cycle). A run of imports one after another
+    shares one reason, on any of its lines or on the line above it."""
+    lines = source.splitlines()
+    found: list[int] = []
+    for func in ast.walk(ast.parse(source)):
+        if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(func):
+            for name in ("body", "orelse", "finalbody"):
+                run: list[ast.stmt] = []
+                body = getattr(node, name, None)
+                if not isinstance(body, list):
+                    continue
+                for stmt in [*body, None]:
+                    if isinstance(stmt, ast.Import | ast.ImportFrom):
+                        run.append(stmt)
+                        continue
+                    if run:
+                        first, last = run[0].lineno, run[-1].end_lineno or run[-1].lineno
+                        said = lines[max(first - 2, 0) : last]
+                        if not any("lazy" in line for line in said):
+                            found.extend(s.lineno for s in run)
+                    run = []
+    return sorted(set(found))
+
+
+@pytest.mark.parametrize("folder", ["search", "api"])
+def test_every_import_inside_a_function_says_why(folder):
+    unexplained = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        for line in _unexplained_function_imports(path.read_text(encoding="utf-8"))
+    ]
+    assert unexplained == []
+
+
+def test_an_unexplained_import_inside_a_function_is_found():
+    source = "def f():\n    import json\n    return json\n\ndef g():\n    import csv  # lazy: start-up time\n"
+    assert _unexplained_function_imports(source) == [2]

@@ -9,9 +9,13 @@ the table itself and the rules that make it.
 
 from __future__ import annotations
 
+import fcntl
 import json
+import logging
 import os
+import sys
 import threading
+import time
 import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -525,9 +529,6 @@ def learn_table(folder: str | os.PathLike, tries: int = 40) -> bool:
     folder (a file lock), so the last to finish read the newest evidence; False when
     there is no evidence to read (a writer rebuilds it from the index at its next
     commit)."""
-    import fcntl
-    import time
-
     store = AliasStore(folder)
     with open(store.path / LEARN_LOCK, "a+b") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -592,17 +593,13 @@ class AliasLearner(Coalescing):
 
     def before_run(self) -> None:
         """Wait out the rest of the last run's pause (commits meanwhile join the run)."""
-        import time
-
         delay = self._next - time.monotonic()
         if delay > 0:
             self._hurry.wait(delay)
 
     def run_once(self) -> None:
         """One learning process for every commit asked so far."""
-        import subprocess
-        import sys
-        import time
+        import subprocess  # lazy: start-up time (only the learner's run needs it)
 
         t0 = time.monotonic()
         cmd = [sys.executable, "-m", __name__, str(self.path), "--parent", str(os.getpid())]
@@ -613,8 +610,6 @@ class AliasLearner(Coalescing):
         if done.returncode != 0:
             lines = (done.stderr or done.stdout).strip().splitlines()
             self.errors.append(lines[-1] if lines else f"exit {done.returncode}")
-            import logging
-
             logging.getLogger(__name__).warning(
                 "learning the alias table failed (the table stays as it was): %s",
                 self.errors[-1],
@@ -623,8 +618,7 @@ class AliasLearner(Coalescing):
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m newsquarry.search.archive.aliases FOLDER``: learn the folder's alias table."""
-    import argparse
-    import sys
+    import argparse  # lazy: start-up time (only ``python -m`` needs it)
 
     ap = argparse.ArgumentParser(prog="python -m newsquarry.search.archive.aliases")
     ap.add_argument("folder")

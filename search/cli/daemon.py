@@ -69,8 +69,9 @@ class Resident:
         from newsquarry.search.engine.light import install  # lazy: start-up time
 
         install()
+        # lazy: start-up time (after install: Whoosh without the modules it never uses)
         from newsquarry.search.engine.store import WhooshStore
-        from newsquarry.search.query.searching import warm_up  # lazy: start-up time
+        from newsquarry.search.query.searching import warm_up
 
         self.folder = folder
         self.inode = os.stat(folder).st_ino

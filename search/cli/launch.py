@@ -169,9 +169,8 @@ def main() -> None:
         code, absent = try_resident(argv, folder)
         if code is not None:
             sys.exit(code)
-    from newsquarry.search.cli.app import (
-        main as cli_main,  # lazy: start-up time (this client is stdlib only)
-    )
+    # lazy: start-up time (this client is stdlib only)
+    from newsquarry.search.cli.app import main as cli_main
 
     try:
         cli_main()

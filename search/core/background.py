@@ -19,8 +19,6 @@ def background_priority() -> None:
     """Lower this process's CPU priority: a background process (a segment merge, the alias
     learner) then takes the cores only when searches and writes leave them free. On an idle
     machine it runs as fast as before; on a busy one the server's workers come first."""
-    import os
-
     try:
         os.nice(BACKGROUND_NICE)
     except OSError:  # not permitted here: run at the inherited priority

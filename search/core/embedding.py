@@ -69,7 +69,7 @@ def _model() -> Any:
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # "Loading weights" on stderr, in every process
-    import torch
+    import torch  # lazy: as above
 
     # one thread per process: the parallelism is the processes' (enrichment workers, server
     # workers). torch's default (a thread per core, spinning while it waits) in several

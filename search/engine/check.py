@@ -9,6 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from whoosh.index import TOC
+from whoosh.reading import SegmentReader
+
 from newsquarry.search.engine import hooks
 from newsquarry.search.engine.integrity import (
     ARTICLES_EXT,
@@ -100,8 +103,6 @@ def _kind(name: str) -> str:
 
 
 def _read_toc(folder: Path, generation: int) -> Any:
-    from whoosh.index import TOC
-
     return TOC.read(DurableFileStorage(str(folder), verify=False), INDEX_NAME, generation)
 
 
@@ -260,8 +261,6 @@ def _live_articles(
 
 def _structural_check(folder: Path, toc: Any, report: CheckReport) -> None:
     """Read every stored document and every term of each segment (indexes without checksums)."""
-    from whoosh.reading import SegmentReader
-
     storage = DurableFileStorage(str(folder), verify=False)
     for seg in toc.segments:
         name = seg.segment_id() + SEGMENT_EXT

@@ -33,6 +33,8 @@ import threading
 from typing import Any
 
 import numpy as np
+from whoosh.codec.whoosh3 import LENGTHS_COLUMN
+from whoosh.reading import SegmentReader
 from whoosh.util.numeric import byte_to_length
 
 from newsquarry.search.core import npsets
@@ -55,8 +57,6 @@ def _length_codes(reader: Any, fieldname: str, n: int) -> np.ndarray:
     """The per-document length bytes of a field (Whoosh stores lengths quantized to a byte)."""
     out = np.zeros(n, dtype=np.uint8)
     try:
-        from whoosh.codec.whoosh3 import LENGTHS_COLUMN
-
         col = reader._perdoc._cached_reader(f"_{fieldname}_len", LENGTHS_COLUMN)
     except AttributeError:
         col = None
@@ -284,8 +284,6 @@ def write_segment_file(
     (``persist_on_commit``), so every committed segment has its files; the
     segment's own files are complete on disk by then.
     """
-    from whoosh.reading import SegmentReader
-
     reader = SegmentReader(storage, schema, segment)
     try:
         arrays, meta = compute_segment(reader)

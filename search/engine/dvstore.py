@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from whoosh.reading import SegmentReader
 
 from newsquarry.search.core.durability import fsync_path
 from newsquarry.search.core.errors import IndexDamaged
@@ -197,8 +198,6 @@ def on_new_segments(writer: Any, save: Any) -> Any:
     """Make a Whoosh writer call ``save(folder, segment, reader)`` for each segment its
     commit adds, before the table of contents names them: a feature's per-segment file
     is then part of the commit (listed in its checksum manifest) or the commit fails."""
-    from whoosh.reading import SegmentReader
-
     before = {s.segment_id() for s in writer.segments}
     original = writer._commit_toc
 

@@ -52,6 +52,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from whoosh.reading import SegmentReader
+
 from newsquarry.search.core.errors import IndexDamaged
 
 INDEX_NAME = "newsquarry"
@@ -192,8 +194,6 @@ def write_manifest_file(folder: Path, manifest: Manifest) -> None:
 
 def segment_articles(storage: Any, schema: Any, segment: Any) -> dict[str, int]:
     """Article id -> its first document number in ``segment``, from the article_id postings."""
-    from whoosh.reading import SegmentReader
-
     reader = SegmentReader(storage, schema, segment)
     try:
         if "article_id" not in reader.indexed_field_names():

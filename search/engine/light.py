@@ -38,12 +38,14 @@ _HOSTS = frozenset({"whoosh.compat", "whoosh.reading", "whoosh.query.terms"})
 
 
 def _urlretrieve(*args: Any, **kw: Any) -> Any:
+    # lazy: the stand-in's point (urllib.request is imported only if this is called)
     from urllib.request import urlretrieve
 
     return urlretrieve(*args, **kw)
 
 
 def _variations(*args: Any, **kw: Any) -> Any:
+    # lazy: the stand-in's point (morph_en is imported only if this is called)
     from whoosh.lang.morph_en import variations
 
     return variations(*args, **kw)
@@ -116,6 +118,7 @@ def register() -> None:
 def install() -> None:
     """Import Whoosh's core modules now, with the stand-ins in place."""
     register()
+    # lazy on purpose: this function's job is these imports, after the stand-ins are in place
     import whoosh.compat  # noqa: F401
     import whoosh.query  # noqa: F401 - the store imports it next
     import whoosh.reading  # noqa: F401

@@ -27,10 +27,16 @@ import math
 import os
 import re
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
+
+from whoosh.filedb.filestore import FileStorage
+from whoosh.index import LockError
+from whoosh.reading import SegmentReader
+from whoosh.writing import SegmentWriter
 
 from newsquarry.search.core.background import Coalescing
 from newsquarry.search.core.durability import fsync_path
@@ -105,8 +111,6 @@ def merge_tiered(
     """A Whoosh ``mergetype`` (``writer.commit(mergetype=...)``) applying ``plan_merges``."""
 
     def policy(writer: Any, segments: list[Any]) -> list[Any]:
-        from whoosh.reading import SegmentReader
-
         sizes = [(s.doc_count(), s.doc_count_all()) for s in segments]
         chosen = set(plan_merges(sizes, factor, floor_docs, max_docs))
         if not chosen:
@@ -182,11 +186,6 @@ def merge_once(store: Any) -> bool:
 
 
 def _merge(store: Any, ix: Any) -> bool:
-    from whoosh.filedb.filestore import FileStorage
-    from whoosh.index import LockError
-    from whoosh.reading import SegmentReader
-    from whoosh.writing import SegmentWriter
-
     folder = Path(ix.storage.folder)
     work = folder / MERGE_DIR
     shutil.rmtree(work, ignore_errors=True)  # left by a merge killed midway
@@ -232,7 +231,8 @@ def _merge(store: Any, ix: Any) -> bool:
         w._finish()
         reader = SegmentReader(tmp, toc.schema, merged)
         try:
-            arrays, meta = docvalues.compute_segment(reader)  # (a module attribute: tests hold a merge here)
+            # (a module attribute: tests hold a merge here)
+            arrays, meta = docvalues.compute_segment(reader)
             if captured is not None and captured.done:  # its decoded postings (search.pstore)
                 captured.write(work, merged.segment_id(), merged.doc_count_all())
             else:
@@ -323,7 +323,7 @@ class Merger(Coalescing):
                     self.merges += 1
         except Exception as exc:  # noqa: BLE001 - a failed merge loses nothing; say so
             self.errors.append(f"{type(exc).__name__}: {exc}")
-            import logging  # only now: a CLI search should not pay for importing it
+            import logging  # lazy: only now, a CLI search should not pay for importing it
 
             logging.getLogger(__name__).warning("segment merge failed (nothing lost): %s", exc)
 
@@ -338,8 +338,7 @@ class Merger(Coalescing):
 
     def _in_process(self, params: tuple[int, int, int]) -> int:
         """Run the due merges in a separate process; the number it made."""
-        import subprocess
-        import sys
+        import subprocess  # lazy: start-up time (only a merge in its own process needs it)
 
         factor, floor_docs, max_docs = params
         cmd = [sys.executable, "-m", "newsquarry.search.engine.mergeprocess", str(self.store.path), "--factor", str(factor),

@@ -35,6 +35,7 @@ from typing import Any, Protocol
 
 from whoosh.index import EmptyIndexError
 from whoosh.query import Term
+from whoosh.reading import MultiReader, SegmentReader
 from whoosh.writing import NO_MERGE
 
 from newsquarry.search.core.errors import (
@@ -407,7 +408,7 @@ class WhooshStore:
     def _warm_unpublished(self, w: Any, segments: list[Any]) -> None:
         """Call the ``before_publish`` hooks with a searcher over ``segments`` (not yet
         committed); a hook that fails costs its optimisation, never the commit."""
-        from whoosh.reading import MultiReader, SegmentReader
+        # lazy: start-up time (a writing process may never search)
         from whoosh.searching import Searcher
 
         readers: list[Any] = []
@@ -637,7 +638,7 @@ class WhooshStore:
         Reuters (14 segments); a commit adds one segment. (Whoosh's own ``refresh`` also
         reuses a reader whose deletions changed, and keeps merged-away segments.) The
         readers ``old`` does not pass on are closed; ``old`` must not be used again."""
-        from whoosh.reading import MultiReader, SegmentReader
+        # lazy: start-up time (a writing process may never search)
         from whoosh.searching import Searcher
 
         try:

@@ -74,6 +74,7 @@ import whoosh.filedb.filetables
 import whoosh.filedb.structfile
 import whoosh.index
 import whoosh.writing
+from whoosh.filedb import filetables as ft
 from whoosh.util import IDCHARS
 from whoosh.util.numeric import byte_to_length
 
@@ -292,8 +293,6 @@ _whoosh_hash_reader_init = whoosh.filedb.filetables.HashReader.__init__  # kept 
 def _hash_reader_init(self: Any, dbfile: Any, length: Any = None, magic: bytes = b"HSH3",
                       startoffset: int = 0) -> None:  # fmt: skip
     """``HashReader.__init__`` reading the 256-entry table directory at once."""
-    from whoosh.filedb import filetables as ft
-
     self.dbfile = dbfile
     self.startoffset = startoffset
     self.is_closed = False

@@ -295,7 +295,7 @@ def parse_plain_text(text: str, default_id: str) -> Article:
 
 def parse_markdown(text: str, default_id: str) -> Article:
     """Parse Markdown with optional YAML front matter."""
-    import yaml
+    import yaml  # lazy: start-up time (only Markdown needs it)
 
     meta: dict = {}
     body = text
@@ -325,7 +325,7 @@ def parse_markdown(text: str, default_id: str) -> Article:
 
 def parse_html(text: str, default_id: str) -> Article:
     """Extract the main text, title and date of an HTML page with trafilatura."""
-    import trafilatura
+    import trafilatura  # lazy: start-up time (trafilatura, only HTML needs it)
 
     doc = trafilatura.bare_extraction(
         text, with_metadata=True, include_comments=False, include_tables=False

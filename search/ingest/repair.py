@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from whoosh.codec.whoosh3 import W3Codec, W3Segment
+from whoosh.filedb.filestore import FileStorage
 from whoosh.index import TOC, clean_files
 from whoosh.reading import SegmentReader
 
@@ -360,8 +361,6 @@ class _StoredPassages:
 
 def _install(folder: Path, work: Path) -> int:
     """Make the rebuilt index in ``work`` the next generation of the index in ``folder``."""
-    from whoosh.filedb.filestore import FileStorage
-
     work_gen = max(integrity.toc_generations(work))
     toc = TOC.read(FileStorage(str(work)), INDEX_NAME, work_gen)
     moved = []

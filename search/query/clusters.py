@@ -4,6 +4,7 @@ members with their articles (``GET /v1/quotes/clusters/<id>``)."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -71,8 +72,6 @@ def quote_cluster(store: Any, cluster: str, within: Any | None = None) -> dict[s
     only the quotations inside it. ``NotFound`` for an unknown id, or one with no
     quotation inside ``within``.
     """
-    from collections import Counter
-
     searcher = store.searcher()
     view = cache_for(store).view(searcher)
     clusters = clusters_for(store, searcher)

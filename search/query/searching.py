@@ -32,6 +32,7 @@ article then passage order. Date-sorted hits carry ``score = 0.0``.
 from __future__ import annotations
 
 import json
+import re
 import time
 from functools import partial
 from typing import Any
@@ -874,8 +875,6 @@ WARM_UP_TIME_LIMIT = 3600.0  # seconds: warm-up searches are not users' searches
 
 def _a_word(store: Any) -> str | None:
     """A word of the first stored passage (a query sure to have hits), or None."""
-    import re
-
     searcher = store.searcher()
     for docnum in range(min(searcher.doc_count_all(), 50)):
         try:

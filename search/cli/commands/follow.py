@@ -127,7 +127,7 @@ def follow(obj: Context, urls: tuple[str, ...], once: bool, force: bool, show_st
         Follower,
         FollowError,
     )
-    from newsquarry.search.ingest.follow.state import FollowBusy
+    from newsquarry.search.ingest.follow.state import FollowBusy  # lazy: start-up time
 
     interval = parse_interval(every)
     import logging  # lazy: start-up time

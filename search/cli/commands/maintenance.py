@@ -31,8 +31,8 @@ def check(obj: Context, as_json: bool) -> None:
       newsquarry check
       newsquarry check --json
     """
-    from newsquarry.search.engine.check import check_index
-    from newsquarry.search.engine.integrity import toc_generations  # lazy: start-up time
+    from newsquarry.search.engine.check import check_index  # lazy: start-up time
+    from newsquarry.search.engine.integrity import toc_generations
 
     path = obj.index_dir
     if not os.path.isdir(path):
@@ -114,7 +114,7 @@ def repair(obj: Context, paths: tuple[str, ...], processes: int | None, as_json:
         default_enricher,
         default_processes,
     )
-    from newsquarry.search.ingest.repair import repair as run_repair
+    from newsquarry.search.ingest.repair import repair as run_repair  # lazy: start-up time
 
     # spaCy loads only when there are files to enrich again
     enricher = default_enricher(n_process=processes or default_processes()) if paths else None

@@ -160,7 +160,7 @@ def _index(obj: Context, paths: tuple[str, ...], force: bool, commit_every: int 
             fail(str(exc), 2)
         import logging  # lazy: start-up time
 
-        from newsquarry.search.ingest.enrich.nlp import load_nlp
+        from newsquarry.search.ingest.enrich.nlp import load_nlp  # lazy: start-up time (spaCy)
 
         # "Couldn't gather keys, rescheduling" and the like: the executor reports
         # workers leaving in its own words (reporter.note)

@@ -47,7 +47,7 @@ def __getattr__(name: str) -> Any:
 
 def enrich_article(article: Article, passages: list[Passage]) -> list[Passage]:
     """Fill ``entities`` and ``quotes`` of one article's passages (in place) and return them."""
-    from newsquarry.search.ingest.enrich.nlp import load_nlp
+    from newsquarry.search.ingest.enrich.nlp import load_nlp  # lazy: start-up time (spaCy)
     from newsquarry.search.ingest.enrich.pipeline import (
         _parse,
         enrich_doc,

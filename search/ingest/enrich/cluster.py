@@ -31,7 +31,10 @@ this module is imported only when a cluster is asked for.
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import ctypes.util
 import hashlib
+import importlib
 import json
 import os
 import threading
@@ -59,7 +62,7 @@ PLUGIN_NAME = "newsquarry-preload"
 
 def enrichment_fingerprint() -> str:
     """What decides the enrichment's output in this process: our code, spaCy's and the model's version."""
-    import spacy
+    import spacy  # lazy: start-up time
 
     from newsquarry.search.ingest.enrich.nlp import model_path  # lazy: start-up time (spaCy)
 
@@ -124,8 +127,6 @@ class Ref:
 
     def __call__(self, *args: Any) -> Any:
         if self._fn is None:
-            import importlib
-
             target: Any = importlib.import_module(self.module)
             for part in self.name.split("."):
                 target = getattr(target, part)
@@ -165,9 +166,6 @@ TRIM_THRESHOLD = 64 << 20
 
 def tune_malloc_for_parsing() -> bool:
     """Set this process's malloc thresholds for parsing (see above); False where not glibc."""
-    import ctypes
-    import ctypes.util
-
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         mallopt = libc.mallopt
@@ -218,7 +216,7 @@ def _quiet_abandoned_gathers(client: Any) -> None:
     a traceback on stderr about nothing that went wrong. Other errors still
     reach the loop's default handler.
     """
-    from distributed.client import AllExit
+    from distributed.client import AllExit  # lazy: the cluster extra may be missing
 
     loop = client.loop.asyncio_loop
     previous = loop.get_exception_handler()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import Any
@@ -170,8 +171,6 @@ def _with_vectors(
 ) -> list[Any]:
     """Vectors of a chunk's passages and quotations, encoded together in batches, here in
     the worker (the same texts ``assign`` gives: a quotation cut at its passage's end)."""
-    from bisect import bisect_right
-
     from newsquarry.search.core import embedding  # lazy: torch
 
     batch: list[str] = []
@@ -197,7 +196,7 @@ def _with_vectors(
 
 def _attach(passages: list[Passage], vectors: np.ndarray, quotes: dict[int, np.ndarray]) -> None:
     """Give the passages of an article their vectors and their quotations' (by offset)."""
-    from newsquarry.search.core import embedding
+    from newsquarry.search.core import embedding  # lazy: torch
 
     for p, v in zip(passages, vectors, strict=True):
         embedding.attach(p, v, [quotes.get(p.start + q.start) for q in p.quotes])

@@ -24,12 +24,14 @@ from __future__ import annotations
 import email.utils
 import gzip
 import http.client
+import io
 import time
 import urllib.error
 import urllib.request
 import urllib.robotparser
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from urllib.parse import urljoin, urlsplit
 
 from newsquarry.search.ingest.follow.urls import host_of
 
@@ -86,7 +88,7 @@ class Response:
             if name.lower() == "charset" and value:
                 charset = value.strip("\"' ")
         if charset is None and guess:
-            from trafilatura.utils import decode_file
+            from trafilatura.utils import decode_file  # lazy: start-up time (trafilatura)
 
             return decode_file(self.body)
         try:
@@ -113,8 +115,6 @@ class _HTTPOnlyRedirects(urllib.request.HTTPRedirectHandler):
     """urllib's redirects, to http(s) addresses only (urllib would follow one to ftp)."""
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: ANN001, ANN201
-        from urllib.parse import urljoin, urlsplit
-
         if urlsplit(urljoin(req.full_url, newurl)).scheme.lower() not in ("http", "https"):
             raise urllib.error.HTTPError(newurl, code, f"redirect to {newurl[:100]} refused",
                                          headers, fp)  # fmt: skip
@@ -171,8 +171,6 @@ class Fetcher:
         return h.robots.can_fetch(self.user_agent, url)  # type: ignore[union-attr]
 
     def _load_robots(self, url: str, h: Host) -> None:
-        from urllib.parse import urlsplit
-
         parts = urlsplit(url)
         robots_url = f"{parts.scheme}://{parts.netloc}/robots.txt"
         parser = urllib.robotparser.RobotFileParser(robots_url)
@@ -283,8 +281,6 @@ class Fetcher:
 
 def _gunzip(body: bytes) -> bytes:
     """A gzip body, decompressed up to ``MAX_BYTES`` (a small bomb cannot fill memory)."""
-    import io
-
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(body)) as gz:
             out = gz.read(MAX_BYTES + 1)

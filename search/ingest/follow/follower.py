@@ -35,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
+import logging
 import re
 import threading
 import time
@@ -58,7 +59,7 @@ from newsquarry.search.ingest.follow.urls import (
     canonical_url,
     host_of,
 )
-from newsquarry.search.ingest.indexer import index_articles
+from newsquarry.search.ingest.indexer import default_enricher, index_articles
 from newsquarry.search.ingest.readers import normalise_date, parse_html
 
 DEFAULT_INTERVAL = 900.0  # seconds between two polls of one source
@@ -86,8 +87,6 @@ def fingerprint(text: str) -> str:
 def _unexpected(exc: Exception, url: str | None = None) -> Exception:
     """An error no rule expected (a parser's own exception...), as a source's error that
     names it (its traceback logged at DEBUG level, for a bug report)."""
-    import logging
-
     logging.getLogger("newsquarry.follow").debug("unexpected error", exc_info=exc)
     where = f"{url}: " if url else ""
     return FetchError(f"{where}unexpected {type(exc).__name__}: {exc}"[:500])
@@ -253,8 +252,6 @@ class Follower:
         items = self._articles(fetcher, report, force)
         enricher = self.enricher
         if enricher is None:
-            from newsquarry.search.ingest.indexer import default_enricher
-
             enricher = self.enricher = default_enricher()
         try:
             result = index_articles(self.store, items, enricher=enricher,

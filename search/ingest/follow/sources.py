@@ -11,6 +11,8 @@ a malformed feed is kept, with the error recorded (``Parsed.problem``).
 
 from __future__ import annotations
 
+import calendar
+import datetime as dt
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -77,7 +79,7 @@ def read_source(body: bytes, url: str) -> Parsed:
 
 
 def _xml_parser():  # noqa: ANN202 - lxml's parser type
-    from lxml import etree
+    from lxml import etree  # lazy: start-up time (lxml)
 
     # no entities resolved, no network, no huge trees: a hostile sitemap stays small
     return etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False,
@@ -87,7 +89,7 @@ def _xml_parser():  # noqa: ANN202 - lxml's parser type
 def _sitemap_root(body: bytes):  # noqa: ANN202
     """The root element when ``body`` is a sitemap (urlset, sitemapindex), else None; a
     body that names itself a sitemap but is broken XML is a SourceError."""
-    from lxml import etree
+    from lxml import etree  # lazy: start-up time (lxml)
 
     head = body[:4096]
     if b"urlset" not in head and b"sitemapindex" not in head:
@@ -110,7 +112,7 @@ def _text(el, name: str) -> str | None:  # noqa: ANN001
 
 
 def _read_sitemap(root, url: str) -> Parsed:  # noqa: ANN001
-    from lxml import etree
+    from lxml import etree  # lazy: start-up time (lxml)
 
     index = etree.QName(root).localname == "sitemapindex"
     out = Parsed("sitemapindex" if index else "sitemap")
@@ -145,9 +147,6 @@ def _read_sitemap(root, url: str) -> Parsed:  # noqa: ANN001
 def _struct_iso(value) -> str | None:  # noqa: ANN001 - feedparser's time.struct_time
     if not value:
         return None
-    import calendar
-    import datetime as dt
-
     try:
         return dt.datetime.fromtimestamp(calendar.timegm(value), dt.UTC).isoformat()
     except (OverflowError, ValueError, TypeError):
@@ -155,7 +154,7 @@ def _struct_iso(value) -> str | None:  # noqa: ANN001 - feedparser's time.struct
 
 
 def _read_feed(body: bytes, url: str) -> Parsed:
-    import feedparser
+    import feedparser  # lazy: start-up time (only feeds need it)
 
     parsed = feedparser.parse(body, response_headers={"content-location": url})
     version = parsed.get("version") or ""
@@ -202,7 +201,7 @@ def _read_feed(body: bytes, url: str) -> Parsed:
 
 
 def _html(body: bytes):  # noqa: ANN202
-    import lxml.html
+    import lxml.html  # lazy: start-up time (lxml)
 
     try:
         return lxml.html.document_fromstring(body)

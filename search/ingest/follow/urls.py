@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
 # query parameters that say how a reader arrived, never which page they read
 TRACKING_PREFIXES = ("utm_", "mtm_", "pk_", "at_", "_hs", "hsa_", "oly_", "vero_")
@@ -39,8 +39,6 @@ def canonical_url(url: str, base: str | None = None) -> str:
     """``url`` (relative to ``base`` when given) in one form: scheme and host lower-case,
     default port, fragment and tracking parameters removed, the other parameters sorted,
     an empty path as ``/``. BadURL when it is not http(s) with a host."""
-    from urllib.parse import urljoin
-
     raw = (url or "").strip()
     if not raw:  # never the base itself: an entry without a link is no article
         raise BadURL("no URL")
