@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import grimp
@@ -140,3 +141,26 @@ def test_every_import_inside_a_function_says_why(folder):
 def test_an_unexplained_import_inside_a_function_is_found():
     source = "def f():\n    import json\n    return json\n\ndef g():\n    import csv  # lazy: start-up time\n"
     assert _unexplained_function_imports(source) == [2]
+
+
+def _layered() -> set[str]:
+    """Every module or package named in a layers contract of pyproject.toml."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for contract in config["tool"]["importlinter"]["contracts"]:
+        if contract["type"] == "layers":
+            for layer in contract["layers"]:
+                names.update(part.strip() for part in layer.replace("|", ":").split(":"))
+    return names
+
+
+def test_every_part_of_the_library_and_the_app_has_a_layer():
+    parts = [("newsquarry.search", ROOT / "search"), ("newsquarry.api", ROOT / "api")]
+    missing = [
+        f"{package}.{path.stem}"
+        for package, folder in parts
+        for path in sorted(folder.iterdir())
+        if (path.suffix == ".py" and path.stem != "__init__" or (path / "__init__.py").exists())
+        and f"{package}.{path.stem}" not in _layered()
+    ]
+    assert missing == []
