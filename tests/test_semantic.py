@@ -134,6 +134,29 @@ def test_a_damaged_vector_file_is_reported_and_rebuilt_by_repair(tmp_path: Path)
         assert ids(ix.search(PARAPHRASE, retrieval="semantic")) == expected
 
 
+def test_repair_keeps_the_vectors_of_every_article_it_keeps(tmp_path: Path) -> None:
+    from newsquarry.search.engine import integrity
+    from newsquarry.search.ingest.repair import repair
+
+    _build(tmp_path, "1")  # two commits: the seed article's segment, then the three others
+    query = "soldiers fleeing the army"
+    with Index(tmp_path) as ix:
+        before = ix.search(query, retrieval="semantic", per_page=50)
+    manifest = integrity.read_manifest(tmp_path, integrity.toc_generations(tmp_path)[0])
+    victim = manifest.segments[-1]["id"]  # the three other articles
+    os.truncate(tmp_path / (victim + integrity.SEGMENT_EXT), 100)
+    report = repair(tmp_path)  # no files: what survives is what the intact segment stored
+    assert report.repaired and report.clean_after
+    assert report.lost == ["rain", "runaways", "wheat"] and report.kept == 1
+    with Index(tmp_path) as ix:
+        assert ix.stats()["vectors"]["without"] == 0  # nothing to encode again
+        after = ix.search(query, retrieval="semantic", per_page=50)
+        similar = ix.quotes(similar_to=PARAPHRASE)
+    kept = [(h.id, h.similarity) for h in before.hits if h.article_id == SEED.stem]
+    assert kept and [(h.id, h.similarity) for h in after.hits] == kept
+    assert similar.hits[0].speaker == "Harry Solano"
+
+
 # -- the query side --------------------------------------------------------------------
 
 

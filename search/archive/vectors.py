@@ -335,6 +335,29 @@ class VectorFeature(hooks.Feature):
                 if q is not None:
                     vectors[f"{p.id}#q{n}"] = q
 
+    def survivor(
+        self, folder: Any, segment: Any
+    ) -> Callable[[dict[str, int], list[Any]], None] | None:
+        """The vectors of a surviving segment's passages and quotations, attached to them
+        again as enrichment attaches them (a repair re-encodes nothing that survived)."""
+        got = segment_vectors(folder, segment.segment_id(), segment.doc_count_all())
+        if not len(got.docs):
+            return None
+        row = {int(d): i for i, d in enumerate(got.docs.tolist())}
+
+        def vector(docnums: dict[str, int], doc_id: str) -> np.ndarray | None:
+            i = row.get(docnums.get(doc_id, -1))
+            return None if i is None else np.array(got.vecs[i])
+
+        def give(docnums: dict[str, int], passages: list[Any]) -> None:
+            for p in passages:
+                quotes = [vector(docnums, f"{p.id}#q{n}") for n in range(1, len(p.quotes) + 1)]
+                vec = vector(docnums, p.id)
+                if vec is not None or any(q is not None for q in quotes):
+                    embedding.attach(p, vec, quotes)
+
+        return give
+
     def merge_source(self, folder: Any, segment: Any, reader: Any) -> SegmentVectors:
         got = segment_vectors(folder, segment.segment_id(), segment.doc_count_all())
         return SegmentVectors(np.array(got.docs), np.array(got.vecs))  # before the file goes

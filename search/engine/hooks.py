@@ -91,6 +91,15 @@ class Feature:
     ) -> None:
         """Write the merged segment's derived data from its sources' (``merge_source``)."""
 
+    def survivor(
+        self, folder: Any, segment: Any
+    ) -> Callable[[dict[str, int], list[Any]], None] | None:
+        """What the feature keeps of an intact segment's documents that their stored records
+        do not hold, to put back on them when a rebuild writes them again (``repair``): a
+        function called per article with its documents' ids -> local docnums and its
+        passages, or None (nothing to carry)."""
+        return None
+
     def wait(self, store: Any, timeout: float | None) -> bool:
         """Wait until the feature's background work for past commits is done."""
         return True

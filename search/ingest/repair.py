@@ -42,7 +42,7 @@ from newsquarry.search.core.durability import fsync_path
 from newsquarry.search.core.errors import IndexUnavailable, NotEnoughSpace
 from newsquarry.search.core.models import Article, Entity, Passage, Quote, from_record
 from newsquarry.search.engine import check as checking
-from newsquarry.search.engine import integrity
+from newsquarry.search.engine import hooks, integrity
 from newsquarry.search.engine.locking import WriteLock
 from newsquarry.search.engine.merging import free_bytes, segment_bytes
 from newsquarry.search.engine.schema import build_schema
@@ -153,15 +153,19 @@ def _article_from_records(art: dict[str, Any], passages: list[dict[str, Any]]) -
     return article, out
 
 
-def _stored_articles(reader: Any) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
-    """Each live article of a segment: its stored article record and passage records."""
+def _stored_articles(
+    reader: Any,
+) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]], dict[str, int]]]:
+    """Each live article of a segment: its stored article record, passage records, and its
+    documents' ids -> local docnums."""
     for article_id in list(reader.lexicon("article_id")):
         # live documents only: the reader leaves deleted ones out
         docs = list(reader.postings("article_id", article_id).all_ids())
         stored = [reader.stored_fields(d) for d in docs]
         art = next((d for d in stored if d.get("doctype") == "article"), None)
         if art is not None:
-            yield art, [d for d in stored if d.get("doctype") == "passage"]
+            docnums = {s["id"]: d for d, s in zip(docs, stored, strict=True) if "id" in s}
+            yield art, [d for d in stored if d.get("doctype") == "passage"], docnums
 
 
 class _Survivors:
@@ -193,6 +197,8 @@ class _Survivors:
             except Exception:  # noqa: BLE001 - a segment that cannot be opened is damaged
                 self.unreadable.add(sid)
                 continue
+            # what features keep of these documents beyond their records (their vectors)
+            carriers = [c for f in hooks.features() if (c := f.survivor(self.folder, seg))]
             records = _stored_articles(reader)
             try:
                 while True:
@@ -203,7 +209,7 @@ class _Survivors:
                         break
                     if item is None:
                         break
-                    art, passages = item
+                    art, passages, docnums = item
                     # rebuilt outside the read's guard: a fault of this code is raised, never
                     # taken for damage (it once marked every segment holding a quotation
                     # unreadable, and repair kept nothing of them)
@@ -212,6 +218,8 @@ class _Survivors:
                         self.rejected.add(art["id"])
                         continue
                     self.ids.add(art["id"])
+                    for carry in carriers:
+                        carry(docnums, rebuilt[1])
                     yield rebuilt  # a later segment's version replaces an earlier one
             finally:
                 reader.close()
