@@ -664,7 +664,12 @@ def test_clusters_after_incremental_commits_equal_clusters_made_at_once(tmp_path
         got = cluster_map(store)
         hows.append(qc.clusters_for(store).how)
         assert got == from_scratch(store), step
-    assert hows.count("incremental") == 9, hows
+    # never linked from scratch after the first state. Where a new store starts (steps 4
+    # and 8) the first store, still open, may have linked and saved the new state in the
+    # background before this one asks ("saved"): the same links, made incrementally there
+    assert hows[0] == "full", hows
+    assert all(h == "incremental" for i, h in enumerate(hows) if i and i not in (4, 8)), hows
+    assert all(hows[i] in ("incremental", "saved") for i in (4, 8)), hows
     assert len(set(got.values())) < len(got)  # some quotations did cluster
     fresh = build(tmp_path / "fresh", [list(current.values())])
     assert cluster_map(fresh) == got
