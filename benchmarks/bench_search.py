@@ -87,6 +87,7 @@ from typing import Any
 from whoosh import query as wq
 from whoosh import sorting
 
+from benchmarks import tantivy_engine
 from newsquarry.search.core.models import Article, Entity
 from newsquarry.search.core.requests import SearchRequest
 from newsquarry.search.core.textnorm import fold
@@ -204,6 +205,24 @@ def build_whoosh(index_dir: Path, corpus: list, copies: int) -> WhooshStore:
     return store
 
 
+def passages_of(corpus: list, copies: int) -> Iterator[tuple[Article, Any]]:
+    """(article, passage with its tag entities) of the benchmark, in index order: what
+    SQLite FTS5 and tantivy are fed."""
+    items = ((a, split_passages(a)) for a in articles(corpus, copies))
+    for article, passages in TagEnricher(corpus).enrich(items):
+        for p in passages:
+            yield article, p
+
+
+def tantivy_rows(corpus: list, copies: int) -> Iterator[dict[str, Any]]:
+    """The passages as tantivy documents (``benchmarks.tantivy_engine``): folded keys."""
+    for article, p in passages_of(corpus, copies):
+        row: dict[str, Any] = {"id": p.id, "text": p.text, "month": (article.date or "")[:7]}
+        for kind in ("person", "org", "place"):
+            row[kind] = sorted({fold(n) for n in p.names(kind)})
+        yield row
+
+
 def build_sqlite(db_path: Path, corpus: list, copies: int) -> None:
     if db_path.exists():
         db_path.unlink()
@@ -217,20 +236,17 @@ def build_sqlite(db_path: Path, corpus: list, copies: int) -> None:
         CREATE TABLE v(rowid INTEGER, facet TEXT, value TEXT, key TEXT);
         """
     )
-    enricher = TagEnricher(corpus)
     rowid = 0
     t0 = time.perf_counter()
-    items = ((a, split_passages(a)) for a in articles(corpus, copies))
-    for article, passages in enricher.enrich(items):
-        for p in passages:
-            rowid += 1
-            db.execute(
-                "INSERT INTO p VALUES (?,?,?,?,?,?)",
-                (rowid, p.id, article.id, article.date, p.text, article.title),
-            )
-            for kind in ("person", "org", "place"):
-                for n in p.names(kind):
-                    db.execute("INSERT INTO v VALUES (?,?,?,?)", (rowid, kind, n, fold(n)))
+    for article, p in passages_of(corpus, copies):
+        rowid += 1
+        db.execute(
+            "INSERT INTO p VALUES (?,?,?,?,?,?)",
+            (rowid, p.id, article.id, article.date, p.text, article.title),
+        )
+        for kind in ("person", "org", "place"):
+            for n in p.names(kind):
+                db.execute("INSERT INTO v VALUES (?,?,?,?)", (rowid, kind, n, fold(n)))
     db.execute("INSERT INTO fts(fts) VALUES ('rebuild')")
     db.execute("CREATE INDEX v_facet ON v(facet, key, rowid)")
     db.execute("CREATE INDEX v_row ON v(rowid, facet)")
@@ -516,6 +532,8 @@ def measure(
     cpu: dict[tuple[str, str], list[float]] = {(e, c): [] for e in engines for c in cases}
     for case in cases:  # warm-up: every query once per engine (two for the slow one)
         for name, fn in engines.items():
+            if not _runs(fn, case):
+                continue
             for i in range(2 if name == "groupedby" and slow_rounds else len(QUERIES)):
                 fn(case, i)
     print("warmed up", file=sys.stderr)
@@ -525,6 +543,8 @@ def measure(
             for i in range(len(QUERIES)):
                 for name, fn in engines.items():
                     if name == "groupedby" and slow_rounds is not None and r >= slow_rounds:
+                        continue
+                    if not _runs(fn, case):
                         continue
                     t0, c0 = time.perf_counter(), time.process_time()
                     fn(case, i)
@@ -539,7 +559,93 @@ def measure(
             "n": len(v),
         }
         for k, v in times.items()
+        if v
     }
+
+
+def _runs(fn: Any, case: str) -> bool:
+    """Whether an engine runs a case (tantivy has no ``value_search``)."""
+    cases = getattr(getattr(fn, "__self__", None), "cases", None)
+    return cases is None or case in cases
+
+
+# a fresh process per engine: its imports, then open + the first faceted search (the
+# ``filters2_facets4`` request of query ``i``), as CPU and wall ms (JSON on stdout)
+_COLD = {
+    "newsquarry": """
+import json, sys, time
+c0 = time.process_time()
+from benchmarks.bench_search import FACETS4, FILTERS2, QUERIES
+from newsquarry.search.core.requests import SearchRequest
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.query.searching import run_search
+c1, w1 = time.process_time(), time.perf_counter()
+store = WhooshStore(sys.argv[1], create=False)
+r = run_search(store, SearchRequest(q=QUERIES[int(sys.argv[2])], facets=FACETS4,
+               filters=FILTERS2, match="all", retrieval="keyword"))
+c2, w2 = time.process_time(), time.perf_counter()
+print(json.dumps({"imports": (c1 - c0) * 1000, "cpu": (c2 - c1) * 1000,
+                  "wall": (w2 - w1) * 1000, "total": r.total}))
+""",
+    "tantivy": """
+import json, sys, time
+c0 = time.process_time()
+from benchmarks.bench_search import FILTERS2, NL_QUERIES, QUERIES
+from benchmarks.tantivy_engine import Tantivy
+import tantivy
+c1, w1 = time.process_time(), time.perf_counter()
+got = Tantivy(sys.argv[1], QUERIES, NL_QUERIES, FILTERS2, str.lower).run(
+    "filters2_facets4", int(sys.argv[2]))
+c2, w2 = time.process_time(), time.perf_counter()
+print(json.dumps({"imports": (c1 - c0) * 1000, "cpu": (c2 - c1) * 1000,
+                  "wall": (w2 - w1) * 1000, "total": got[0][0]}))
+""",
+    "sqlite": """
+import json, sys, time
+c0 = time.process_time()
+from benchmarks.bench_search import FTS5
+c1, w1 = time.process_time(), time.perf_counter()
+got = FTS5(sys.argv[1]).run("filters2_facets4", int(sys.argv[2]))
+c2, w2 = time.process_time(), time.perf_counter()
+print(json.dumps({"imports": (c1 - c0) * 1000, "cpu": (c2 - c1) * 1000,
+                  "wall": (w2 - w1) * 1000, "total": got[0][0]}))
+""",
+}
+
+
+def cold_starts(index: Path, db: Path, tv: Path | None, rounds: int) -> dict[str, Any]:
+    """Per engine, the medians over ``rounds`` fresh processes (engines interleaved, the
+    query rotated) of CPU ms of imports, CPU and wall ms of open + first search; one
+    process per engine first, not counted (it verifies checksums, warms the page cache).
+    ``benchmarks`` imports the library too, so imports are given for the record only."""
+    import subprocess
+
+    paths = {"newsquarry": index, "sqlite": db} | ({"tantivy": tv} if tv else {})
+    got: dict[str, list[dict[str, float]]] = {e: [] for e in paths}
+    root = str(Path(__file__).resolve().parent.parent)
+    for r in range(rounds + 1):
+        for engine, path in paths.items():
+            out = subprocess.run(
+                [sys.executable, "-c", _COLD[engine], str(path), str(r % len(QUERIES))],
+                capture_output=True, text=True, check=True, cwd=root,
+            )  # fmt: skip
+            if r:
+                got[engine].append(json.loads(out.stdout.strip().splitlines()[-1]))
+    return {
+        e: {k: statistics.median(x[k] for x in v) for k in ("imports", "cpu", "wall")}
+        | {"n": len(v)}
+        for e, v in got.items()
+    }
+
+
+def print_cold(res: dict[str, Any]) -> None:
+    print("\nfresh process: open + first filters2_facets4 search (imports apart), medians\n")
+    print("| engine | imports CPU ms | open + search CPU ms | wall ms | wall / tantivy |")
+    print("|---|---:|---:|---:|---:|")
+    base = res.get("tantivy", {}).get("wall")
+    for e, v in res.items():
+        ratio = f"{v['wall'] / base:.1f}x" if base else "-"
+        print(f"| {e} | {v['imports']:.1f} | {v['cpu']:.1f} | {v['wall']:.1f} | {ratio} |")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -568,11 +674,27 @@ def main(argv: list[str] | None = None) -> None:
         help="give the index vectors (--vector-pool) and run hybrid_filters2_facets4",
     )
     ap.add_argument("--vector-pool", type=int, default=2000)
+    ap.add_argument(
+        "--tantivy", default="/tmp/nq-bench.tantivy", help="tantivy index folder (reused)"
+    )
+    ap.add_argument("--skip-tantivy", action="store_true")
+    ap.add_argument(
+        "--cold", type=int, default=0, metavar="N",
+        help="also N rounds of fresh processes per engine: open + first faceted search",
+    )  # fmt: skip
     args = ap.parse_args(argv)
 
-    index_dir, db_path = Path(args.index), Path(args.sqlite)
+    index_dir, db_path, tv_dir = Path(args.index), Path(args.sqlite), Path(args.tantivy)
+    use_tantivy = not args.skip_tantivy and tantivy_engine.available()
+    if not args.skip_tantivy and not use_tantivy:
+        print(
+            "tantivy is not installed: its engine is left out "
+            "(pip install 'newsquarry[bench]', or --skip-tantivy)",
+            file=sys.stderr,
+        )
     corpus = None
-    if args.rebuild or not index_dir.exists() or not db_path.exists():
+    need_tv = use_tantivy and (args.rebuild or not tv_dir.exists())
+    if args.rebuild or not index_dir.exists() or not db_path.exists() or need_tv:
         corpus = read_corpus(args.corpus)
         copies = copies_needed(corpus, args.min_passages)
         print(f"corpus x{copies}", file=sys.stderr)
@@ -580,6 +702,8 @@ def main(argv: list[str] | None = None) -> None:
             build_whoosh(index_dir, corpus, copies).close()
         if args.rebuild or not db_path.exists():
             build_sqlite(db_path, corpus, copies)
+        if need_tv:
+            tantivy_engine.build(tv_dir, tantivy_rows(corpus, copies))
 
     store = WhooshStore(index_dir, create=False)
     stats = store.stats()
@@ -617,18 +741,26 @@ def main(argv: list[str] | None = None) -> None:
     if not args.skip_groupedby:
         engines["groupedby"] = GroupedBy(store).run
     engines["sqlite"] = FTS5(db_path).run
-    problems = check_agreement(store, engines["sqlite"].__self__)
-    print(
-        f"newsquarry vs SQLite totals and facet counts: {len(problems)} difference(s)",
-        *problems[:10],
-        sep="\n",
-        file=sys.stderr,
-    )
+    if use_tantivy:
+        engines["tantivy"] = tantivy_engine.Tantivy(tv_dir, QUERIES, NL_QUERIES, FILTERS2, fold).run
+    for name in ("sqlite", "tantivy"):
+        if name in engines:
+            problems = check_agreement(store, engines[name].__self__)
+            print(
+                f"newsquarry vs {name} totals and facet counts: {len(problems)} difference(s)",
+                *problems[:10],
+                sep="\n",
+                file=sys.stderr,
+            )
     cases = args.cases or ["plain", "facets4", "filters2_facets4", "value_search",
                            "nl_filters2_facets4"]  # fmt: skip
     if args.semantic and "hybrid_filters2_facets4" not in cases:
         cases.append("hybrid_filters2_facets4")
-    res = measure(engines, cases, args.rounds, args.groupedby_rounds)
+    res = measure(engines, cases, args.rounds, args.groupedby_rounds) if args.rounds else {}
+    cold_res = {}
+    if args.cold:
+        cold_res = cold_starts(index_dir, db_path, tv_dir if use_tantivy else None, args.cold)
+        print_cold(cold_res)
 
     print(f"\n{stats['passages']} passages; ms per call (p50 / p95); ratio = other / newsquarry\n")
     head = "| case | newsquarry p50 | p95 |"
@@ -637,11 +769,14 @@ def main(argv: list[str] | None = None) -> None:
         head += f" {e} p50 | p95 | ratio p50 | ratio p95 |"
     print(head)
     print("|" + "---|" * (3 + 4 * len(others)))
-    for case in cases:
+    for case in cases if res else []:
         nq = res[("newsquarry", case)]
         row = f"| {case} | {nq['p50']:.1f} | {nq['p95']:.1f} |"
         for e in others:
-            o = res[(e, case)]
+            o = res.get((e, case))
+            if o is None:
+                row += " - | - | - | - |"
+                continue
             row += (
                 f" {o['p50']:.1f} | {o['p95']:.1f} | {o['p50'] / nq['p50']:.1f}x |"
                 f" {o['p95'] / nq['p95']:.1f}x |"
@@ -650,11 +785,11 @@ def main(argv: list[str] | None = None) -> None:
     print("\nCPU ms per call (p50 / p95): the process's own time, without waiting for a core\n")
     print("| case | " + " | ".join(f"{e} p50 | p95" for e in engines) + " |")
     print("|" + "---|" * (1 + 2 * len(engines)))
-    for case in cases:
+    for case in cases if res else []:
         row = f"| {case} |"
         for e in engines:
-            o = res[(e, case)]
-            row += f" {o['cpu_p50']:.1f} | {o['cpu_p95']:.1f} |"
+            o = res.get((e, case))
+            row += f" {o['cpu_p50']:.1f} | {o['cpu_p95']:.1f} |" if o else " - | - |"
         print(row)
     if args.json:
         Path(args.json).write_text(
@@ -664,6 +799,7 @@ def main(argv: list[str] | None = None) -> None:
                     "doc_values_build_s": view_s,
                     "semantic": semantic_cost,
                     "results": {f"{e}/{c}": v for (e, c), v in res.items()},
+                    "cold": cold_res,
                 },
                 indent=2,
             )
