@@ -18,7 +18,6 @@ from newsquarry.search.core.models import Article, Passage
 from newsquarry.search.core.requests import SearchRequest
 from newsquarry.search.engine.store import WhooshStore
 from newsquarry.search.query import highlight as hl
-from newsquarry.search.query import searching
 from newsquarry.search.query.postings import Deadline
 from newsquarry.search.query.searching import run_search
 
@@ -166,13 +165,13 @@ def test_highlights_past_the_time_limit_are_left_out_and_the_result_says_partial
     hits and totals stay whole, the rest of the page gets unmarked snippets, and the
     result is partial, naming what was cut."""
     whole = index.search("oil price", per_page=10)
-    real = searching.highlight
+    real = hl.PageHighlighter.spans
 
-    def first_one_expires(text, terms, size=hl.SNIPPET_CHARS, deadline=None):
-        deadline.at = time.monotonic() - 1.0
-        return real(text, terms, size, deadline=deadline)
+    def first_one_expires(self, docnum, field, text):
+        self.deadline.at = time.monotonic() - 1.0
+        return real(self, docnum, field, text)
 
-    monkeypatch.setattr(searching, "highlight", first_one_expires)
+    monkeypatch.setattr(hl.PageHighlighter, "spans", first_one_expires)
     r = index.search("oil price", per_page=10)
     assert r.partial is True and "highlights" in r.cut_short
     assert r.total == whole.total and [h.id for h in r.hits] == [h.id for h in whole.hits]

@@ -11,6 +11,13 @@ the passage or quote text); ``snippet`` is HTML in which all text is escaped
 and matches are wrapped in ``<mark>``, cut to a window around the densest
 group of matches with "…" where text was left out.
 
+From the index (issue 37): a segment that keeps its texts' tokens
+(``archive.tokenoffsets``: index form ids and character offsets, recorded when the
+segment was written) is highlighted without the analyzer: the query's terms are looked up
+in the segment's vocabulary once per search and a hit's matches are the positions of its
+tokens with those ids (``indexed_spans``), the same spans ``match_spans`` finds. A segment
+without them is highlighted by analysing the text, as before.
+
 Bounded work (issue 33): a text is read once, token by token, and the reading
 stops at its ``MAX_MATCHES``-th match or past its first ``SCAN_CHARS``
 characters, whichever comes first; the window is found in one pass over the
@@ -25,9 +32,12 @@ and its ``matches`` are those of its first ``MAX_MATCHES`` matches. A
 
 from __future__ import annotations
 
+import bisect
 import html
 from collections.abc import Iterable
 from typing import Any
+
+import numpy as np
 
 from newsquarry.search.engine.schema import text_analyzer
 
@@ -60,15 +70,81 @@ def match_spans(
         if tok.startchar >= scan:
             break
         if tok.text in wanted:
-            end = tok.endchar
-            if text[end - 2 : end].lower() in ("'s", "’s"):  # mark "Guaidó" in "Guaidó's"
-                end -= 2
-            spans.append([tok.startchar, end - tok.startchar])
+            spans.append(_trim_possessive(text, tok.startchar, tok.endchar))
             if len(spans) >= limit:
                 break
         if deadline is not None and n % CHECK_EVERY == 0:
             deadline.check()
     return spans
+
+
+def _trim_possessive(text: str, start: int, end: int) -> list[int]:
+    if text[end - 2 : end].lower() in ("'s", "’s"):  # mark "Guaidó" in "Guaidó's"
+        end -= 2
+    return [start, end - start]
+
+
+def indexed_spans(
+    text: str,
+    tokens: tuple[np.ndarray, np.ndarray, np.ndarray],
+    wanted: np.ndarray,
+    *,
+    limit: int = MAX_MATCHES,
+    scan: int = SCAN_CHARS,
+    deadline: Any = None,
+) -> list[list[int]] | None:
+    """``match_spans`` of ``text`` from its kept tokens (term ids, starts, ends in text
+    order) and the sorted ids of the query's terms; None if the tokens do not fit the text
+    (the caller analyses it then)."""
+    tid, start, end = tokens
+    if len(end) and int(end[-1]) > len(text):
+        return None
+    if not len(wanted) or not text:
+        return []
+    if deadline is not None:
+        deadline.check()
+    n = int(np.searchsorted(start, scan, side="left"))  # tokens starting before ``scan``
+    found = np.flatnonzero(np.isin(tid[:n], wanted))[:limit]
+    return [_trim_possessive(text, s, e)
+            for s, e in zip(start[found].tolist(), end[found].tolist(), strict=True)]  # fmt: skip
+
+
+class PageHighlighter:
+    """The highlights of one search's hits: from the kept tokens of a hit's segment when
+    ``source`` (``archive.tokenoffsets.TokenSource``) has them, else by analysis."""
+
+    def __init__(self, terms: Iterable[str], view: Any, source: Any, deadline: Any) -> None:
+        self.terms = set(terms)
+        self.view, self.source, self.deadline = view, source, deadline
+        self._wanted: dict[int, Any] = {}  # segment index -> (kept tokens, term ids) or None
+
+    def _segment(self, docnum: int) -> tuple[int, Any]:
+        i = bisect.bisect_right(self.view.offsets, docnum) - 1
+        got = self._wanted.get(i, False)
+        if got is False:
+            got = None
+            if self.source is not None and self.terms and i >= 0:
+                c = self.view.cols[i]
+                kept = self.source.get(c.segid, c.ndocs)
+                got = (kept, kept.term_ids(self.terms)) if kept is not None else None
+            self._wanted[i] = got
+        return docnum - self.view.offsets[i], got
+
+    def spans(self, docnum: int, field: str, text: str) -> list[list[int]]:
+        """The matches of a hit's ``field`` text; raises ``SearchTimeout`` past the deadline."""
+        local, got = self._segment(docnum)
+        if got is not None:
+            tokens = got[0].tokens(local, field)
+            if tokens is not None:
+                spans = indexed_spans(text, tokens, got[1], deadline=self.deadline)
+                if spans is not None:
+                    return spans
+        return match_spans(text, self.terms, deadline=self.deadline)
+
+    def __call__(self, docnum: int, field: str, text: str) -> tuple[str, list]:
+        """(snippet HTML, match offsets) of a hit's text."""
+        spans = self.spans(docnum, field, text)
+        return snippet_html(text, spans), spans
 
 
 def _window(text: str, spans: list[list[int]], size: int) -> tuple[int, int]:
