@@ -61,7 +61,21 @@ Engines:
 - ``sqlite``: FTS5 (porter, unicode61 remove_diacritics) with bm25 top 10,
   ``count(*)`` and one ``GROUP BY`` per facet over a (rowid, facet, value)
   table; the FTS5 match runs once per call into a temporary table and
-  multi-select filters are ``EXISTS`` probes on indexed tables.
+  multi-select filters are ``EXISTS`` probes on indexed tables;
+- ``newsquarry-analysed`` (``--analysed-highlights``): ``newsquarry`` with every hit's
+  text analysed again for its highlights instead of read from the tokens each segment
+  keeps (``archive.tokenoffsets``): the code before them, interleaved with it;
+- ``tantivy`` (installed with ``pip install 'newsquarry[bench]'``; left out, with a
+  message, when it is not): the same passages, filters, facets and page through the Rust
+  engine's binding, ``benchmarks.tantivy_engine`` (its docstring has the details).
+  Totals and facet counts are compared with newsquarry's as SQLite's are.
+
+``--cold N``: N rounds of one fresh process per engine (interleaved, a first one not
+counted): the CPU ms of its imports, then the CPU and wall ms of opening the index and
+running the first ``filters2_facets4`` search (``_COLD``).
+
+An index built before the kept tokens gets them once when the benchmark opens it
+(``tokenoffsets.backfill``), as it gets its doc values and decoded postings.
 
 Latency is wall time per call on a warm process (each query run once first);
 p50 and p95 over ``rounds`` x 10 calls per case and engine, engines
@@ -88,6 +102,7 @@ from whoosh import query as wq
 from whoosh import sorting
 
 from benchmarks import tantivy_engine
+from newsquarry.search.archive import tokenoffsets
 from newsquarry.search.core.models import Article, Entity
 from newsquarry.search.core.requests import SearchRequest
 from newsquarry.search.core.textnorm import fold
@@ -197,7 +212,7 @@ def build_whoosh(index_dir: Path, corpus: list, copies: int) -> WhooshStore:
     report = index_articles(
         store, articles(corpus, copies), enricher=TagEnricher(corpus), commit_every=5000
     )
-    store.ix.optimize()
+    store.optimize()  # through the store: every feature's files for the one segment
     print(
         f"built Whoosh index: {report.passages} passages in {time.perf_counter() - t0:.0f} s",
         file=sys.stderr,
@@ -666,6 +681,10 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="also newsquarry-whoosh: no cache and no .pst files (Whoosh's postings decoded)",
     )
+    ap.add_argument(
+        "--analysed-highlights", action="store_true",
+        help="also newsquarry-analysed: highlights by analysing each hit's text (no kept tokens)",
+    )  # fmt: skip
     ap.add_argument("--json", help="also write the figures to this JSON file")
     ap.add_argument("--cases", nargs="*", help="cases to run (default: all)")
     ap.add_argument(
@@ -706,6 +725,11 @@ def main(argv: list[str] | None = None) -> None:
             tantivy_engine.build(tv_dir, tantivy_rows(corpus, copies))
 
     store = WhooshStore(index_dir, create=False)
+    t0 = time.process_time()
+    added = tokenoffsets.backfill(store)  # an index built before the files: added once
+    if added:
+        print(f"token offsets written for {added} segment(s) in "
+              f"{time.process_time() - t0:.1f} s of CPU", file=sys.stderr)  # fmt: skip
     stats = store.stats()
     t0 = time.perf_counter()
     dv = cache_for(store)
@@ -731,6 +755,11 @@ def main(argv: list[str] | None = None) -> None:
         cache_for(bare).view(bare.searcher()).postings_budget = 0
         cache_for(bare).postings.budget = 0  # nor the per-segment one
         engines["newsquarry-nocache"] = lambda c, i: nq_case(bare, c, i)
+    if args.analysed_highlights:
+        # the same library highlighting as before the kept tokens: every hit's text analysed
+        again = WhooshStore(index_dir, create=False)
+        again.token_offsets.enabled = False
+        engines["newsquarry-analysed"] = lambda c, i: nq_case(again, c, i)
     if args.whoosh_postings:
         # as before decoded postings were on disk: every list decoded from Whoosh's blocks
         raw = WhooshStore(index_dir, create=False)
