@@ -185,3 +185,27 @@ def test_highlights_past_the_time_limit_are_left_out_and_the_result_says_partial
 def test_highlight_off_is_not_partial(index):
     r = run_search(index.store, SearchRequest(q="oil price", highlight=False), index.settings)
     assert r.partial is False and all(h.snippet is None for h in r.hits)
+
+
+def _snippet_with_html_escape(text, spans, size=hl.SNIPPET_CHARS):
+    """``snippet_html`` as it was written with ``html.escape`` per piece."""
+    import html
+
+    start, end = hl._window(text, spans, size)
+    out, pos = ["…"] if start > 0 else [], start
+    for s, ln in spans:
+        if s < start or s + ln > end:
+            continue
+        out += [html.escape(text[pos:s]), "<mark>" + html.escape(text[s : s + ln]) + "</mark>"]
+        pos = s + ln
+    out.append(html.escape(text[pos:end]))
+    return "".join(out + (["…"] if end < len(text) else []))
+
+
+@pytest.mark.parametrize("text", [
+    "A & B <b>\"quoted\"</b> it's &amp; oil", SHORT, LONG[:3000],
+    "<script>alert('oil')</script> & 'oil' \"oil\" &lt;oil&gt;",
+])  # fmt: skip
+def test_the_snippet_escapes_as_html_escape_does(text):
+    spans = hl.match_spans(text, {"oil", "b", "price"})
+    assert hl.snippet_html(text, spans) == _snippet_with_html_escape(text, spans)

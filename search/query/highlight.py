@@ -33,7 +33,6 @@ and its ``matches`` are those of its first ``MAX_MATCHES`` matches. A
 from __future__ import annotations
 
 import bisect
-import html
 from collections.abc import Iterable
 from typing import Any
 
@@ -99,12 +98,14 @@ def indexed_spans(
     tid, start, end = tokens
     if len(end) and int(end[-1]) > len(text):
         return None
-    if not len(wanted) or not text:
+    if not text or not (wanted.any() if wanted.dtype == bool else len(wanted)):
         return []
     if deadline is not None:
         deadline.check()
     n = int(np.searchsorted(start, scan, side="left"))  # tokens starting before ``scan``
-    found = np.flatnonzero(np.isin(tid[:n], wanted))[:limit]
+    # ``wanted``: the sorted term ids, or a boolean array over the vocabulary (the faster)
+    hit = wanted[tid[:n]] if wanted.dtype == bool else np.isin(tid[:n], wanted)
+    found = np.flatnonzero(hit)[:limit]
     return [_trim_possessive(text, s, e)
             for s, e in zip(start[found].tolist(), end[found].tolist(), strict=True)]  # fmt: skip
 
@@ -126,7 +127,11 @@ class PageHighlighter:
             if self.source is not None and self.terms and i >= 0:
                 c = self.view.cols[i]
                 kept = self.source.get(c.segid, c.ndocs)
-                got = (kept, kept.term_ids(self.terms)) if kept is not None else None
+                if kept is not None:
+                    ids = kept.term_ids(self.terms)
+                    wanted = np.zeros(len(kept.vocab), dtype=bool)
+                    wanted[ids] = True
+                    got = (kept, wanted if len(ids) else ids)
             self._wanted[i] = got
         return docnum - self.view.offsets[i], got
 
@@ -185,6 +190,10 @@ def _window(text: str, spans: list[list[int]], size: int) -> tuple[int, int]:
     return start, end
 
 
+# ``html.escape`` (quote=True) as one translation: the same characters, one C pass
+_ESCAPE = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"})
+
+
 def snippet_html(text: str, spans: list[list[int]], size: int = SNIPPET_CHARS) -> str:
     """Escaped HTML of a window of ``text`` with matches in ``<mark>``."""
     start, end = _window(text, spans, size)
@@ -193,10 +202,10 @@ def snippet_html(text: str, spans: list[list[int]], size: int = SNIPPET_CHARS) -
     for s, ln in spans:
         if s < start or s + ln > end:
             continue
-        out.append(html.escape(text[pos:s]))
-        out.append("<mark>" + html.escape(text[s : s + ln]) + "</mark>")
+        out.append(text[pos:s].translate(_ESCAPE))
+        out.append("<mark>" + text[s : s + ln].translate(_ESCAPE) + "</mark>")
         pos = s + ln
-    out.append(html.escape(text[pos:end]))
+    out.append(text[pos:end].translate(_ESCAPE))
     if end < len(text):
         out.append("…")
     return "".join(out)
