@@ -27,7 +27,8 @@ TEXTS = [
     "",
 ]
 QUERIES = ["oil", "guaido", "export*", "rates bank", '"oil prices"', "dollar~", "tortures",
-           "zurich", "naive", "coffee OR cocoa", "minister NOT bank", "nothingmatches"]  # fmt: skip
+           "zurich", "naive", "coffee OR cocoa", "minister NOT bank", "nothingmatches",
+           "the central bank raised interest rates", "oil minister plan failed"]  # fmt: skip
 MODES = ("passages", "quotes")
 
 
@@ -197,3 +198,18 @@ def test_a_damaged_file_is_not_read(store):
         assert _answers(fresh) == expected
     finally:
         fresh.close()
+
+
+def test_the_proximity_rerank_reads_the_kept_tokens(store, monkeypatch):
+    from newsquarry.search.query import proximity
+
+    q = SearchRequest(q="the central bank raised interest rates", per_page=30,
+                      retrieval="keyword")  # fmt: skip
+    expected = run_search(store, q).to_dict()
+    calls = []
+    monkeypatch.setattr(proximity, "pair_share", lambda *a: calls.append(a) or 0.0)
+    got = run_search(store, q).to_dict()
+    assert calls == []  # no text was stemmed again
+    assert [(h["id"], h["score"]) for h in got["hits"]] == [
+        (h["id"], h["score"]) for h in expected["hits"]
+    ]

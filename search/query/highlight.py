@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from newsquarry.search.engine.schema import text_analyzer
+from newsquarry.search.query.proximity import kept_pair_share
 
 SNIPPET_CHARS = 240
 MAX_MATCHES = 100  # match positions kept per text: the reading stops at the last one
@@ -118,13 +119,14 @@ class PageHighlighter:
         self.terms = set(terms)
         self.view, self.source, self.deadline = view, source, deadline
         self._wanted: dict[int, Any] = {}  # segment index -> (kept tokens, term ids) or None
+        self._pairs: dict[tuple, list] = {}  # (segment start, pairs) -> their masks
 
-    def _segment(self, docnum: int) -> tuple[int, Any]:
+    def _segment(self, docnum: int, need_terms: bool = True) -> tuple[int, Any]:
         i = bisect.bisect_right(self.view.offsets, docnum) - 1
         got = self._wanted.get(i, False)
         if got is False:
             got = None
-            if self.source is not None and self.terms and i >= 0:
+            if self.source is not None and (self.terms or not need_terms) and i >= 0:
                 c = self.view.cols[i]
                 kept = self.source.get(c.segid, c.ndocs)
                 if kept is not None:
@@ -134,6 +136,28 @@ class PageHighlighter:
                     got = (kept, wanted if len(ids) else ids)
             self._wanted[i] = got
         return docnum - self.view.offsets[i], got
+
+    def pair_share(self, docnum: int, field: str, text: str, pairs: list) -> float | None:
+        """``proximity.pair_share`` of a document's text from its kept tokens (each pair's
+        terms as a boolean array over its segment's vocabulary, made once per segment);
+        None without them."""
+        local, got = self._segment(docnum, need_terms=False)
+        kept = got[0] if got is not None else None
+        tokens = kept.tokens(local, field) if kept is not None else None
+        if tokens is None or (len(tokens[2]) and int(tokens[2][-1]) > len(text)):
+            return None
+        key = (docnum - local, tuple((frozenset(a), frozenset(b), w) for a, b, w in pairs))
+        masks = self._pairs.get(key)
+        if masks is None:
+            masks = self._pairs[key] = [(self._mask(kept, a), self._mask(kept, b), w)
+                                        for a, b, w in pairs]  # fmt: skip
+        return kept_pair_share(text, tokens[0], tokens[1], masks)
+
+    @staticmethod
+    def _mask(kept: Any, terms: Any) -> np.ndarray:
+        mask = np.zeros(len(kept.vocab), dtype=bool)
+        mask[kept.term_ids(terms)] = True
+        return mask
 
     def spans(self, docnum: int, field: str, text: str) -> list[list[int]]:
         """The matches of a hit's ``field`` text; raises ``SearchTimeout`` past the deadline."""

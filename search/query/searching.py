@@ -498,8 +498,8 @@ def _ordered(
         head = top_k(np.flatnonzero(prep.final), scores, RERANK, prep.view.tiebreak)
         fname = "quote" if prep.request.mode == "quotes" else "text"
         prep.reranked = rerank(
-            head, scores, pairs,
-            lambda d: prep.stored(d).get(fname) or "", prep.view.tiebreak,
+            head, scores, pairs, lambda d: prep.stored(d).get(fname) or "", prep.view.tiebreak,
+            lambda d, text, p: prep.highlighter.pair_share(d, fname, text, p),
         )  # fmt: skip
     return top_k(matched, scores, k, prep.view.tiebreak), scores
 
