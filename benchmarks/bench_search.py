@@ -61,7 +61,21 @@ Engines:
 - ``sqlite``: FTS5 (porter, unicode61 remove_diacritics) with bm25 top 10,
   ``count(*)`` and one ``GROUP BY`` per facet over a (rowid, facet, value)
   table; the FTS5 match runs once per call into a temporary table and
-  multi-select filters are ``EXISTS`` probes on indexed tables.
+  multi-select filters are ``EXISTS`` probes on indexed tables;
+- ``newsquarry-analysed`` (``--analysed-highlights``): ``newsquarry`` with every hit's
+  text analysed again for its highlights instead of read from the tokens each segment
+  keeps (``archive.tokenoffsets``): the code before them, interleaved with it;
+- ``tantivy`` (installed with ``pip install 'newsquarry[bench]'``; left out, with a
+  message, when it is not): the same passages, filters, facets and page through the Rust
+  engine's binding, ``benchmarks.tantivy_engine`` (its docstring has the details).
+  Totals and facet counts are compared with newsquarry's as SQLite's are.
+
+``--cold N``: N rounds of one fresh process per engine (interleaved, a first one not
+counted): the CPU ms of its imports, then the CPU and wall ms of opening the index and
+running the first ``filters2_facets4`` search (``_COLD``).
+
+An index built before the kept tokens gets them once when the benchmark opens it
+(``tokenoffsets.backfill``), as it gets its doc values and decoded postings.
 
 Latency is wall time per call on a warm process (each query run once first);
 p50 and p95 over ``rounds`` x 10 calls per case and engine, engines
@@ -87,6 +101,8 @@ from typing import Any
 from whoosh import query as wq
 from whoosh import sorting
 
+from benchmarks import tantivy_engine
+from newsquarry.search.archive import tokenoffsets
 from newsquarry.search.core.models import Article, Entity
 from newsquarry.search.core.requests import SearchRequest
 from newsquarry.search.core.textnorm import fold
@@ -196,12 +212,30 @@ def build_whoosh(index_dir: Path, corpus: list, copies: int) -> WhooshStore:
     report = index_articles(
         store, articles(corpus, copies), enricher=TagEnricher(corpus), commit_every=5000
     )
-    store.ix.optimize()
+    store.optimize()  # through the store: every feature's files for the one segment
     print(
         f"built Whoosh index: {report.passages} passages in {time.perf_counter() - t0:.0f} s",
         file=sys.stderr,
     )
     return store
+
+
+def passages_of(corpus: list, copies: int) -> Iterator[tuple[Article, Any]]:
+    """(article, passage with its tag entities) of the benchmark, in index order: what
+    SQLite FTS5 and tantivy are fed."""
+    items = ((a, split_passages(a)) for a in articles(corpus, copies))
+    for article, passages in TagEnricher(corpus).enrich(items):
+        for p in passages:
+            yield article, p
+
+
+def tantivy_rows(corpus: list, copies: int) -> Iterator[dict[str, Any]]:
+    """The passages as tantivy documents (``benchmarks.tantivy_engine``): folded keys."""
+    for article, p in passages_of(corpus, copies):
+        row: dict[str, Any] = {"id": p.id, "text": p.text, "month": (article.date or "")[:7]}
+        for kind in ("person", "org", "place"):
+            row[kind] = sorted({fold(n) for n in p.names(kind)})
+        yield row
 
 
 def build_sqlite(db_path: Path, corpus: list, copies: int) -> None:
@@ -217,20 +251,17 @@ def build_sqlite(db_path: Path, corpus: list, copies: int) -> None:
         CREATE TABLE v(rowid INTEGER, facet TEXT, value TEXT, key TEXT);
         """
     )
-    enricher = TagEnricher(corpus)
     rowid = 0
     t0 = time.perf_counter()
-    items = ((a, split_passages(a)) for a in articles(corpus, copies))
-    for article, passages in enricher.enrich(items):
-        for p in passages:
-            rowid += 1
-            db.execute(
-                "INSERT INTO p VALUES (?,?,?,?,?,?)",
-                (rowid, p.id, article.id, article.date, p.text, article.title),
-            )
-            for kind in ("person", "org", "place"):
-                for n in p.names(kind):
-                    db.execute("INSERT INTO v VALUES (?,?,?,?)", (rowid, kind, n, fold(n)))
+    for article, p in passages_of(corpus, copies):
+        rowid += 1
+        db.execute(
+            "INSERT INTO p VALUES (?,?,?,?,?,?)",
+            (rowid, p.id, article.id, article.date, p.text, article.title),
+        )
+        for kind in ("person", "org", "place"):
+            for n in p.names(kind):
+                db.execute("INSERT INTO v VALUES (?,?,?,?)", (rowid, kind, n, fold(n)))
     db.execute("INSERT INTO fts(fts) VALUES ('rebuild')")
     db.execute("CREATE INDEX v_facet ON v(facet, key, rowid)")
     db.execute("CREATE INDEX v_row ON v(rowid, facet)")
@@ -516,6 +547,8 @@ def measure(
     cpu: dict[tuple[str, str], list[float]] = {(e, c): [] for e in engines for c in cases}
     for case in cases:  # warm-up: every query once per engine (two for the slow one)
         for name, fn in engines.items():
+            if not _runs(fn, case):
+                continue
             for i in range(2 if name == "groupedby" and slow_rounds else len(QUERIES)):
                 fn(case, i)
     print("warmed up", file=sys.stderr)
@@ -525,6 +558,8 @@ def measure(
             for i in range(len(QUERIES)):
                 for name, fn in engines.items():
                     if name == "groupedby" and slow_rounds is not None and r >= slow_rounds:
+                        continue
+                    if not _runs(fn, case):
                         continue
                     t0, c0 = time.perf_counter(), time.process_time()
                     fn(case, i)
@@ -539,7 +574,93 @@ def measure(
             "n": len(v),
         }
         for k, v in times.items()
+        if v
     }
+
+
+def _runs(fn: Any, case: str) -> bool:
+    """Whether an engine runs a case (tantivy has no ``value_search``)."""
+    cases = getattr(getattr(fn, "__self__", None), "cases", None)
+    return cases is None or case in cases
+
+
+# a fresh process per engine: its imports, then open + the first faceted search (the
+# ``filters2_facets4`` request of query ``i``), as CPU and wall ms (JSON on stdout)
+_COLD = {
+    "newsquarry": """
+import json, sys, time
+c0 = time.process_time()
+from benchmarks.bench_search import FACETS4, FILTERS2, QUERIES
+from newsquarry.search.core.requests import SearchRequest
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.query.searching import run_search
+c1, w1 = time.process_time(), time.perf_counter()
+store = WhooshStore(sys.argv[1], create=False)
+r = run_search(store, SearchRequest(q=QUERIES[int(sys.argv[2])], facets=FACETS4,
+               filters=FILTERS2, match="all", retrieval="keyword"))
+c2, w2 = time.process_time(), time.perf_counter()
+print(json.dumps({"imports": (c1 - c0) * 1000, "cpu": (c2 - c1) * 1000,
+                  "wall": (w2 - w1) * 1000, "total": r.total}))
+""",
+    "tantivy": """
+import json, sys, time
+c0 = time.process_time()
+from benchmarks.bench_search import FILTERS2, NL_QUERIES, QUERIES
+from benchmarks.tantivy_engine import Tantivy
+import tantivy
+c1, w1 = time.process_time(), time.perf_counter()
+got = Tantivy(sys.argv[1], QUERIES, NL_QUERIES, FILTERS2, str.lower).run(
+    "filters2_facets4", int(sys.argv[2]))
+c2, w2 = time.process_time(), time.perf_counter()
+print(json.dumps({"imports": (c1 - c0) * 1000, "cpu": (c2 - c1) * 1000,
+                  "wall": (w2 - w1) * 1000, "total": got[0][0]}))
+""",
+    "sqlite": """
+import json, sys, time
+c0 = time.process_time()
+from benchmarks.bench_search import FTS5
+c1, w1 = time.process_time(), time.perf_counter()
+got = FTS5(sys.argv[1]).run("filters2_facets4", int(sys.argv[2]))
+c2, w2 = time.process_time(), time.perf_counter()
+print(json.dumps({"imports": (c1 - c0) * 1000, "cpu": (c2 - c1) * 1000,
+                  "wall": (w2 - w1) * 1000, "total": got[0][0]}))
+""",
+}
+
+
+def cold_starts(index: Path, db: Path, tv: Path | None, rounds: int) -> dict[str, Any]:
+    """Per engine, the medians over ``rounds`` fresh processes (engines interleaved, the
+    query rotated) of CPU ms of imports, CPU and wall ms of open + first search; one
+    process per engine first, not counted (it verifies checksums, warms the page cache).
+    ``benchmarks`` imports the library too, so imports are given for the record only."""
+    import subprocess
+
+    paths = {"newsquarry": index, "sqlite": db} | ({"tantivy": tv} if tv else {})
+    got: dict[str, list[dict[str, float]]] = {e: [] for e in paths}
+    root = str(Path(__file__).resolve().parent.parent)
+    for r in range(rounds + 1):
+        for engine, path in paths.items():
+            out = subprocess.run(
+                [sys.executable, "-c", _COLD[engine], str(path), str(r % len(QUERIES))],
+                capture_output=True, text=True, check=True, cwd=root,
+            )  # fmt: skip
+            if r:
+                got[engine].append(json.loads(out.stdout.strip().splitlines()[-1]))
+    return {
+        e: {k: statistics.median(x[k] for x in v) for k in ("imports", "cpu", "wall")}
+        | {"n": len(v)}
+        for e, v in got.items()
+    }
+
+
+def print_cold(res: dict[str, Any]) -> None:
+    print("\nfresh process: open + first filters2_facets4 search (imports apart), medians\n")
+    print("| engine | imports CPU ms | open + search CPU ms | wall ms | wall / tantivy |")
+    print("|---|---:|---:|---:|---:|")
+    base = res.get("tantivy", {}).get("wall")
+    for e, v in res.items():
+        ratio = f"{v['wall'] / base:.1f}x" if base else "-"
+        print(f"| {e} | {v['imports']:.1f} | {v['cpu']:.1f} | {v['wall']:.1f} | {ratio} |")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -560,6 +681,10 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="also newsquarry-whoosh: no cache and no .pst files (Whoosh's postings decoded)",
     )
+    ap.add_argument(
+        "--analysed-highlights", action="store_true",
+        help="also newsquarry-analysed: highlights by analysing each hit's text (no kept tokens)",
+    )  # fmt: skip
     ap.add_argument("--json", help="also write the figures to this JSON file")
     ap.add_argument("--cases", nargs="*", help="cases to run (default: all)")
     ap.add_argument(
@@ -568,11 +693,27 @@ def main(argv: list[str] | None = None) -> None:
         help="give the index vectors (--vector-pool) and run hybrid_filters2_facets4",
     )
     ap.add_argument("--vector-pool", type=int, default=2000)
+    ap.add_argument(
+        "--tantivy", default="/tmp/nq-bench.tantivy", help="tantivy index folder (reused)"
+    )
+    ap.add_argument("--skip-tantivy", action="store_true")
+    ap.add_argument(
+        "--cold", type=int, default=0, metavar="N",
+        help="also N rounds of fresh processes per engine: open + first faceted search",
+    )  # fmt: skip
     args = ap.parse_args(argv)
 
-    index_dir, db_path = Path(args.index), Path(args.sqlite)
+    index_dir, db_path, tv_dir = Path(args.index), Path(args.sqlite), Path(args.tantivy)
+    use_tantivy = not args.skip_tantivy and tantivy_engine.available()
+    if not args.skip_tantivy and not use_tantivy:
+        print(
+            "tantivy is not installed: its engine is left out "
+            "(pip install 'newsquarry[bench]', or --skip-tantivy)",
+            file=sys.stderr,
+        )
     corpus = None
-    if args.rebuild or not index_dir.exists() or not db_path.exists():
+    need_tv = use_tantivy and (args.rebuild or not tv_dir.exists())
+    if args.rebuild or not index_dir.exists() or not db_path.exists() or need_tv:
         corpus = read_corpus(args.corpus)
         copies = copies_needed(corpus, args.min_passages)
         print(f"corpus x{copies}", file=sys.stderr)
@@ -580,8 +721,15 @@ def main(argv: list[str] | None = None) -> None:
             build_whoosh(index_dir, corpus, copies).close()
         if args.rebuild or not db_path.exists():
             build_sqlite(db_path, corpus, copies)
+        if need_tv:
+            tantivy_engine.build(tv_dir, tantivy_rows(corpus, copies))
 
     store = WhooshStore(index_dir, create=False)
+    t0 = time.process_time()
+    added = tokenoffsets.backfill(store)  # an index built before the files: added once
+    if added:
+        print(f"token offsets written for {added} segment(s) in "
+              f"{time.process_time() - t0:.1f} s of CPU", file=sys.stderr)  # fmt: skip
     stats = store.stats()
     t0 = time.perf_counter()
     dv = cache_for(store)
@@ -607,6 +755,11 @@ def main(argv: list[str] | None = None) -> None:
         cache_for(bare).view(bare.searcher()).postings_budget = 0
         cache_for(bare).postings.budget = 0  # nor the per-segment one
         engines["newsquarry-nocache"] = lambda c, i: nq_case(bare, c, i)
+    if args.analysed_highlights:
+        # the same library highlighting as before the kept tokens: every hit's text analysed
+        again = WhooshStore(index_dir, create=False)
+        again.token_offsets.enabled = False
+        engines["newsquarry-analysed"] = lambda c, i: nq_case(again, c, i)
     if args.whoosh_postings:
         # as before decoded postings were on disk: every list decoded from Whoosh's blocks
         raw = WhooshStore(index_dir, create=False)
@@ -617,18 +770,26 @@ def main(argv: list[str] | None = None) -> None:
     if not args.skip_groupedby:
         engines["groupedby"] = GroupedBy(store).run
     engines["sqlite"] = FTS5(db_path).run
-    problems = check_agreement(store, engines["sqlite"].__self__)
-    print(
-        f"newsquarry vs SQLite totals and facet counts: {len(problems)} difference(s)",
-        *problems[:10],
-        sep="\n",
-        file=sys.stderr,
-    )
+    if use_tantivy:
+        engines["tantivy"] = tantivy_engine.Tantivy(tv_dir, QUERIES, NL_QUERIES, FILTERS2, fold).run
+    for name in ("sqlite", "tantivy"):
+        if name in engines:
+            problems = check_agreement(store, engines[name].__self__)
+            print(
+                f"newsquarry vs {name} totals and facet counts: {len(problems)} difference(s)",
+                *problems[:10],
+                sep="\n",
+                file=sys.stderr,
+            )
     cases = args.cases or ["plain", "facets4", "filters2_facets4", "value_search",
                            "nl_filters2_facets4"]  # fmt: skip
     if args.semantic and "hybrid_filters2_facets4" not in cases:
         cases.append("hybrid_filters2_facets4")
-    res = measure(engines, cases, args.rounds, args.groupedby_rounds)
+    res = measure(engines, cases, args.rounds, args.groupedby_rounds) if args.rounds else {}
+    cold_res = {}
+    if args.cold:
+        cold_res = cold_starts(index_dir, db_path, tv_dir if use_tantivy else None, args.cold)
+        print_cold(cold_res)
 
     print(f"\n{stats['passages']} passages; ms per call (p50 / p95); ratio = other / newsquarry\n")
     head = "| case | newsquarry p50 | p95 |"
@@ -637,11 +798,14 @@ def main(argv: list[str] | None = None) -> None:
         head += f" {e} p50 | p95 | ratio p50 | ratio p95 |"
     print(head)
     print("|" + "---|" * (3 + 4 * len(others)))
-    for case in cases:
+    for case in cases if res else []:
         nq = res[("newsquarry", case)]
         row = f"| {case} | {nq['p50']:.1f} | {nq['p95']:.1f} |"
         for e in others:
-            o = res[(e, case)]
+            o = res.get((e, case))
+            if o is None:
+                row += " - | - | - | - |"
+                continue
             row += (
                 f" {o['p50']:.1f} | {o['p95']:.1f} | {o['p50'] / nq['p50']:.1f}x |"
                 f" {o['p95'] / nq['p95']:.1f}x |"
@@ -650,11 +814,11 @@ def main(argv: list[str] | None = None) -> None:
     print("\nCPU ms per call (p50 / p95): the process's own time, without waiting for a core\n")
     print("| case | " + " | ".join(f"{e} p50 | p95" for e in engines) + " |")
     print("|" + "---|" * (1 + 2 * len(engines)))
-    for case in cases:
+    for case in cases if res else []:
         row = f"| {case} |"
         for e in engines:
-            o = res[(e, case)]
-            row += f" {o['cpu_p50']:.1f} | {o['cpu_p95']:.1f} |"
+            o = res.get((e, case))
+            row += f" {o['cpu_p50']:.1f} | {o['cpu_p95']:.1f} |" if o else " - | - |"
         print(row)
     if args.json:
         Path(args.json).write_text(
@@ -664,6 +828,7 @@ def main(argv: list[str] | None = None) -> None:
                     "doc_values_build_s": view_s,
                     "semantic": semantic_cost,
                     "results": {f"{e}/{c}": v for (e, c), v in res.items()},
+                    "cold": cold_res,
                 },
                 indent=2,
             )

@@ -28,6 +28,7 @@ _hooks.plug(
     "newsquarry.search.archive.fieldcols",  # the articles' extra fields per segment
     "newsquarry.search.archive.storysigs",  # article signatures per segment (syndication)
     "newsquarry.search.archive.vectors",  # passage and quotation vectors per segment
+    "newsquarry.search.archive.tokenoffsets",  # token offsets per segment (highlights)
     "newsquarry.search.query.searching",  # the search and stored records' display form
 )
 

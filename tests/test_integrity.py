@@ -31,9 +31,10 @@ from newsquarry.search.ingest.indexer import index_paths
 from newsquarry.search.ingest.repair import repair
 
 KINDS = ("toc", "segment", "articles list", "manifest", "doc values", "quote signatures",
-         "decoded postings", "key table", "article fields", "article signatures")  # fmt: skip
+         "decoded postings", "key table", "article fields", "article signatures",
+         "token offsets")  # fmt: skip
 DERIVED = ("doc values", "quote signatures", "decoded postings", "key table", "article fields",
-           "article signatures")  # fmt: skip
+           "article signatures", "token offsets")  # fmt: skip
 DAMAGE = ("half", "zero", "block", "delete", "older")
 
 
@@ -121,6 +122,7 @@ def files_of(path: Path) -> dict[str, str]:
         "key table": key_table_of(manifest),
         "article fields": seg + integrity.FIELDS_EXT,
         "article signatures": seg + integrity.STORIES_EXT,
+        "token offsets": seg + integrity.TOKENS_EXT,
     }
 
 
@@ -149,6 +151,7 @@ def older_file(built: dict, kind: str) -> Path:
             "key table": key_table_of(manifest),
             "article fields": seg + integrity.FIELDS_EXT,
             "article signatures": seg + integrity.STORIES_EXT,
+            "token offsets": seg + integrity.TOKENS_EXT,
         }[kind]
     )
 

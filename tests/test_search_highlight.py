@@ -18,7 +18,6 @@ from newsquarry.search.core.models import Article, Passage
 from newsquarry.search.core.requests import SearchRequest
 from newsquarry.search.engine.store import WhooshStore
 from newsquarry.search.query import highlight as hl
-from newsquarry.search.query import searching
 from newsquarry.search.query.postings import Deadline
 from newsquarry.search.query.searching import run_search
 
@@ -166,13 +165,13 @@ def test_highlights_past_the_time_limit_are_left_out_and_the_result_says_partial
     hits and totals stay whole, the rest of the page gets unmarked snippets, and the
     result is partial, naming what was cut."""
     whole = index.search("oil price", per_page=10)
-    real = searching.highlight
+    real = hl.PageHighlighter.spans
 
-    def first_one_expires(text, terms, size=hl.SNIPPET_CHARS, deadline=None):
-        deadline.at = time.monotonic() - 1.0
-        return real(text, terms, size, deadline=deadline)
+    def first_one_expires(self, docnum, field, text):
+        self.deadline.at = time.monotonic() - 1.0
+        return real(self, docnum, field, text)
 
-    monkeypatch.setattr(searching, "highlight", first_one_expires)
+    monkeypatch.setattr(hl.PageHighlighter, "spans", first_one_expires)
     r = index.search("oil price", per_page=10)
     assert r.partial is True and "highlights" in r.cut_short
     assert r.total == whole.total and [h.id for h in r.hits] == [h.id for h in whole.hits]
@@ -186,3 +185,27 @@ def test_highlights_past_the_time_limit_are_left_out_and_the_result_says_partial
 def test_highlight_off_is_not_partial(index):
     r = run_search(index.store, SearchRequest(q="oil price", highlight=False), index.settings)
     assert r.partial is False and all(h.snippet is None for h in r.hits)
+
+
+def _snippet_with_html_escape(text, spans, size=hl.SNIPPET_CHARS):
+    """``snippet_html`` as it was written with ``html.escape`` per piece."""
+    import html
+
+    start, end = hl._window(text, spans, size)
+    out, pos = ["…"] if start > 0 else [], start
+    for s, ln in spans:
+        if s < start or s + ln > end:
+            continue
+        out += [html.escape(text[pos:s]), "<mark>" + html.escape(text[s : s + ln]) + "</mark>"]
+        pos = s + ln
+    out.append(html.escape(text[pos:end]))
+    return "".join(out + (["…"] if end < len(text) else []))
+
+
+@pytest.mark.parametrize("text", [
+    "A & B <b>\"quoted\"</b> it's &amp; oil", SHORT, LONG[:3000],
+    "<script>alert('oil')</script> & 'oil' \"oil\" &lt;oil&gt;",
+])  # fmt: skip
+def test_the_snippet_escapes_as_html_escape_does(text):
+    spans = hl.match_spans(text, {"oil", "b", "price"})
+    assert hl.snippet_html(text, spans) == _snippet_with_html_escape(text, spans)

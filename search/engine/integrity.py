@@ -69,8 +69,10 @@ KEYS_EXT = ".kt"  # a segment list's merged key table (search.keytable): rebuilt
 FIELDS_EXT = ".xfl"  # the articles' extra fields (archive.fieldcols): rebuilt the same way
 STORIES_EXT = ".smh"  # article signatures (archive.storysigs): rebuilt the same way
 VECTORS_EXT = ".vec"  # passage vectors (archive.vectors): re-encoded by ``repair``
+TOKENS_EXT = ".tok"  # token offsets (archive.tokenoffsets): highlights analyse the text without
 DERIVED_EXTS = (
     DERIVED_EXT, QUOTES_EXT, POSTINGS_EXT, KEYS_EXT, FIELDS_EXT, STORIES_EXT, VECTORS_EXT,
+    TOKENS_EXT,
 )  # fmt: skip
 # files a read may do without: the derived ones, and the articles lists
 NOT_READ_EXTS = (ARTICLES_EXT, *DERIVED_EXTS)

@@ -11,6 +11,13 @@ the passage or quote text); ``snippet`` is HTML in which all text is escaped
 and matches are wrapped in ``<mark>``, cut to a window around the densest
 group of matches with "…" where text was left out.
 
+From the index (issue 37): a segment that keeps its texts' tokens
+(``archive.tokenoffsets``: index form ids and character offsets, recorded when the
+segment was written) is highlighted without the analyzer: the query's terms are looked up
+in the segment's vocabulary once per search and a hit's matches are the positions of its
+tokens with those ids (``indexed_spans``), the same spans ``match_spans`` finds. A segment
+without them is highlighted by analysing the text, as before.
+
 Bounded work (issue 33): a text is read once, token by token, and the reading
 stops at its ``MAX_MATCHES``-th match or past its first ``SCAN_CHARS``
 characters, whichever comes first; the window is found in one pass over the
@@ -25,11 +32,14 @@ and its ``matches`` are those of its first ``MAX_MATCHES`` matches. A
 
 from __future__ import annotations
 
-import html
+import bisect
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+
 from newsquarry.search.engine.schema import text_analyzer
+from newsquarry.search.query.proximity import kept_pair_share
 
 SNIPPET_CHARS = 240
 MAX_MATCHES = 100  # match positions kept per text: the reading stops at the last one
@@ -60,15 +70,110 @@ def match_spans(
         if tok.startchar >= scan:
             break
         if tok.text in wanted:
-            end = tok.endchar
-            if text[end - 2 : end].lower() in ("'s", "’s"):  # mark "Guaidó" in "Guaidó's"
-                end -= 2
-            spans.append([tok.startchar, end - tok.startchar])
+            spans.append(_trim_possessive(text, tok.startchar, tok.endchar))
             if len(spans) >= limit:
                 break
         if deadline is not None and n % CHECK_EVERY == 0:
             deadline.check()
     return spans
+
+
+def _trim_possessive(text: str, start: int, end: int) -> list[int]:
+    if text[end - 2 : end].lower() in ("'s", "’s"):  # mark "Guaidó" in "Guaidó's"
+        end -= 2
+    return [start, end - start]
+
+
+def indexed_spans(
+    text: str,
+    tokens: tuple[np.ndarray, np.ndarray, np.ndarray],
+    wanted: np.ndarray,
+    *,
+    limit: int = MAX_MATCHES,
+    scan: int = SCAN_CHARS,
+    deadline: Any = None,
+) -> list[list[int]] | None:
+    """``match_spans`` of ``text`` from its kept tokens (term ids, starts, ends in text
+    order) and the sorted ids of the query's terms; None if the tokens do not fit the text
+    (the caller analyses it then)."""
+    tid, start, end = tokens
+    if len(end) and int(end[-1]) > len(text):
+        return None
+    if not text or not (wanted.any() if wanted.dtype == bool else len(wanted)):
+        return []
+    if deadline is not None:
+        deadline.check()
+    n = int(np.searchsorted(start, scan, side="left"))  # tokens starting before ``scan``
+    # ``wanted``: the sorted term ids, or a boolean array over the vocabulary (the faster)
+    hit = wanted[tid[:n]] if wanted.dtype == bool else np.isin(tid[:n], wanted)
+    found = np.flatnonzero(hit)[:limit]
+    return [_trim_possessive(text, s, e)
+            for s, e in zip(start[found].tolist(), end[found].tolist(), strict=True)]  # fmt: skip
+
+
+class PageHighlighter:
+    """The highlights of one search's hits: from the kept tokens of a hit's segment when
+    ``source`` (``archive.tokenoffsets.TokenSource``) has them, else by analysis."""
+
+    def __init__(self, terms: Iterable[str], view: Any, source: Any, deadline: Any) -> None:
+        self.terms = set(terms)
+        self.view, self.source, self.deadline = view, source, deadline
+        self._wanted: dict[int, Any] = {}  # segment index -> (kept tokens, term ids) or None
+        self._pairs: dict[tuple, list] = {}  # (segment start, pairs) -> their masks
+
+    def _segment(self, docnum: int, need_terms: bool = True) -> tuple[int, Any]:
+        i = bisect.bisect_right(self.view.offsets, docnum) - 1
+        got = self._wanted.get(i, False)
+        if got is False:
+            got = None
+            if self.source is not None and (self.terms or not need_terms) and i >= 0:
+                c = self.view.cols[i]
+                kept = self.source.get(c.segid, c.ndocs)
+                if kept is not None:
+                    ids = kept.term_ids(self.terms)
+                    wanted = np.zeros(len(kept.vocab), dtype=bool)
+                    wanted[ids] = True
+                    got = (kept, wanted if len(ids) else ids)
+            self._wanted[i] = got
+        return docnum - self.view.offsets[i], got
+
+    def pair_share(self, docnum: int, field: str, text: str, pairs: list) -> float | None:
+        """``proximity.pair_share`` of a document's text from its kept tokens (each pair's
+        terms as a boolean array over its segment's vocabulary, made once per segment);
+        None without them."""
+        local, got = self._segment(docnum, need_terms=False)
+        kept = got[0] if got is not None else None
+        tokens = kept.tokens(local, field) if kept is not None else None
+        if tokens is None or (len(tokens[2]) and int(tokens[2][-1]) > len(text)):
+            return None
+        key = (docnum - local, tuple((frozenset(a), frozenset(b), w) for a, b, w in pairs))
+        masks = self._pairs.get(key)
+        if masks is None:
+            masks = self._pairs[key] = [(self._mask(kept, a), self._mask(kept, b), w)
+                                        for a, b, w in pairs]  # fmt: skip
+        return kept_pair_share(text, tokens[0], tokens[1], masks)
+
+    @staticmethod
+    def _mask(kept: Any, terms: Any) -> np.ndarray:
+        mask = np.zeros(len(kept.vocab), dtype=bool)
+        mask[kept.term_ids(terms)] = True
+        return mask
+
+    def spans(self, docnum: int, field: str, text: str) -> list[list[int]]:
+        """The matches of a hit's ``field`` text; raises ``SearchTimeout`` past the deadline."""
+        local, got = self._segment(docnum)
+        if got is not None:
+            tokens = got[0].tokens(local, field)
+            if tokens is not None:
+                spans = indexed_spans(text, tokens, got[1], deadline=self.deadline)
+                if spans is not None:
+                    return spans
+        return match_spans(text, self.terms, deadline=self.deadline)
+
+    def __call__(self, docnum: int, field: str, text: str) -> tuple[str, list]:
+        """(snippet HTML, match offsets) of a hit's text."""
+        spans = self.spans(docnum, field, text)
+        return snippet_html(text, spans), spans
 
 
 def _window(text: str, spans: list[list[int]], size: int) -> tuple[int, int]:
@@ -109,6 +214,10 @@ def _window(text: str, spans: list[list[int]], size: int) -> tuple[int, int]:
     return start, end
 
 
+# ``html.escape`` (quote=True) as one translation: the same characters, one C pass
+_ESCAPE = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"})
+
+
 def snippet_html(text: str, spans: list[list[int]], size: int = SNIPPET_CHARS) -> str:
     """Escaped HTML of a window of ``text`` with matches in ``<mark>``."""
     start, end = _window(text, spans, size)
@@ -117,10 +226,10 @@ def snippet_html(text: str, spans: list[list[int]], size: int = SNIPPET_CHARS) -
     for s, ln in spans:
         if s < start or s + ln > end:
             continue
-        out.append(html.escape(text[pos:s]))
-        out.append("<mark>" + html.escape(text[s : s + ln]) + "</mark>")
+        out.append(text[pos:s].translate(_ESCAPE))
+        out.append("<mark>" + text[s : s + ln].translate(_ESCAPE) + "</mark>")
         pos = s + ln
-    out.append(html.escape(text[pos:end]))
+    out.append(text[pos:end].translate(_ESCAPE))
     if end < len(text):
         out.append("…")
     return "".join(out)

@@ -11,10 +11,11 @@ they hold (a pair weighs the mean idf of its words), and reordered among
 themselves: the factor is at least 1, so they stay ahead of every passage below
 them and paging stays consistent.
 
-Positions come from the stored text, tokenized as the index analyzer does
-(words, possessive dropped, lower-cased, accents folded, Porter-stemmed) with a
-per-word cache: for 30 passages this costs about a millisecond, far less than
-reading positions from Whoosh's postings.
+Positions come from the tokens the passage's segment keeps (``archive.tokenoffsets``:
+the index analyzer's forms, as ids, in text order; ``kept_pair_share``), or, for a
+segment without them, from the stored text tokenized as the index analyzer does (words,
+possessive dropped, lower-cased, accents folded, Porter-stemmed) with a per-word cache;
+sentence ends are found in the stored text either way.
 """
 
 from __future__ import annotations
@@ -65,6 +66,25 @@ def pair_share(text: str, pairs: list[tuple[set[str], set[str], float]]) -> floa
     return got / total if total else 0.0
 
 
+def kept_pair_share(
+    text: str, tid: np.ndarray, start: np.ndarray,
+    pairs: list[tuple[np.ndarray, np.ndarray, float]],
+) -> float:  # fmt: skip
+    """``pair_share`` from a text's kept tokens (``archive.tokenoffsets``: term ids and
+    starts, in text order) with each pair's terms as boolean arrays over the segment's
+    vocabulary: the same share, no word of the text stemmed again. A token's position is
+    its index plus ``WINDOW + 1`` per sentence end before it, as ``pair_share`` counts."""
+    ends = [m.end() for m in _SENTENCE_END.finditer(text)]
+    pos = np.arange(len(tid)) + np.searchsorted(ends, start, side="right") * (WINDOW + 1)
+    total = sum(w for _, _, w in pairs)
+    got = 0.0
+    for a, b, weight in pairs:
+        pa, pb = pos[a[tid]].tolist(), pos[b[tid]].tolist()
+        if pa and pb and _closest(pa, pb) <= WINDOW:
+            got += weight
+    return got / total if total else 0.0
+
+
 def _closest(pa: list[int], pb: list[int]) -> int:
     i = j = 0
     best = 1 << 30
@@ -86,13 +106,18 @@ def rerank(
     pairs: list[tuple[set[str], set[str], float]],
     text_of: Any,
     tiebreak: np.ndarray,
+    share_of: Any = None,
 ) -> np.ndarray:
     """``head`` (docnums, best first) rescored by proximity and reordered; ``scores``
-    is updated in place for them."""
+    is updated in place for them. ``share_of(docnum, text, pairs)``, if given, gives a
+    text's share from its kept tokens (None: it has none, ``pair_share`` then)."""
     if not pairs or not len(head):
         return head
     for d in head:
-        share = pair_share(text_of(int(d)), pairs)
+        text = text_of(int(d))
+        share = share_of(int(d), text, pairs) if share_of is not None else None
+        if share is None:
+            share = pair_share(text, pairs)
         if share:
             scores[d] = scores[d] * (1.0 + WEIGHT * share)
     order = np.lexsort((head, tiebreak[head], -scores[head]))

@@ -73,7 +73,7 @@ from newsquarry.search.query.facets import (
 )
 from newsquarry.search.query.fieldfacets import FieldTable, table_for
 from newsquarry.search.query.fieldfacets import declared as declared_fields
-from newsquarry.search.query.highlight import highlight, snippet_html
+from newsquarry.search.query.highlight import PageHighlighter, snippet_html
 from newsquarry.search.query.interpret import FACETS as INTERPRETED
 from newsquarry.search.query.interpret import index_words, interpretations
 from newsquarry.search.query.parse import ParsedQuery, parse_query
@@ -168,6 +168,8 @@ class _Prepared:
         self.interpretation_bases: dict[tuple[str, str], Any] = {}  # ``interpret._count``
         self.cut_short: list[str] = []  # steps the deadline cut: ``SearchResult.cut_short``
         self._stored: dict[int, dict[str, Any]] = {}
+        self.highlighter = PageHighlighter(self.parsed.highlight_terms, self.view,
+                                           getattr(store, "token_offsets", None), self.deadline)  # fmt: skip
 
     @property
     def fields(self) -> FieldTable:
@@ -497,8 +499,8 @@ def _ordered(
         head = top_k(np.flatnonzero(prep.final), scores, RERANK, prep.view.tiebreak)
         fname = "quote" if prep.request.mode == "quotes" else "text"
         prep.reranked = rerank(
-            head, scores, pairs,
-            lambda d: prep.stored(d).get(fname) or "", prep.view.tiebreak,
+            head, scores, pairs, lambda d: prep.stored(d).get(fname) or "", prep.view.tiebreak,
+            lambda d, text, p: prep.highlighter.pair_share(d, fname, text, p),
         )  # fmt: skip
     return top_k(matched, scores, k, prep.view.tiebreak), scores
 
@@ -596,7 +598,6 @@ def _article_ranked_page(
 
 def _passage_hits(prep: _Prepared, docnums: list[int], scores: list[float]) -> list[Hit]:
     hits = []
-    terms = prep.parsed.highlight_terms
     for docnum, score in zip(docnums, scores, strict=True):
         d = prep.stored(docnum)
         data = json.loads(d.get("data") or "{}")
@@ -610,7 +611,7 @@ def _passage_hits(prep: _Prepared, docnums: list[int], scores: list[float]) -> l
             },
         )
         text = d.get("text", "")
-        snippet, matches = _highlight(prep, text, terms)
+        snippet, matches = _highlight(prep, docnum, "text", text)
         hits.append(
             Hit(
                 id=d["id"],
@@ -637,7 +638,6 @@ def _passage_hits(prep: _Prepared, docnums: list[int], scores: list[float]) -> l
 
 def _quote_hits(prep: _Prepared, docnums: list[int], scores: list[float]) -> list[QuoteHit]:
     hits = []
-    terms = prep.parsed.highlight_terms
     titles: dict[str, str | None] = {}
     starts: dict[str, int] = {}
     for docnum, score in zip(docnums, scores, strict=True):
@@ -650,7 +650,7 @@ def _quote_hits(prep: _Prepared, docnums: list[int], scores: list[float]) -> lis
             starts[pid] = p.get("start", 0) if p else 0
         quote_record(data, starts[pid])
         text = d.get("quote", "")
-        snippet, matches = _highlight(prep, text, terms)
+        snippet, matches = _highlight(prep, docnum, "quote", text)
         hits.append(
             QuoteHit(
                 id=d["id"],
@@ -677,14 +677,14 @@ def _quote_hits(prep: _Prepared, docnums: list[int], scores: list[float]) -> lis
     return hits
 
 
-def _highlight(prep: _Prepared, text: str, terms: Any) -> tuple[str | None, list]:
-    """A hit's (snippet, matches); once the deadline has passed, the text's start
-    unmarked and no matches (``cut_short``: "highlights")."""
+def _highlight(prep: _Prepared, docnum: int, field: str, text: str) -> tuple[str | None, list]:
+    """A hit's (snippet, matches) of its ``field`` text; once the deadline has passed, the
+    text's start unmarked and no matches (``cut_short``: "highlights")."""
     if not prep.request.highlight:
         return None, []
     if "highlights" not in prep.cut_short:
         try:
-            return highlight(text, terms, deadline=prep.deadline)
+            return prep.highlighter(docnum, field, text)
         except SearchTimeout:
             prep.cut_short.append("highlights")
     return snippet_html(text, []), []
