@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from newsquarry.search.cli.app import cli
+from tests._signals import default_sigint
 
 SEED_ID = "000_e23b3335c9472580"
 ROOT = Path(__file__).resolve().parent.parent
@@ -155,7 +156,7 @@ def test_ctrl_c_during_indexing_keeps_committed_articles(tmp_path, seed_file):
     # (by state: the signal sent when the first commit's line was read once came too late)
     with FirstCommitGate(tmp_path / "ix") as gate:
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)  # fmt: skip
+                                text=True, preexec_fn=default_sigint)  # fmt: skip
         gate.let_one_commit_through(proc)
         lines = []
         for line in proc.stderr:  # its line for that commit

@@ -26,6 +26,7 @@ from newsquarry.search.cli import launch
 from newsquarry.search.engine.store import WhooshStore
 from newsquarry.search.ingest.indexer import index_articles
 from newsquarry.search.ingest.readers import article_from_mapping
+from tests._signals import default_sigint
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = [sys.executable, "-m", "newsquarry.search.cli.launch"]
@@ -195,7 +196,8 @@ def test_ctrl_c_reaches_the_command_and_a_second_command_runs_meanwhile(env, tmp
     ready(env, ix)
     e = dict(env, NEWSQUARRY_DAEMON="1")
     client = subprocess.Popen([*SCRIPT, "--index", ix, "show", "big"], env=e,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              preexec_fn=default_sigint)  # fmt: skip
     wait_for(lambda: status(env)["served"] == 1, "the command to start")
     other = nq(env, "--index", ix, "stats", "--json")  # the resident one is busy
     assert other.returncode == 0 and json.loads(other.stdout)["articles"] == 1

@@ -24,6 +24,7 @@ from click.testing import CliRunner
 
 from newsquarry.search.cli.app import cli
 from newsquarry.search.engine.store import WhooshStore
+from tests._signals import default_sigint
 
 ROOT = Path(__file__).resolve().parent.parent
 N_ARTICLES = 100
@@ -282,7 +283,8 @@ def test_ctrl_c_keeps_committed_batches_and_the_same_command_resumes(
     # on reading the first commit's line, it could come after the run had finished)
     with FirstCommitGate(ix) as gate:
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             cwd=ROOT, env={**ENV, "NEWSQUARRY_LOCK_TIMEOUT": "600"})  # fmt: skip
+                             cwd=ROOT, env={**ENV, "NEWSQUARRY_LOCK_TIMEOUT": "600"},
+                             preexec_fn=default_sigint)  # fmt: skip
         gate.let_one_commit_through(p)
         for line in p.stderr:
             if " committed" in line and " 0 committed" not in line:

@@ -21,6 +21,7 @@ from newsquarry.search.ingest.indexer import (
     index_paths,
     optimize,
 )
+from tests._signals import default_sigint
 
 WORDS = "harbour grain tariff cocoa bond steel copper shipping ministry strike".split()
 
@@ -250,7 +251,8 @@ def test_ctrl_c_on_the_process_group_then_resume(tmp_path):
     # by state: the run commits once, then waits for the lock until the signal is sent
     with FirstCommitGate(ix) as gate:
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             start_new_session=True, cwd=root, env=env)  # fmt: skip
+                             start_new_session=True, cwd=root, env=env,
+                             preexec_fn=default_sigint)  # fmt: skip
         gate.let_one_commit_through(p)
         for line in p.stderr:
             if " committed" in line and " 0 committed" not in line:
