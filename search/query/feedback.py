@@ -62,14 +62,12 @@ def feedback_terms(prep: Any, rank: np.ndarray) -> dict[str, float]:
     if not len(top):
         return {}
     passages = np.flatnonzero(np.isin(art, top) & view.doctype_mask("passage"))
-    counts: dict[int, Counter[str]] = {int(a): Counter() for a in top}
-    for d in passages:
-        text = prep.stored(int(d)).get("text") or ""
-        c = counts[int(art[d])]
-        for w in _WORDS(text.lower()):
-            form = _index_form(w)
-            if form is not None:
-                c[form] += 1
+    counts: dict[int, Counter[str | None]] = {int(a): Counter() for a in top}
+    for d in passages.tolist():
+        text = prep.stored(d).get("text") or ""
+        counts[int(art[d])].update(map(_index_form, _WORDS(text.lower())))
+    for c in counts.values():
+        c.pop(None, None)
     model: Counter[str] = Counter()
     for a, c in counts.items():
         length = sum(c.values())
@@ -83,24 +81,22 @@ def feedback_terms(prep: Any, rank: np.ndarray) -> dict[str, float]:
     return {t: v / total for t, v in best} if total else {}
 
 
-def expanded_terms(
+def feedback_boosts(
     prep: Any, terms: dict[tuple[str, str], float], rank: np.ndarray
 ) -> dict[tuple[str, str], float] | None:
-    """``terms`` (the query's scoring terms) interpolated with the feedback words, in
-    text and title, scaled so a query word alone keeps its boost; None when there is no
-    feedback (disabled, nothing matched, or no word found)."""
+    """The boosts RM3 adds to ``terms`` (the query's scoring terms, each at its boost):
+    the feedback words in the text (where they were read, as Anserini expands the body
+    field only), scaled so that a query word alone keeps its
+    boost (its share ``ORIGINAL_WEIGHT`` of the interpolated model). BM25 sums over terms,
+    so the article scores of the query plus these are the expanded query's. None when
+    there is no feedback (disabled, nothing matched, or no word found)."""
     if not ENABLED or prep.parsed.empty or prep.request.mode != "passages":
         return None
-    fb = feedback_terms(prep, rank)
     text_terms = {t: b for (f, t), b in terms.items() if f == "text"}
-    if not fb or not text_terms:
+    if not text_terms:
         return None
-    # query model: each term's boost, L1-normalised; the mix scaled back by the query's size
-    q_total = sum(text_terms.values())
-    scale = q_total / ORIGINAL_WEIGHT
-    out = {k: b for k, b in terms.items()}
-    for t, p in fb.items():
-        for f in ("text", "title"):
-            w = (1 - ORIGINAL_WEIGHT) * p * scale
-            out[(f, t)] = out.get((f, t), 0.0) + w
-    return out
+    fb = feedback_terms(prep, rank)
+    if not fb:
+        return None
+    scale = (1 - ORIGINAL_WEIGHT) * sum(text_terms.values()) / ORIGINAL_WEIGHT
+    return {("text", t): p * scale for t, p in fb.items()}

@@ -70,7 +70,7 @@ from newsquarry.search.query.facets import (
     canonical_record,
     display_form,
 )
-from newsquarry.search.query.feedback import expanded_terms
+from newsquarry.search.query.feedback import feedback_boosts
 from newsquarry.search.query.fieldfacets import FieldTable, table_for
 from newsquarry.search.query.fieldfacets import declared as declared_fields
 from newsquarry.search.query.highlight import highlight, snippet_html
@@ -440,10 +440,11 @@ def _article_rank(prep: _Prepared) -> np.ndarray:
         coord = article_coordination(view, postings, words, deadline, doctype)
         if coord is not None:
             rank *= coord**COORD_POWER
-    expanded = expanded_terms(prep, parsed.scoring_terms, rank)  # RM3 (``query.feedback``)
-    if expanded is not None:
-        rank = article_scores(view, postings, expanded, deadline, doctype)
-        rank *= coord**COORD_POWER if coord is not None else 1.0
+    extra = feedback_boosts(prep, parsed.scoring_terms, rank)  # RM3 (``query.feedback``)
+    if extra:
+        rank = rank + article_scores(view, postings, extra, deadline, doctype) * (
+            coord**COORD_POWER if coord is not None else 1.0
+        )
     prep.article_rank = rank
     return rank
 
