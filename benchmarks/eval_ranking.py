@@ -26,7 +26,8 @@ Search by meaning (``--retrieval keyword semantic hybrid``, the ``semantic`` ext
 the index gets its passage vectors with ``archive.vectors.embed`` (resumable: a reused
 index keeps them), and each retrieval runs as its own engine; ``--fusion rrf convex``
 runs hybrid with reciprocal rank fusion and with a convex combination of normalised
-BM25 and similarity (``query.semantic.fuse``), to compare them.
+BM25 and similarity (``query.semantic.fuse``), to compare them; ``--feedback off on`` runs
+each with and without RM3 feedback in the article ranking (``query.feedback``).
 
 Baselines, built in the same run from the same documents:
 
