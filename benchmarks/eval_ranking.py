@@ -26,7 +26,8 @@ Search by meaning (``--retrieval keyword semantic hybrid``, the ``semantic`` ext
 the index gets its passage vectors with ``archive.vectors.embed`` (resumable: a reused
 index keeps them), and each retrieval runs as its own engine; ``--fusion rrf convex``
 runs hybrid with reciprocal rank fusion and with a convex combination of normalised
-BM25 and similarity (``query.semantic.fuse``), to compare them.
+BM25 and similarity (``query.semantic.fuse``), to compare them; ``--feedback off on`` runs
+each with and without RM3 feedback in the article ranking (``query.feedback``).
 
 Baselines, built in the same run from the same documents:
 
@@ -183,6 +184,7 @@ def newsquarry_engine(
     match: str | None,
     retrieval: str = "keyword",
     fusion: str = "rrf",
+    feedback: bool = True,
 ) -> Callable[[str], list[str]]:
     settings = None
 
@@ -190,9 +192,11 @@ def newsquarry_engine(
         nonlocal settings
         from newsquarry.search.core.config import load_settings
         from newsquarry.search.core.errors import QueryError
+        from newsquarry.search.query import feedback as rm3
         from newsquarry.search.query import semantic
 
         semantic.FUSION = fusion
+        rm3.ENABLED = feedback
         settings = settings or {**load_settings(), "max_query_length": 10000}
         kw = {"match": match} if match else {}
         kw["retrieval"] = retrieval
@@ -344,6 +348,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--fusion", nargs="*", default=["rrf"], help="hybrid fusions to evaluate (rrf convex)"
     )
+    ap.add_argument(
+        "--feedback",
+        nargs="*",
+        default=["on"],
+        help="RM3 feedback in the article ranking (query.feedback): on, off or both",
+    )
     ap.add_argument("--json", help="write the figures here too")
     args = ap.parse_args(argv)
     if args.reuters:
@@ -365,9 +375,11 @@ def main(argv: list[str] | None = None) -> None:
         for r in args.retrieval:
             for f in args.fusion if r == "hybrid" else ["rrf"]:
                 for m in args.match:
-                    label = f"newsquarry match={m}" + (f" {r}" if r != "keyword" else "")
-                    label += f" ({f})" if r == "hybrid" and len(args.fusion) > 1 else ""
-                    engines[label] = newsquarry_engine(store, m, r, f)
+                    for fb in args.feedback:
+                        label = f"newsquarry match={m}" + (f" {r}" if r != "keyword" else "")
+                        label += f" ({f})" if r == "hybrid" and len(args.fusion) > 1 else ""
+                        label += f" feedback {fb}" if len(args.feedback) > 1 else ""
+                        engines[label] = newsquarry_engine(store, m, r, f, fb == "on")
         engines["SQLite FTS5 (porter, bm25, OR)"] = fts5_engine(docs)
         engines["Whoosh BM25F (plain, OR)"] = whoosh_engine(docs, tmp / "whoosh")
         results = {label: evaluate(run, queries, qrels) for label, run in engines.items()}

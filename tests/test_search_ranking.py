@@ -161,10 +161,14 @@ def test_group_article_ranks_articles_by_their_own_evidence(tmp_path):
     assert grouped.hits[0].more_count == 3
 
 
-def test_a_title_counts_once_per_article(tmp_path):
+def test_a_title_counts_once_per_article(tmp_path, monkeypatch):
     """The title scores in the article's score, once per article, with df over
     articles: an article cut into many passages does not weigh its title words more."""
     from math import log
+
+    from newsquarry.search.query import feedback
+
+    monkeypatch.setattr(feedback, "ENABLED", False)  # the article's score as computed here
 
     long_text = "\n\n".join(f"Rain fell on the farms of the valley {k}." for k in range(6))
     x = Article(id="x", title="Sugar", text="Sugar crop fell.")
@@ -190,6 +194,35 @@ def test_a_title_counts_once_per_article(tmp_path):
     want_z = bm25(text_idf, 1, text_len["z"], avg_text)
     assert r.hits[0].score == pytest.approx(want_x, rel=1e-3)
     assert r.hits[1].score == pytest.approx(want_z, rel=1e-3)
+
+
+def test_feedback_ranks_the_story_sharing_the_top_stories_words_higher(tmp_path, monkeypatch):
+    """RM3 (``query.feedback``): of two stories naming the query word once, the one that
+    also uses the words of the best stories about it ranks first; what matches (totals)
+    does not change."""
+    from newsquarry.search.query import feedback
+
+    about = [
+        Article(id=f"coffee{k}", title="Coffee", text=f"Coffee producers and the ICO discussed "
+                f"export quotas for coffee in meeting {k}; coffee quotas lapsed.")
+        for k in range(3)
+    ]  # fmt: skip
+    other = Article(id="a-other", title="Markets", text="Coffee was quiet; dealers "
+                    "watched the dollar.")  # fmt: skip
+    sharing = Article(id="z-sharing", title="Markets", text="Coffee was quiet; producers "
+                      "watched the ICO and its export quotas in thin trading.")  # fmt: skip
+    arts = [*about, other, sharing]
+    store = build(tmp_path / "ix", [(a, split_passages(a, min_chars=10)) for a in arts])
+    req = SearchRequest(q="coffee", group="article", per_page=10)
+    monkeypatch.setattr(feedback, "ENABLED", False)
+    plain = run_search(store, req)
+    monkeypatch.setattr(feedback, "ENABLED", True)
+    fed = run_search(store, req)
+    before = [h.article_id for h in plain.hits]
+    order = [h.article_id for h in fed.hits]
+    assert before.index("a-other") < before.index("z-sharing")  # shorter: BM25 prefers it
+    assert order.index("z-sharing") < order.index("a-other")
+    assert fed.total == plain.total and fed.total_articles == plain.total_articles == 5
 
 
 # -- statistics independent of segment history ------------------------------------

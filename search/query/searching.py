@@ -71,6 +71,7 @@ from newsquarry.search.query.facets import (
     canonical_record,
     display_form,
 )
+from newsquarry.search.query.feedback import feedback_boosts
 from newsquarry.search.query.fieldfacets import FieldTable, table_for
 from newsquarry.search.query.fieldfacets import declared as declared_fields
 from newsquarry.search.query.highlight import PageHighlighter, snippet_html
@@ -436,11 +437,17 @@ def _article_rank(prep: _Prepared) -> np.ndarray:
     parsed = prep.parsed
     view, postings, deadline, doctype = prep.view, prep.postings, prep.deadline, prep.doctype
     rank = article_scores(view, postings, parsed.scoring_terms, deadline, doctype)
+    coord = None
     if parsed.match == "most" and COORD_POWER:
         words = [[(f, t) for t in w.terms for f in ("text", "title")] for w in parsed.important]
         coord = article_coordination(view, postings, words, deadline, doctype)
         if coord is not None:
             rank *= coord**COORD_POWER
+    extra = feedback_boosts(prep, parsed.scoring_terms, rank)  # RM3 (``query.feedback``)
+    if extra:
+        rank = rank + article_scores(view, postings, extra, deadline, doctype) * (
+            coord**COORD_POWER if coord is not None else 1.0
+        )
     prep.article_rank = rank
     return rank
 
