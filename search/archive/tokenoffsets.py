@@ -307,18 +307,7 @@ def backfill(store: Any) -> int:
 
 def _enter(folder: Path, gen: int, segid: str) -> None:
     """Enter a segment's new file in the generation's manifest (if it has one)."""
-    name = dvstore.file_name(segid, EXT)
-    try:
-        manifest = integrity.read_manifest(folder, gen)
-    except (integrity.ManifestMissing, ValueError, OSError):
-        return  # an index made before checksums: it gets them at its next commit
-    size, crc = integrity.crc32_file(folder / name)
-    manifest.files[name] = {"size": size, "crc32": crc}
-    for seg in manifest.segments:
-        if seg["id"] == segid and name not in seg["files"]:
-            seg["files"] = sorted([*seg["files"], name])
-    integrity.write_manifest_file(folder, manifest)
-    integrity.VERIFIER.learn(folder, manifest)
+    integrity.enter_segment_file(folder, gen, segid, dvstore.file_name(segid, EXT))
 
 
 class TokenOffsets(dvstore.SegmentFileFeature):

@@ -220,19 +220,7 @@ def _replace_file(store: Any, segid: str, ndocs: int, data: SegmentVectors) -> N
     write lock); the caller's empty commit then carries the entry into a new generation."""
     folder = Path(store.path)
     write_segment_file(folder, segid, ndocs, data)
-    name = dvstore.file_name(segid, EXT)
-    gen = store.generation
-    try:
-        manifest = integrity.read_manifest(folder, gen)
-    except (integrity.ManifestMissing, ValueError, OSError):
-        return  # an index made before checksums: it gets them at the commit
-    size, crc = integrity.crc32_file(folder / name)
-    manifest.files[name] = {"size": size, "crc32": crc}
-    for seg in manifest.segments:
-        if seg["id"] == segid and name not in seg["files"]:
-            seg["files"] = sorted([*seg["files"], name])
-    integrity.write_manifest_file(folder, manifest)
-    integrity.VERIFIER.learn(folder, manifest)
+    integrity.enter_segment_file(folder, store.generation, segid, dvstore.file_name(segid, EXT))
 
 
 def embed(

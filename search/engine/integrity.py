@@ -474,3 +474,21 @@ def require_manifest(folder: Path, generation: int) -> None:
 
 def describe(names: Iterable[str]) -> str:
     return ", ".join(sorted(names))
+
+
+def enter_segment_file(folder: Path, generation: int, segid: str, name: str) -> None:
+    """Enter a segment's new (or rewritten) file ``name`` in the generation's manifest, as
+    the segment's, with its size and CRC; nothing for an index made before checksums (it
+    gets them at its next commit). Under the write lock; the caller's commit carries the
+    entry into the next generation."""
+    try:
+        manifest = read_manifest(folder, generation)
+    except (ManifestMissing, ValueError, OSError):
+        return
+    size, crc = crc32_file(folder / name)
+    manifest.files[name] = {"size": size, "crc32": crc}
+    for seg in manifest.segments:
+        if seg["id"] == segid and name not in seg["files"]:
+            seg["files"] = sorted([*seg["files"], name])
+    write_manifest_file(folder, manifest)
+    VERIFIER.learn(folder, manifest)
