@@ -107,6 +107,10 @@ def test_a_firm_s_first_word_and_an_acronym_of_its_one_word_name_join_it():
     assert t.canonical("org", "VW") == "Volkswagen AG"
     t = table_of(*[[("org", "WV"), ("org", "Volkswagen AG")]] * 2)  # letters out of order
     assert t.canonical("org", "WV") == "WV"
+    # two acronyms are two bodies, whatever letters they share: OPEC is not OAPEC (the Arab
+    # oil exporters), however often stories name both
+    t = table_of(*[[("org", "OPEC"), ("org", "OAPEC")]] * 6)
+    assert t.canonical("org", "OPEC") == "OPEC" and t.canonical("org", "OAPEC") == "OAPEC"
 
 
 def test_a_place_before_an_org_name_makes_the_bare_name_its_alias():

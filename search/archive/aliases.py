@@ -258,8 +258,11 @@ def _contribution(values: Iterable[Any]) -> _Contribution:
                 continue
             lkey = by_norm[lnorm]
             if len(_words(lnorm)) < 2:
-                if letters and keys[skey] == keys[lkey] == "org" and _letters_in(letters, lnorm):
-                    votes.append((snorm, lnorm, 1))  # "VW" / "Volkswagen AG"
+                # "VW" / "Volkswagen AG": letters of a word; not "OPEC" / "OAPEC", two
+                # acronyms (one with a letter more is another body's)
+                if (letters and keys[skey] == keys[lkey] == "org" and _letters_in(letters, lnorm)
+                        and not _acronym_form(written_as[lkey])):  # fmt: skip
+                    votes.append((snorm, lnorm, 1))
                 continue
             if letters and _acronym_of(letters, lkey, written_as[lkey]):
                 exact = _spelt_initials(written_as[lkey], lkey) == letters
