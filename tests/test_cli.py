@@ -155,8 +155,9 @@ def test_ctrl_c_during_indexing_keeps_committed_articles(tmp_path, seed_file):
     # the run waits for the write lock after its first commit until the signal has been sent
     # (by state: the signal sent when the first commit's line was read once came too late)
     with FirstCommitGate(tmp_path / "ix") as gate:
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, preexec_fn=default_sigint)  # fmt: skip
+        with default_sigint():
+            proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)  # fmt: skip
         gate.let_one_commit_through(proc)
         lines = []
         for line in proc.stderr:  # its line for that commit

@@ -195,9 +195,9 @@ def test_ctrl_c_reaches_the_command_and_a_second_command_runs_meanwhile(env, tmp
     nq(env, "--index", ix, "stats")
     ready(env, ix)
     e = dict(env, NEWSQUARRY_DAEMON="1")
-    client = subprocess.Popen([*SCRIPT, "--index", ix, "show", "big"], env=e,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              preexec_fn=default_sigint)  # fmt: skip
+    with default_sigint():
+        client = subprocess.Popen([*SCRIPT, "--index", ix, "show", "big"], env=e,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
     wait_for(lambda: status(env)["served"] == 1, "the command to start")
     other = nq(env, "--index", ix, "stats", "--json")  # the resident one is busy
     assert other.returncode == 0 and json.loads(other.stdout)["articles"] == 1

@@ -282,9 +282,9 @@ def test_ctrl_c_keeps_committed_batches_and_the_same_command_resumes(
     # by state: the run commits once, then waits for the lock until the signal is sent (sent
     # on reading the first commit's line, it could come after the run had finished)
     with FirstCommitGate(ix) as gate:
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             cwd=ROOT, env={**ENV, "NEWSQUARRY_LOCK_TIMEOUT": "600"},
-                             preexec_fn=default_sigint)  # fmt: skip
+        with default_sigint():
+            p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 cwd=ROOT, env={**ENV, "NEWSQUARRY_LOCK_TIMEOUT": "600"})  # fmt: skip
         gate.let_one_commit_through(p)
         for line in p.stderr:
             if " committed" in line and " 0 committed" not in line:

@@ -250,9 +250,9 @@ def test_ctrl_c_on_the_process_group_then_resume(tmp_path):
     env = dict(os.environ, NEWSQUARRY_LOCK_TIMEOUT="600")
     # by state: the run commits once, then waits for the lock until the signal is sent
     with FirstCommitGate(ix) as gate:
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             start_new_session=True, cwd=root, env=env,
-                             preexec_fn=default_sigint)  # fmt: skip
+        with default_sigint():
+            p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 start_new_session=True, cwd=root, env=env)  # fmt: skip
         gate.let_one_commit_through(p)
         for line in p.stderr:
             if " committed" in line and " 0 committed" not in line:
