@@ -114,8 +114,11 @@ def try_resident(argv: list[str], index: str) -> tuple[int | None, bool]:
         if not reply or reply.get("status") != "ready":
             sock.close()
             return None, False
-        # only now does the command exist anywhere: the streams go with the go-ahead
+        # only now does the command exist anywhere: the streams go with the go-ahead. From
+        # here the resident searcher may have started it, however long its answer takes on
+        # a busy machine: wait for the answer (running it here too would run it twice)
         send_message(sock, {"go": True}, [0, 1, 2])
+        sock.settimeout(None)
         started, _ = recv_message(sock)
     except (OSError, ValueError):
         started = None
