@@ -22,14 +22,18 @@ unset PYTHONPATH
 
 "$work/venv/bin/newsquarry" search torture -n 1 --json >"$work/search.json"
 grep -q "\"total\"" "$work/search.json"
-# the first search started the resident searcher; the next one is answered by it, alike
+# the first search started the resident searcher; the next one is answered by it, alike.
+# (The status is read whole before grep looks at it: `status | grep -q` under pipefail fails
+# when grep exits before the status has written its last line, a broken pipe.)
 for _ in $(seq 120); do
-    if "$work/venv/bin/newsquarry" daemon status | grep -q "/data/newsquarry/index"; then break; fi
+    status="$("$work/venv/bin/newsquarry" daemon status || true)"
+    if grep -q "/data/newsquarry/index" <<<"$status"; then break; fi
     sleep 0.5
 done
 "$work/venv/bin/newsquarry" search torture -n 1 --json >"$work/search2.json"
-"$work/venv/bin/newsquarry" daemon status | grep -q "1 command served" \
-    || { "$work/venv/bin/newsquarry" daemon status; cat "$work"/run/newsquarry/*.log; exit 1; }
+status="$("$work/venv/bin/newsquarry" daemon status)"
+grep -q "1 command served" <<<"$status" \
+    || { echo "$status"; cat "$work"/run/newsquarry/*.log; exit 1; }
 diff <(grep -v took_ms "$work/search.json") <(grep -v took_ms "$work/search2.json")
 if "$work/venv/bin/python" -c 'import search' 2>/dev/null; then echo "top-level 'search' importable"; exit 1; fi
 if "$work/venv/bin/python" -c 'import api' 2>/dev/null; then echo "top-level 'api' importable"; exit 1; fi
