@@ -112,7 +112,7 @@ class Daemon:
         self.started = time.time()
         self.last = time.monotonic()
         self.stopping = False
-        self.child: tuple[int, socket.socket, int] | None = None  # pid, client, pidfd
+        self.child: tuple[int, socket.socket, int | None] | None = None  # pid, client, pidfd
         self.selector = selectors.DefaultSelector()
         self.listener: socket.socket | None = None
         self.ident: tuple[int, int] | None = None
@@ -234,25 +234,34 @@ class Daemon:
         conn.close()
 
     def fork(self, conn: socket.socket, message: dict[str, Any], fds: list[int]) -> None:
+        """Run the command in a child. From the fork on, the client is told the child's pid
+        and then its exit code, whatever fails here: it must never run the command too."""
         pid = os.fork()
         if pid == 0:  # the child: never returns
             run_child(message, fds, [self.listener, conn], self.residents)
         for fd in fds:
             os.close(fd)
         self.served += 1
-        pidfd = os.pidfd_open(pid)
-        self.child = (pid, conn, pidfd)
-        self.selector.register(pidfd, selectors.EVENT_READ, "child")
+        self.child = (pid, conn, None)
         try:
             send_message(conn, {"pid": pid})
         except OSError:
             pass  # the client went away: the child finds its streams closed
+        try:
+            pidfd = os.pidfd_open(pid)
+        except OSError as exc:  # cannot watch it from the loop: wait for it here
+            log.warning("pidfd_open(%d) failed (%s): waiting for the command", pid, exc)
+            self.reap()
+            return
+        self.child = (pid, conn, pidfd)
+        self.selector.register(pidfd, selectors.EVENT_READ, "child")
 
     def reap(self) -> None:
         assert self.child is not None
         pid, conn, pidfd = self.child
-        self.selector.unregister(pidfd)
-        os.close(pidfd)
+        if pidfd is not None:
+            self.selector.unregister(pidfd)
+            os.close(pidfd)
         _, status = os.waitpid(pid, 0)
         code = os.waitstatus_to_exitcode(status)
         if code < 0:

@@ -17,6 +17,7 @@ OFF = frozenset({"0", "off", "no", "false"})
 HANDSHAKE_TIMEOUT = 2.0  # seconds to wait for the resident searcher to take a command
 PACKAGE = Path(__file__).resolve().parent.parent  # newsquarry.search: the code it runs
 HEADER = struct.Struct("!I")  # length of the JSON message that follows
+MAX_MESSAGE = 16 * 1024 * 1024  # bytes: a command's environment and arguments fit many times
 
 
 def enabled(env: dict[str, str] | os._Environ = os.environ) -> bool:
@@ -69,24 +70,41 @@ def send_message(sock: socket.socket, message: dict, fds: list[int] | None = Non
     if fds:
         sent = socket.send_fds(sock, [data], fds)
         data = data[sent:]
-    sock.sendall(data)
+    if data:  # nothing left is nothing to send: an empty send to a peer that has read
+        sock.sendall(data)  # it all and closed since fails with EPIPE
 
 
 def recv_message(sock: socket.socket, want_fds: int = 0) -> tuple[dict | None, list[int]]:
-    """The next message (None when the other side closed) and the descriptors it carried."""
+    """The next message (None when the other side closed) and the descriptors it carried.
+
+    Reads exactly one message's bytes, never into the next: the resident searcher sends
+    a command's pid and then its exit code, which can arrive together."""
     fds: list[int] = []
-    buf = b""
     if want_fds:
-        data, fds, _flags, _addr = socket.recv_fds(sock, 65536, want_fds)
-        buf = data
-    while len(buf) < HEADER.size or len(buf) < HEADER.size + HEADER.unpack_from(buf)[0]:
-        if len(buf) > 16 * 1024 * 1024:
-            raise ValueError("message too long")
-        chunk = sock.recv(65536)
-        if not chunk:
+        head, fds, _flags, _addr = socket.recv_fds(sock, HEADER.size, want_fds)
+    else:
+        head = sock.recv(HEADER.size)
+    head = _recv_exactly(sock, head, HEADER.size) if head else None
+    body = None
+    if head is not None:
+        size = HEADER.unpack(head)[0]
+        if size > MAX_MESSAGE:
             for fd in fds:
                 os.close(fd)
-            return None, []
+            raise ValueError("message too long")
+        body = _recv_exactly(sock, b"", size)
+    if body is None:
+        for fd in fds:
+            os.close(fd)
+        return None, []
+    return json.loads(body), fds
+
+
+def _recv_exactly(sock: socket.socket, buf: bytes, size: int) -> bytes | None:
+    """``buf`` completed to ``size`` bytes from ``sock``; None when the other side closed."""
+    while len(buf) < size:
+        chunk = sock.recv(size - len(buf))
+        if not chunk:
+            return None
         buf += chunk
-    size = HEADER.unpack_from(buf)[0]
-    return json.loads(buf[HEADER.size : HEADER.size + size]), fds
+    return buf
