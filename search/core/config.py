@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -149,10 +150,7 @@ def _coerce(value: str, default: Any) -> Any:
 
 def load_settings(**overrides: Any) -> dict[str, Any]:
     """Defaults, then environment variables, then explicit overrides (None = not given)."""
-    values: dict[str, Any] = {}
-    for s in SETTINGS:
-        raw = os.environ.get(s.env)
-        values[s.name] = _coerce(raw, s.default) if raw not in (None, "") else s.default
+    values = dict(_from_environment(tuple(os.environ.get(s.env) for s in SETTINGS)))
     for key, value in overrides.items():
         if key not in SETTINGS_BY_NAME:
             raise KeyError(f"unknown setting {key!r}")
@@ -160,4 +158,14 @@ def load_settings(**overrides: Any) -> dict[str, Any]:
             values[key] = value
     if not values["index"]:
         values["index"] = default_index_dir()
+    return values
+
+
+@lru_cache(maxsize=8)
+def _from_environment(raws: tuple[str | None, ...]) -> dict[str, Any]:
+    # every search without explicit settings reads them: the environment's values are
+    # coerced once per distinct set of values (callers get a copy)
+    values: dict[str, Any] = {}
+    for s, raw in zip(SETTINGS, raws, strict=True):
+        values[s.name] = _coerce(raw, s.default) if raw not in (None, "") else s.default
     return values

@@ -9,12 +9,27 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 _SPACES = re.compile(r"\s+")
 
 
 def fold(text: str) -> str:
     """Lower-case, strip accents and collapse whitespace: "Guaidó " -> "guaido"."""
+    if text.isascii():  # nothing to decompose or strip; casefold is lower on ASCII
+        return _SPACES.sub(" ", text.lower()).strip()
+    return _fold_name(text) if len(text) <= 120 else _fold_unicode(text)
+
+
+@lru_cache(maxsize=1 << 14)
+def _fold_name(text: str) -> str:
+    # names with accents recur (every hit of a page shows its names) and the decomposition
+    # runs per character in Python: each distinct short text is folded once (at most 16,384
+    # of at most 120 characters are kept: ~4 MB)
+    return _fold_unicode(text)
+
+
+def _fold_unicode(text: str) -> str:
     decomposed = unicodedata.normalize("NFKD", text)
     stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
     return _SPACES.sub(" ", stripped.casefold()).strip()
