@@ -42,13 +42,19 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FILTERS = ["--place", "U.S.", "--since", "1987-03"]  # two filters
+PLACE = "U.S."  # the place filter: spaCy's name on a `newsquarry index` build of Reuters
+
+
+def filters(place: str = PLACE) -> list[str]:
+    """The two filters every command gets: a place and a date."""
+    return ["--place", place, "--since", "1987-03"]
 
 
 def commands(
-    index: str, query: str, module: str = "newsquarry.search.cli.launch"
+    index: str, query: str, module: str = "newsquarry.search.cli.launch", place: str = PLACE
 ) -> dict[str, list[str]]:
     cli = [sys.executable, "-m", module]
+    FILTERS = filters(place)  # noqa: N806
     facets = [a for f in ("person", "org", "place", "date") for a in ("--facet", f)]
     return {
         "--help": [*cli, "--help"],
@@ -95,6 +101,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--index", required=True)
     ap.add_argument("--query", default="oil")
     ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--place", default=PLACE, help="the place filter ('usa' on an index of "
+                    "Reuters' own tags, as bench_search builds)")  # fmt: skip
     ap.add_argument("--json", help="also write the figures to this JSON file")
     ap.add_argument(
         "--baseline",
@@ -107,9 +115,9 @@ def main(argv: list[str] | None = None) -> None:
     runtime = tempfile.mkdtemp(prefix="nq-bench-cli-")  # a resident searcher of its own
     resident_env = {**os.environ, "XDG_RUNTIME_DIR": runtime, "NEWSQUARRY_DAEMON": "1"}
     own_env = {**resident_env, "NEWSQUARRY_DAEMON": "0"}
-    cmds = commands(args.index, args.query)
+    cmds = commands(args.index, args.query, place=args.place)
     envs: dict[str, dict[str, str] | None] = {name: resident_env for name in cmds}
-    for name, cmd in commands(args.index, args.query).items():
+    for name, cmd in commands(args.index, args.query, place=args.place).items():
         if name != "--help":
             cmds[f"{name} (own process)"] = cmd
             envs[f"{name} (own process)"] = own_env
@@ -121,7 +129,9 @@ def main(argv: list[str] | None = None) -> None:
         base_index = args.index.rstrip("/") + "-baseline"
         if not os.path.isdir(base_index):
             shutil.copytree(args.index, base_index)
-        for name, cmd in commands(base_index, args.query, "newsquarry.search.cli").items():
+        for name, cmd in commands(
+            base_index, args.query, "newsquarry.search.cli", args.place
+        ).items():
             # the other revision's --help too: the floor may have moved (ratios stay
             # against this revision's --help)
             cmds[f"base {name}"] = cmd
