@@ -38,14 +38,19 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _die_with_parent() -> None:
-    """Subprocess hook: SIGKILL this process when pytest dies, even without teardown (Linux)."""
-    import ctypes
-
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+# Started first in each scheduler and worker process: SIGKILL it when pytest dies, even
+# without teardown (Linux's PR_SET_PDEATHSIG, kept across exec), then become the command.
+# Done in the child after exec, not in a preexec_fn: that runs between fork and exec in a
+# copy of the multi-threaded test process, where an import can wait forever on a lock
+# another thread held at the fork.
+_DIE_WITH_PARENT = (
+    "import ctypes, os, signal, sys\n"
+    "try:\n"
+    "    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)\n"
+    "except (OSError, AttributeError):\n"
+    "    pass\n"
+    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])\n"
+)
 
 
 class Cluster:
@@ -68,9 +73,9 @@ class Cluster:
 
     def _spawn(self, name: str, args: list[str]) -> subprocess.Popen:
         log = (self.tmp / f"{name}.log").open("w")
-        p = subprocess.Popen([sys.executable, "-m", "dask", *args], stdout=log,
-                             stderr=subprocess.STDOUT, cwd=self.tmp, env=ENV,
-                             preexec_fn=_die_with_parent)  # fmt: skip
+        p = subprocess.Popen([sys.executable, "-c", _DIE_WITH_PARENT, "-m", "dask", *args],
+                             stdout=log, stderr=subprocess.STDOUT, cwd=self.tmp,
+                             env=ENV)  # fmt: skip
         self.procs.append(p)
         return p
 
