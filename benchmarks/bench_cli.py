@@ -45,22 +45,17 @@ ROOT = Path(__file__).resolve().parent.parent
 PLACE = "U.S."  # the place filter: spaCy's name on a `newsquarry index` build of Reuters
 
 
-def filters(place: str = PLACE) -> list[str]:
-    """The two filters every command gets: a place and a date."""
-    return ["--place", place, "--since", "1987-03"]
-
-
 def commands(
     index: str, query: str, module: str = "newsquarry.search.cli.launch", place: str = PLACE
 ) -> dict[str, list[str]]:
     cli = [sys.executable, "-m", module]
-    FILTERS = filters(place)  # noqa: N806
+    filters = ["--place", place, "--since", "1987-03"]  # the two filters every command gets
     facets = [a for f in ("person", "org", "place", "date") for a in ("--facet", f)]
     return {
         "--help": [*cli, "--help"],
-        "search": [*cli, "--index", index, "search", query, *FILTERS, *facets, "--json"],
-        "quotes": [*cli, "--index", index, "quotes", query, *FILTERS, "--json"],
-        "facets": [*cli, "--index", index, "facets", "person", "-q", query, *FILTERS, "--json"],
+        "search": [*cli, "--index", index, "search", query, *filters, *facets, "--json"],
+        "quotes": [*cli, "--index", index, "quotes", query, *filters, "--json"],
+        "facets": [*cli, "--index", index, "facets", "person", "-q", query, *filters, "--json"],
     }
 
 
@@ -117,7 +112,7 @@ def main(argv: list[str] | None = None) -> None:
     own_env = {**resident_env, "NEWSQUARRY_DAEMON": "0"}
     cmds = commands(args.index, args.query, place=args.place)
     envs: dict[str, dict[str, str] | None] = {name: resident_env for name in cmds}
-    for name, cmd in commands(args.index, args.query, place=args.place).items():
+    for name, cmd in list(cmds.items()):
         if name != "--help":
             cmds[f"{name} (own process)"] = cmd
             envs[f"{name} (own process)"] = own_env

@@ -85,17 +85,14 @@ def recv_message(sock: socket.socket, want_fds: int = 0) -> tuple[dict | None, l
     else:
         head = sock.recv(HEADER.size)
     head = _recv_exactly(sock, head, HEADER.size) if head else None
-    body = None
-    if head is not None:
-        size = HEADER.unpack(head)[0]
-        if size > MAX_MESSAGE:
-            for fd in fds:
-                os.close(fd)
-            raise ValueError("message too long")
-        body = _recv_exactly(sock, b"", size)
+    size = HEADER.unpack(head)[0] if head is not None else 0
+    too_long = size > MAX_MESSAGE
+    body = _recv_exactly(sock, b"", size) if head is not None and not too_long else None
     if body is None:
         for fd in fds:
             os.close(fd)
+        if too_long:
+            raise ValueError("message too long")
         return None, []
     return json.loads(body), fds
 

@@ -21,18 +21,16 @@ def fold(text: str) -> str:
     return _fold_name(text) if len(text) <= 120 else _fold_unicode(text)
 
 
-@lru_cache(maxsize=1 << 14)
-def _fold_name(text: str) -> str:
-    # names with accents recur (every hit of a page shows its names) and the decomposition
-    # runs per character in Python: each distinct short text is folded once (at most 16,384
-    # of at most 120 characters are kept: ~4 MB)
-    return _fold_unicode(text)
-
-
 def _fold_unicode(text: str) -> str:
     decomposed = unicodedata.normalize("NFKD", text)
     stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
     return _SPACES.sub(" ", stripped.casefold()).strip()
+
+
+# names with accents recur (every hit of a page shows its names) and the decomposition runs
+# per character in Python: each distinct short text is folded once (at most 16,384 of at
+# most 120 characters are kept: ~4 MB)
+_fold_name = lru_cache(maxsize=1 << 14)(_fold_unicode)
 
 
 def slugify(text: str, max_len: int = 80) -> str:
