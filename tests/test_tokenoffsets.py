@@ -34,7 +34,9 @@ MODES = ("passages", "quotes")
 
 def _article(n: int, text: str) -> tuple[Article, list[Passage]]:
     aid = f"a{n}"
-    a = Article(id=aid, title=f"Story {n}", text=text, source="Wire", date=f"2020-01-{n % 28 + 1:02d}")
+    a = Article(
+        id=aid, title=f"Story {n}", text=text, source="Wire", date=f"2020-01-{n % 28 + 1:02d}"
+    )
     p = Passage(id=f"{aid}#p1", article_id=aid, position=1, start=0, end=len(text), text=text)
     if len(text) > 20:
         words = text[: text.index(" ", 20)]
@@ -109,7 +111,9 @@ def test_highlights_from_kept_tokens_equal_the_analysed_ones(store):
 
 
 def test_possessives_accents_and_stems_are_marked_as_the_analyzer_marks_them(store):
-    r = run_search(store, SearchRequest(q="guaido zurich tortures", per_page=50, retrieval="keyword"))
+    r = run_search(
+        store, SearchRequest(q="guaido zurich tortures", per_page=50, retrieval="keyword")
+    )
     hit = next(h for h in r.hits if h.text.startswith("Guaidó"))
     assert [hit.text[s : s + n] for s, n in hit.matches][:2] == ["Guaidó", "Guaido"]
     other = next(h for h in r.hits if "Zürich" in h.text)
@@ -213,3 +217,35 @@ def test_the_proximity_rerank_reads_the_kept_tokens(store, monkeypatch):
     assert [(h["id"], h["score"]) for h in got["hits"]] == [
         (h["id"], h["score"]) for h in expected["hits"]
     ]
+
+
+def test_the_feedback_words_are_read_from_the_kept_tokens(store, monkeypatch):
+    """RM3 (``query.feedback``) counts the best articles' words from the kept tokens: the
+    same relevance model as reading and analysing their texts, and no text analysed."""
+    from newsquarry.search.query import feedback
+
+    seen: dict[str, list] = {}
+    real = feedback.feedback_terms
+
+    def spy(prep, rank):
+        terms = real(prep, rank)
+        seen.setdefault("kept" if prep.highlighter.source.enabled else "analysed", []).append(terms)
+        return terms
+
+    monkeypatch.setattr(feedback, "feedback_terms", spy)
+    kept, analysed, s = _both(store.path)
+    s.close()
+    assert kept == analysed
+    # the same words in the same order, their weights equal but for the order of sums
+    assert [list(t) for t in seen["kept"]] == [list(t) for t in seen["analysed"]]
+    for k, a in zip(seen["kept"], seen["analysed"], strict=True):
+        assert k == pytest.approx(a, rel=1e-9)
+    assert sum(1 for t in seen["kept"] if t) >= 5  # models were made, with words
+    calls = []
+    monkeypatch.setattr(feedback, "analyse", lambda text: calls.append(text))
+    again = WhooshStore(store.path, create=False)
+    try:
+        _answers(again)
+    finally:
+        again.close()
+    assert calls == []  # no stored text was split and analysed

@@ -29,6 +29,7 @@ import bisect
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +84,9 @@ class SegmentTokens:
     tid: np.ndarray
     start: np.ndarray
     end: np.ndarray
+    # what query features derive from this segment's tokens and keep with them (a
+    # segment is immutable): ``query.feedback``'s word classes per term id
+    derived: dict[str, Any] = dataclass_field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         self.vocab = _Vocab(self.vocab_blob, self.vocab_offs)
@@ -96,6 +100,18 @@ class SegmentTokens:
             if i < len(self.vocab) and self.vocab[i] == b:
                 out.append(i)
         return np.asarray(sorted(out), dtype=np.int64)
+
+    def doc_tokens(self, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The term ids of the tokens of local documents ``docs``, end to end (int64), and
+        how many each has."""
+        starts = self.ptr[docs].astype(np.int64)
+        sizes = self.ptr[docs + 1].astype(np.int64) - starts
+        total = int(sizes.sum())
+        if not total:
+            return np.zeros(0, np.int64), sizes
+        # token k of the output is token (k - its document's first output index) of it
+        idx = np.repeat(starts - (np.cumsum(sizes) - sizes), sizes) + np.arange(total)
+        return self.tid[idx].astype(np.int64), sizes
 
     def tokens(self, doc: int, field: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """(term ids, starts, ends) of a document's ``field`` text, or None when this

@@ -14,17 +14,24 @@ It changes the article order only (``group=article``, and the article evidence e
 passage carries), never what matches: totals and facet counts stay those of the words
 typed. Stop words and numbers are never feedback words (a figure belongs to one story, not
 to a topic); the original words keep deciding coordination.
+
+The words are the index's own terms, as the text analyzer makes them ("don't" one word, a
+possessive dropped), read from the tokens each segment keeps (``archive.tokenoffsets``):
+neither the articles' stored text nor the analyzer is touched at search time. A stop word
+is known by its index form, so a word that stems to one ("one" -> "on", "others" ->
+"other") is left out with it. A segment without the file has its passages read and
+analysed, to the same words.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
+from newsquarry.search.archive.tokenoffsets import analyse
 from newsquarry.search.engine.schema import text_analyzer
 from newsquarry.search.query.parse import STOP_WORDS
 from newsquarry.search.query.scoring import top_k
@@ -33,18 +40,11 @@ FB_DOCS = 10
 FB_TERMS = 10
 ORIGINAL_WEIGHT = 0.5
 ENABLED = True
-_WORDS = re.compile(r"\w+").findall
 _ANALYZER = text_analyzer()
+_TEXT_CODE = 1  # ``archive.tokenoffsets.FIELDS``: a passage keeps the tokens of its text
 
 
-@lru_cache(maxsize=100_000)
-def _index_form(word: str) -> str | None:
-    """The text field's index form of one lower-cased word; None for stop words, numbers
-    and one-letter words."""
-    if word in STOP_WORDS or len(word) < 2 or word.isdigit() or word[0].isdigit():
-        return None
-    forms = [t.text for t in _ANALYZER(word)]
-    return forms[0] if len(forms) == 1 else None
+_STOP_FORMS = frozenset(t.text for w in STOP_WORDS for t in _ANALYZER(w))
 
 
 def feedback_terms(prep: Any, rank: np.ndarray) -> dict[str, float]:
@@ -62,23 +62,101 @@ def feedback_terms(prep: Any, rank: np.ndarray) -> dict[str, float]:
     if not len(top):
         return {}
     passages = np.flatnonzero(np.isin(art, top) & view.doctype_mask("passage"))
+    kept, passages = _kept_counts(prep, passages)
     counts: dict[int, Counter[str | None]] = {int(a): Counter() for a in top}
-    for d in passages.tolist():
+    for d in passages.tolist():  # segments that keep no tokens: read and analyse the text
         text = prep.stored(d).get("text") or ""
-        counts[int(art[d])].update(map(_index_form, _WORDS(text.lower())))
+        counts[int(art[d])].update(map(_feedback_word, analyse(text)[0]))
     for c in counts.values():
         c.pop(None, None)
-    model: Counter[str] = Counter()
+    length = np.zeros(len(rank), dtype=np.float64)
+    for arts, _tids, n, _forms in kept:
+        np.add.at(length, arts, n)
     for a, c in counts.items():
-        length = sum(c.values())
-        if not length:
-            continue
-        weight = float(rank[a])
-        for form, n in c.items():
-            model[form] += weight * n / length
-    best = model.most_common(FB_TERMS)
+        length[a] += sum(c.values())
+    model: Counter[str] = Counter()
+    for arts, tids, n, forms in kept:
+        share = rank[arts] * n / length[arts]
+        u, inv = np.unique(tids, return_inverse=True)
+        mass = np.bincount(inv, weights=share, minlength=len(u))
+        if len(kept) == 1 and not passages.size:  # one segment: its best words only
+            best = np.argsort(-mass, kind="stable")[:FB_TERMS]
+            u, mass = u[best], mass[best]
+        for t, m in zip(forms(u), mass.tolist(), strict=True):
+            model[t] += m
+    for a, c in counts.items():
+        if length[a]:
+            weight = float(rank[a]) / float(length[a])
+            for form, n in c.items():
+                model[form] += weight * n
+    # the heaviest words, equal weights in the order of their forms (whatever the path)
+    best = sorted(model.items(), key=lambda kv: (-kv[1], kv[0]))[:FB_TERMS]
     total = sum(v for _, v in best)
     return {t: v / total for t, v in best} if total else {}
+
+
+def _kept_counts(prep: Any, passages: np.ndarray) -> tuple[list[tuple], np.ndarray]:
+    """The feedback words of ``passages`` (global docnums) counted from their segments'
+    kept tokens (``archive.tokenoffsets``): the analyzer's index forms, read without the
+    stored text or analysing it again. Per segment (article key ids, term ids, counts, a
+    function naming term ids), one row per feedback word of an article; and the passages
+    whose segment keeps no tokens, to be read and analysed."""
+    source = getattr(prep.highlighter, "source", None)
+    if source is None or not len(passages):
+        return [], passages
+    view, art = prep.view, prep.view.article_of
+    offsets = np.asarray(view.offsets)
+    seg_of = np.searchsorted(offsets, passages, side="right") - 1
+    out: list[tuple] = []
+    left: list[np.ndarray] = []
+    for i in np.unique(seg_of).tolist():
+        docs = passages[seg_of == i]
+        col = view.cols[i]
+        kept = source.get(col.segid, col.ndocs) if i >= 0 else None
+        if kept is None:
+            left.append(docs)
+            continue
+        local = docs - int(offsets[i])
+        ok = kept.field[local] == _TEXT_CODE
+        if not ok.all():
+            left.append(docs[~ok])
+            docs, local = docs[ok], local[ok]
+        tids, sizes = kept.doc_tokens(local)
+        arts = np.repeat(art[docs].astype(np.int64), sizes)
+        good = _eligible(kept, tids)
+        if not good.any():
+            continue
+        nvocab = len(kept.vocab)
+        keys, n = np.unique(arts[good] * nvocab + tids[good], return_counts=True)
+        out.append((keys // nvocab, keys % nvocab, n.astype(np.float64), _namer(kept)))
+    return out, (np.concatenate(left) if left else passages[:0])
+
+
+def _eligible(kept: Any, tids: np.ndarray) -> np.ndarray:
+    """Per token, whether its term id is a feedback word (not a stop word, a number or one
+    letter: ``_feedback_word``); each id of a segment classed once."""
+    cls = kept.derived.get("feedback")
+    if cls is None:
+        cls = kept.derived["feedback"] = np.full(len(kept.vocab), -1, dtype=np.int8)
+    got = cls[tids]
+    unknown = np.unique(tids[got < 0])
+    if len(unknown):
+        words = [_feedback_word(kept.vocab[t].decode("utf-8")) for t in unknown.tolist()]
+        cls[unknown] = [w is not None for w in words]
+        got = cls[tids]
+    return got == 1
+
+
+def _namer(kept: Any) -> Any:
+    return lambda tids: [kept.vocab[t].decode("utf-8") for t in tids.tolist()]
+
+
+@lru_cache(maxsize=100_000)
+def _feedback_word(form: str) -> str | None:
+    """An index form as a feedback word, or None for stop words, numbers and one letter."""
+    if form in _STOP_FORMS or len(form) < 2 or form[0].isdigit():
+        return None
+    return form
 
 
 def feedback_boosts(
