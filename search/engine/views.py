@@ -112,6 +112,7 @@ class View:
         self._stats: dict[tuple, Any] = {}
         self._article_of: np.ndarray | None = None
         self._tiebreak: np.ndarray | None = None
+        self._contiguous: bool | None = None
         self._displays: dict[tuple[str, int], str] = {}
         self._light: dict[str, tuple[int, np.ndarray | None]] = {}  # ``_key_ids``
         self.segment_postings: SegmentPostingsCache | None = None  # set by DocValuesCache
@@ -223,6 +224,25 @@ class View:
                 got = np.full(self.size, -1, dtype=np.int64)
                 got[self.docs["article_id"]] = self.gids["article_id"]
                 self._article_of = got
+        return got
+
+    @property
+    def articles_contiguous(self) -> bool:
+        """Whether every article's live documents are one run of docnums among the live
+        documents. One commit adds an article's documents together and merges keep their
+        order (a replaced article's old documents are deleted), so this holds on every
+        index the store makes; per-article sums over a docnum-ordered selection of live
+        documents can then be taken run by run, never over an array of all articles
+        (``query.scoring``)."""
+        with self._lock:
+            got = self._contiguous
+        if got is None:
+            a = self.article_of[self.live]
+            a = a[a >= 0]
+            runs = int(np.count_nonzero(a[1:] != a[:-1])) + 1 if len(a) else 0
+            got = runs == int(np.count_nonzero(np.bincount(a))) if len(a) else True
+            with self._lock:
+                self._contiguous = got
         return got
 
     @property

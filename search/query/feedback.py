@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from newsquarry.search.archive.tokenoffsets import analyse
+from newsquarry.search.core import npsets
 from newsquarry.search.engine.schema import text_analyzer
 from newsquarry.search.query.parse import STOP_WORDS
 from newsquarry.search.query.scoring import top_k
@@ -56,12 +57,14 @@ def feedback_terms(prep: Any, rank: np.ndarray) -> dict[str, float]:
     matched = art[words & (art >= 0)]
     if not len(matched):
         return {}
-    present = np.unique(matched)
+    present = npsets.unique(matched)
     top = top_k(present, rank, FB_DOCS, view.rank("article_id"))
     top = top[rank[top] > 0]
     if not len(top):
         return {}
-    passages = np.flatnonzero(np.isin(art, top) & view.doctype_mask("passage"))
+    chosen = np.zeros(len(rank) + 1, dtype=bool)  # per article key id; -1 reads the last
+    chosen[top] = True
+    passages = np.flatnonzero(chosen[art] & view.doctype_mask("passage"))
     kept, passages = _kept_counts(prep, passages)
     counts: dict[int, Counter[str | None]] = {int(a): Counter() for a in top}
     for d in passages.tolist():  # segments that keep no tokens: read and analyse the text

@@ -119,20 +119,41 @@ def article_scores(
             if not len(ids):
                 continue
             keep = live[ids] & (art[ids] >= 0)
-            a = art[ids[keep]]
-            if fieldname == "text":
-                tf_a = np.bincount(a, weights=tf[keep], minlength=nkeys)
-            else:  # the same title on every passage: its weight once
-                tf_a = np.zeros(nkeys, dtype=np.float64)
-                tf_a[a] = tf[keep]
-            held = np.flatnonzero(tf_a)
+            held, t = per_article_tf(
+                art[ids[keep]], tf[keep], fieldname == "text", nkeys, view.articles_contiguous
+            )
             if not len(held):
                 continue
-            t = tf_a[held]
             norm = K1 * ((1 - B) + B * dl[held] / avg)
             acc[held] += boost * idf(float(n_articles), len(held)) * t * (K1 + 1) / (t + norm)
             deadline.check()
     return acc
+
+
+def per_article_tf(
+    a: np.ndarray, tf: np.ndarray, summed: bool, nkeys: int, contiguous: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """The articles holding a term and its tf in each (float64): ``a`` and ``tf`` are the
+    article key ids and weights of its postings in docnum order; ``summed`` adds an
+    article's weights (its text), else one is taken (the same title on every passage).
+
+    When an article's live documents are one run of docnums (``contiguous``:
+    ``View.articles_contiguous``), each run is one article: linear in the postings, never
+    in the number of articles (``nkeys``). The sums are ``np.bincount``'s (float64, in
+    docnum order)."""
+    if contiguous:
+        if not len(a):
+            return a, np.zeros(0, dtype=np.float64)
+        starts = np.flatnonzero(np.r_[True, a[1:] != a[:-1]])
+        w = tf.astype(np.float64)
+        return a[starts], (np.add.reduceat(w, starts) if summed else w[starts])
+    if summed:
+        tf_a = np.bincount(a, weights=tf, minlength=nkeys)
+    else:
+        tf_a = np.zeros(nkeys, dtype=np.float64)
+        tf_a[a] = tf
+    held = np.flatnonzero(tf_a)
+    return held, tf_a[held]
 
 
 def per_document(view: View, per_article: np.ndarray) -> np.ndarray:

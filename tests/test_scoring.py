@@ -1,0 +1,88 @@
+"""Article-level term statistics (``query.scoring``): taken run by run when an article's
+documents are contiguous, they equal the sums over all articles, on any postings and on a
+real index through replacements and merges."""
+
+from __future__ import annotations
+
+import numpy as np
+from conftest import PassThrough
+from hypothesis import given
+from hypothesis import strategies as st
+
+from newsquarry.search.core.models import Article
+from newsquarry.search.core.requests import SearchRequest
+from newsquarry.search.engine.store import WhooshStore
+from newsquarry.search.engine.views import View, cache_for
+from newsquarry.search.ingest.indexer import index_articles
+from newsquarry.search.query.scoring import per_article_tf
+
+# per article (in docnum order): its key id's position and the weights of its postings
+_ARTICLES = st.lists(
+    st.lists(st.floats(0.5, 40, width=32), min_size=1, max_size=6), min_size=0, max_size=30
+)
+
+
+@given(_ARTICLES, st.randoms(use_true_random=False), st.booleans())
+def test_runs_give_the_sums_over_all_articles(articles, rnd, summed):
+    nkeys = len(articles) + 5
+    ids = list(range(nkeys))
+    rnd.shuffle(ids)  # key ids are not in docnum order
+    a = np.array([ids[i] for i, ws in enumerate(articles) for _ in ws], dtype=np.int64)
+    tf = np.array([w for ws in articles for w in ws] if articles else [], dtype=np.float32)
+    if not summed:  # a title: the same weight on every passage of an article
+        tf = np.array([ws[0] for ws in articles for _ in ws] if articles else [], np.float32)
+    held, t = per_article_tf(a, tf, summed, nkeys, contiguous=True)
+    want_held, want_t = per_article_tf(a, tf, summed, nkeys, contiguous=False)
+    order = np.argsort(held)
+    assert held[order].tolist() == want_held.tolist()
+    assert t[order].tolist() == want_t.tolist()  # the same float64 sums, bit for bit
+
+
+def _article(i: int, version: int) -> Article:
+    text = "\n\n".join(
+        f"Paragraph {p} of report {i} version {version}: the harbor budget and the railway "
+        + "budget " * ((i + p) % 4)
+        for p in range(1 + i % 3)
+    )
+    return Article(id=f"a{i:03d}", title=f"Budget item {i}", text=text, source="Wire")
+
+
+def test_an_index_with_replacements_and_merges_ranks_articles_alike_either_way(
+    tmp_path, monkeypatch
+):
+    store = WhooshStore(tmp_path / "ix", background_merges=False)
+    requests = [SearchRequest(q=q, group=g, per_page=50, retrieval="keyword")
+                for q in ("budget railway", "harbor budget report", "version")
+                for g in ("none", "article")]  # fmt: skip
+
+    def answers():
+        out = []
+        for r in requests:
+            d = store.search(r).to_dict()
+            d.pop("took_ms", None)
+            out.append(d)
+        return out
+
+    def both_ways():
+        runs = answers()
+        with monkeypatch.context() as m:
+            m.setattr(View, "articles_contiguous", property(lambda self: False))
+            assert answers() == runs
+        assert sum(len(d["hits"]) for d in runs) > 40
+
+    try:
+        index_articles(store, (_article(i, 0) for i in range(40)), enricher=PassThrough(),
+                       commit_every=5)  # fmt: skip
+        for version in (1, 2):  # replace every third article: old documents deleted
+            index_articles(store, (_article(i, version) for i in range(0, 40, 3)),
+                           enricher=PassThrough(), commit_every=4)  # fmt: skip
+        view = cache_for(store).view(store.searcher())
+        assert not view.live.all()  # the replaced articles' documents are still there
+        assert view.articles_contiguous
+        both_ways()
+        store.optimize()  # one segment, the deleted documents gone
+        view = cache_for(store).view(store.searcher())
+        assert view.live.all() and view.articles_contiguous
+        both_ways()
+    finally:
+        store.close()
