@@ -105,7 +105,7 @@ class View:
             OrderedDict()
         )
         self._postings_size = 0
-        self._doctype_masks: dict[str, np.ndarray] = {}
+        self._doctype_masks: dict[Any, np.ndarray] = {}
         self._ranks: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
         self._present: dict[str, dict[int, list[str]]] = {}
@@ -330,6 +330,16 @@ class View:
         if m is None:
             m = (self.doctype == DOCTYPES[doctype]) & self.live
             self._doctype_masks[doctype] = m
+        return m
+
+    def live_article_of(self, doctype: str) -> np.ndarray:
+        """Per document, its article's key id when it is a live document of ``doctype``,
+        else -1 (int32): one gather tells a posting's article and whether it counts."""
+        key = ("article_of", doctype)
+        m = self._doctype_masks.get(key)
+        if m is None:
+            m = np.where(self.doctype_mask(doctype), self.article_of, -1).astype(np.int32)
+            self._doctype_masks[key] = m
         return m
 
     def key_mask(self, fieldname: str, gids: list[int]) -> np.ndarray:

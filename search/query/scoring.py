@@ -97,12 +97,12 @@ def article_scores(
     df over articles (per passage, a title word's df and weight would grow with the
     article's length).
     """
-    art = view.article_of
     nkeys = view.nkeys["article_id"] if view.size else 0
     acc = np.zeros(nkeys, dtype=np.float64)
     if not terms or not view.size:
         return acc
-    live = view.doctype_mask(doctype)
+    art = view.live_article_of(doctype)
+    contiguous = view.articles_contiguous
     schema = postings.searcher.schema
     for fieldname in ("text", "title"):
         field_terms = {t: b for (f, t), b in terms.items() if f == fieldname}
@@ -118,10 +118,11 @@ def article_scores(
             ids, tf = postings.get(fieldname, schema[fieldname].to_bytes(text))
             if not len(ids):
                 continue
-            keep = live[ids] & (art[ids] >= 0)
-            held, t = per_article_tf(
-                art[ids[keep]], tf[keep], fieldname == "text", nkeys, view.articles_contiguous
-            )
+            a = art[ids]
+            keep = a >= 0
+            if not keep.all():
+                a, tf = a[keep], tf[keep]
+            held, t = per_article_tf(a, tf, fieldname == "text", nkeys, contiguous)
             if not len(held):
                 continue
             norm = K1 * ((1 - B) + B * dl[held] / avg)
@@ -144,7 +145,10 @@ def per_article_tf(
     if contiguous:
         if not len(a):
             return a, np.zeros(0, dtype=np.float64)
-        starts = np.flatnonzero(np.r_[True, a[1:] != a[:-1]])
+        first = np.empty(len(a), dtype=bool)  # where a run (an article) starts
+        first[0] = True
+        np.not_equal(a[1:], a[:-1], out=first[1:])
+        starts = np.flatnonzero(first)
         w = tf.astype(np.float64)
         return a[starts], (np.add.reduceat(w, starts) if summed else w[starts])
     if summed:
@@ -176,7 +180,7 @@ def article_coordination(
     its passages beats one that repeats one of them."""
     if len(words) < 2 or not view.size:
         return None
-    art = view.article_of
+    art = view.live_article_of(doctype)
     live = view.doctype_mask(doctype)
     n = float(view.live_count(doctype)) or 1.0
     nkeys = view.nkeys["article_id"]
@@ -188,8 +192,8 @@ def article_coordination(
         df = 0
         for fieldname, text in pairs:
             ids, _ = postings.get(fieldname, schema[fieldname].to_bytes(text))
-            keep = live[ids] & (art[ids] >= 0)
-            held[art[ids[keep]]] = True
+            a = art[ids]
+            held[a[a >= 0]] = True
             if fieldname != "title":
                 df = max(df, int(np.count_nonzero(live[ids])))
         w = idf(n, df)
