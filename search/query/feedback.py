@@ -62,9 +62,8 @@ def feedback_terms(prep: Any, rank: np.ndarray) -> dict[str, float]:
     top = top[rank[top] > 0]
     if not len(top):
         return {}
-    chosen = np.zeros(len(rank) + 1, dtype=bool)  # per article key id; -1 reads the last
-    chosen[top] = True
-    passages = np.flatnonzero(chosen[art] & view.doctype_mask("passage"))
+    passages = np.sort(view.key_doc_ids("article_id", top.tolist()))
+    passages = passages[view.doctype_mask("passage")[passages]]
     kept, passages = _kept_counts(prep, passages)
     counts: dict[int, Counter[str | None]] = {int(a): Counter() for a in top}
     for d in passages.tolist():  # segments that keep no tokens: read and analyse the text
