@@ -86,3 +86,59 @@ def test_an_index_with_replacements_and_merges_ranks_articles_alike_either_way(
         both_ways()
     finally:
         store.close()
+
+
+def _budget_store(tmp_path) -> WhooshStore:
+    store = WhooshStore(tmp_path / "ix", background_merges=False)
+    for start in (0, 20):  # two segments
+        index_articles(store, (_article(i, 0) for i in range(start, start + 20)),
+                       enricher=PassThrough())  # fmt: skip
+    return store
+
+
+def test_scores_of_some_articles_are_those_of_all_articles(tmp_path):
+    from newsquarry.search.query.postings import Deadline, Postings
+    from newsquarry.search.query.scoring import article_scores, article_scores_at
+
+    store = _budget_store(tmp_path)
+    try:
+        searcher = store.searcher()
+        view = cache_for(store).view(searcher)
+        terms = {("text", "budget"): 1.0, ("text", "railwai"): 0.7, ("text", "harbor"): 0.2,
+                 ("text", "absent"): 1.0}  # fmt: skip
+        full = article_scores(view, Postings(searcher, view), terms, Deadline(None))
+        assert np.count_nonzero(full) >= 30
+        rng = np.random.default_rng(7)
+        for size in (1, 5, 17, view.nkeys["article_id"]):
+            some = np.sort(rng.choice(view.nkeys["article_id"], size, replace=False))
+            # a fresh request each time: the idf counts come from the view or are made
+            got = article_scores_at(view, Postings(searcher, view), terms, some, Deadline(None))
+            assert got.tolist() == full[some].tolist()  # bit for bit
+    finally:
+        store.close()
+
+
+def test_rm3_reorders_only_the_first_ranking_s_best_articles(tmp_path, monkeypatch):
+    from newsquarry.search.query import feedback
+
+    store = _budget_store(tmp_path)
+    request = SearchRequest(q="budget railway", group="article", per_page=50,
+                            retrieval="keyword")  # fmt: skip
+    try:
+        monkeypatch.setattr(feedback, "ENABLED", False)
+        first = [h.article_id for h in store.search(request).hits]
+        monkeypatch.setattr(feedback, "ENABLED", True)
+        everything = [h.article_id for h in store.search(request).hits]
+        assert len(first) == 40 and sorted(first) == sorted(everything)
+        assert everything != first  # the feedback words moved articles
+        monkeypatch.setattr(feedback, "RESCORED", 8)
+        store.close()
+        store = WhooshStore(tmp_path / "ix", create=False)  # a new view: nothing kept
+        eight = [h.article_id for h in store.search(request).hits]
+        # the first ranking's best eight, reordered among themselves, then the rest as
+        # the first ranking has them
+        assert sorted(eight[:8]) == sorted(first[:8])
+        assert eight[8:] == first[8:]
+        assert eight[:8] == [a for a in everything if a in set(first[:8])]
+    finally:
+        store.close()

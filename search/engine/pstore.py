@@ -247,21 +247,46 @@ class PostingsFile:
     def covers(self, fieldname: str) -> bool:
         return fieldname in self.fields
 
-    def get(self, fieldname: str, btext: bytes) -> tuple[np.ndarray, np.ndarray]:
-        """Local docnums (int64) and weights (float32) of a term; empty if absent."""
+    def _find(self, fieldname: str, btext: bytes) -> int:
+        """The term's row, or -1."""
         key = term_key(fieldname, btext)
         h = np.uint64(term_hash(key))
         i = int(np.searchsorted(self.hash, h))
         while i < self.terms and self.hash[i] == h:
             a, b = int(self.key_off[i]), int(self.key_off[i + 1])
             if self.keys[a:b].tobytes() == key:
-                lo, hi = int(self.post_off[i]), int(self.post_off[i + 1])
-                w = self.weights[lo:hi]
-                if w.dtype != np.float32:
-                    w = w.astype(np.float32) * self.scale[i]
-                return self.docs[lo:hi].astype(np.int64), w
+                return i
             i += 1
-        return _EMPTY_IDS, _EMPTY_W
+        return -1
+
+    def get(self, fieldname: str, btext: bytes) -> tuple[np.ndarray, np.ndarray]:
+        """Local docnums (int64) and weights (float32) of a term; empty if absent."""
+        i = self._find(fieldname, btext)
+        if i < 0:
+            return _EMPTY_IDS, _EMPTY_W
+        lo, hi = int(self.post_off[i]), int(self.post_off[i + 1])
+        w = self.weights[lo:hi]
+        if w.dtype != np.float32:
+            w = w.astype(np.float32) * self.scale[i]
+        return self.docs[lo:hi].astype(np.int64), w
+
+    def at(self, fieldname: str, btext: bytes, docs: np.ndarray) -> np.ndarray:
+        """The term's weights (float32, as ``get`` gives them; 0 where absent) at sorted
+        local docnums ``docs``: a binary search in the mapped list, nothing else read."""
+        out = np.zeros(len(docs), dtype=np.float32)
+        i = self._find(fieldname, btext)
+        if i < 0 or not len(docs):
+            return out
+        lo, hi = int(self.post_off[i]), int(self.post_off[i + 1])
+        ids = self.docs[lo:hi]
+        pos = np.searchsorted(ids, docs)
+        found = pos < len(ids)
+        found[found] = ids[pos[found]] == docs[found]
+        w = self.weights[lo:hi][pos[found]]
+        if w.dtype != np.float32:
+            w = w.astype(np.float32) * self.scale[i]
+        out[found] = w
+        return out
 
 
 def read(folder: str | os.PathLike, segment_id: str, ndocs: int) -> PostingsFile | None:

@@ -40,6 +40,7 @@ from newsquarry.search.query.scoring import top_k
 FB_DOCS = 10
 FB_TERMS = 10
 ORIGINAL_WEIGHT = 0.5
+RESCORED = 1000  # articles the expanded query ranks again (Anserini keeps 1000 hits)
 ENABLED = True
 _ANALYZER = text_analyzer()
 _TEXT_CODE = 1  # ``archive.tokenoffsets.FIELDS``: a passage keeps the tokens of its text
@@ -53,11 +54,9 @@ def feedback_terms(prep: Any, rank: np.ndarray) -> dict[str, float]:
     ``FB_DOCS`` matching articles by ``rank`` (per article key id), L1-normalised."""
     view = prep.view
     art = view.article_of
-    words = prep.final if prep.semantic is None else prep.final & prep.semantic.words
-    matched = art[words & (art >= 0)]
-    if not len(matched):
+    present = matched_articles(prep)
+    if not len(present):
         return {}
-    present = npsets.unique(matched)
     top = top_k(present, rank, FB_DOCS, view.rank("article_id"))
     top = top[rank[top] > 0]
     if not len(top):
@@ -95,6 +94,27 @@ def feedback_terms(prep: Any, rank: np.ndarray) -> dict[str, float]:
     best = sorted(model.items(), key=lambda kv: (-kv[1], kv[0]))[:FB_TERMS]
     total = sum(v for _, v in best)
     return {t: v / total for t, v in best} if total else {}
+
+
+def matched_articles(prep: Any) -> np.ndarray:
+    """The key ids (sorted) of the articles with a passage matching the words typed (in
+    hybrid search, by its words), once per search."""
+    got = prep.matched_articles
+    if got is None:
+        art = prep.view.article_of
+        words = prep.final if prep.semantic is None else prep.final & prep.semantic.words
+        got = prep.matched_articles = npsets.unique(art[words & (art >= 0)])
+    return got
+
+
+def rescored(prep: Any, rank: np.ndarray) -> np.ndarray:
+    """The articles RM3 ranks again (sorted key ids): the first ranking's best
+    ``RESCORED`` matching articles. The feedback words reorder these among themselves and
+    never lower one (a boost is at least 0), so they stay ahead of every article below
+    them, whose scores are the first ranking's: the expanded query's cost is that of
+    ``RESCORED`` articles' passages, whatever the archive's size."""
+    present = matched_articles(prep)
+    return np.sort(top_k(present, rank, RESCORED, prep.view.rank("article_id")))
 
 
 def _kept_counts(prep: Any, passages: np.ndarray) -> tuple[list[tuple], np.ndarray]:

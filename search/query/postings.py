@@ -93,6 +93,34 @@ class Postings:
         self.local[key] = got
         return got
 
+    def weights_at(self, fieldname: str, btext: bytes, docs: np.ndarray) -> np.ndarray:
+        """A term's weights (0 where absent) at sorted global docnums ``docs``: from the
+        decoded list when this request or the view holds it, else by a binary search in
+        each segment's mapped list (a handful of documents cost a handful of lookups,
+        whatever the term's document frequency)."""
+        key = (fieldname, btext)
+        got = self.local.get(key)
+        if got is None:
+            got = self.view.cached_postings(key)
+        if got is None and all(
+            cols.postings is not None and cols.postings.covers(fieldname) for cols in self.view.cols
+        ):
+            out = np.zeros(len(docs), dtype=np.float32)
+            bounds = np.searchsorted(docs, self.view.offsets + [self.view.size])
+            for i, cols in enumerate(self.view.cols):
+                a, b = int(bounds[i]), int(bounds[i + 1])
+                if a < b:
+                    off = self.view.offsets[i]
+                    out[a:b] = cols.postings.at(fieldname, btext, docs[a:b] - off)
+            return out
+        ids, w = got if got is not None else self.get(fieldname, btext)
+        out = np.zeros(len(docs), dtype=np.float32)
+        pos = np.searchsorted(ids, docs)
+        found = pos < len(ids)
+        found[found] = ids[pos[found]] == docs[found]
+        out[found] = w[pos[found]]
+        return out
+
 
 def _term_mask(view: View, postings: Postings, fieldname: str, btext: bytes) -> np.ndarray:
     m = view.empty()

@@ -123,12 +123,57 @@ def article_scores(
             if not keep.all():
                 a, tf = a[keep], tf[keep]
             held, t = per_article_tf(a, tf, fieldname == "text", nkeys, contiguous)
+            view.stats_put(("article_df", fieldname, text, doctype), len(held))
             if not len(held):
                 continue
             norm = K1 * ((1 - B) + B * dl[held] / avg)
             acc[held] += boost * idf(float(n_articles), len(held)) * t * (K1 + 1) / (t + norm)
             deadline.check()
     return acc
+
+
+def article_scores_at(
+    view: View,
+    postings: Postings,
+    terms: dict[tuple[str, str], float],
+    articles: np.ndarray,
+    deadline: Deadline,
+    doctype: str = "passage",
+) -> np.ndarray:
+    """``article_scores`` of ``terms`` (in the text) for the given articles only (sorted
+    key ids), in their order: the same values, with work in proportion to those articles'
+    documents, not to the terms' posting lists. The number of articles holding a term
+    (its idf) is counted once per index state (``View.stats_put``; an int per term, as a
+    term dictionary keeps a document frequency) and read after."""
+    out = np.zeros(len(articles), dtype=np.float64)
+    if not terms or not len(articles) or not view.size:
+        return out
+    if any(f != "text" for f, _ in terms):
+        raise ValueError("article_scores_at scores the text only")
+    dl, n_articles, avg = view.article_lengths("text", doctype)
+    if not n_articles:
+        return out
+    docs = np.sort(view.key_doc_ids("article_id", articles.tolist()))
+    docs = docs[view.doctype_mask(doctype)[docs]]
+    where = np.searchsorted(articles, view.article_of[docs])  # each document's article
+    norm = K1 * ((1 - B) + B * dl[articles] / avg)
+    schema = postings.searcher.schema
+    for (_f, text), boost in sorted(terms.items()):
+        btext = schema["text"].to_bytes(text)
+        df = view.stats_get(("article_df", "text", text, doctype))
+        if df is None:  # counted over the whole list once per index state
+            article_scores(view, postings, {("text", text): 1.0}, deadline, doctype)
+            df = view.stats_get(("article_df", "text", text, doctype))
+        if not df:
+            continue
+        # summed in document order, as ``np.bincount`` sums them: the same tf
+        t = np.bincount(where, weights=postings.weights_at("text", btext, docs),
+                        minlength=len(articles))  # fmt: skip
+        held = np.flatnonzero(t)
+        th = t[held]
+        out[held] += boost * idf(float(n_articles), df) * th * (K1 + 1) / (th + norm[held])
+        deadline.check()
+    return out
 
 
 def per_article_tf(

@@ -71,7 +71,7 @@ from newsquarry.search.query.facets import (
     canonical_record,
     display_form,
 )
-from newsquarry.search.query.feedback import feedback_boosts
+from newsquarry.search.query.feedback import feedback_boosts, rescored
 from newsquarry.search.query.fieldfacets import FieldTable, table_for
 from newsquarry.search.query.fieldfacets import declared as declared_fields
 from newsquarry.search.query.highlight import PageHighlighter, snippet_html
@@ -85,6 +85,7 @@ from newsquarry.search.query.scoring import (
     COORD_POWER,
     article_coordination,
     article_scores,
+    article_scores_at,
     bm25_scores,
     coordination,
     idf,
@@ -166,6 +167,7 @@ class _Prepared:
         self.counter = FacetCounter(self.view, self.searcher, self.base, self.filters)
         self.reranked: np.ndarray | None = None  # proximity-reranked head (``_ordered``)
         self.article_rank: np.ndarray | None = None  # per article key id (``_article_rank``)
+        self.matched_articles: np.ndarray | None = None  # ``feedback.matched_articles``
         self.interpretation_bases: dict[tuple[str, str], Any] = {}  # ``interpret._count``
         self.cut_short: list[str] = []  # steps the deadline cut: ``SearchResult.cut_short``
         self._stored: dict[int, dict[str, Any]] = {}
@@ -445,9 +447,12 @@ def _article_rank(prep: _Prepared) -> np.ndarray:
             rank *= coord**COORD_POWER
     extra = feedback_boosts(prep, parsed.scoring_terms, rank)  # RM3 (``query.feedback``)
     if extra:
-        rank = rank + article_scores(view, postings, extra, deadline, doctype) * (
-            coord**COORD_POWER if coord is not None else 1.0
-        )
+        chosen = rescored(prep, rank)
+        more = article_scores_at(view, postings, extra, chosen, deadline, doctype)
+        if coord is not None:
+            more *= coord[chosen] ** COORD_POWER
+        rank = rank.copy()
+        rank[chosen] += more
     prep.article_rank = rank
     return rank
 
