@@ -195,9 +195,7 @@ class SearchResult:
             "article": self.total_articles,
             "cluster": self.total_clusters,
             "story": self.total_stories,
-        }.get(
-            self.request.group, self.total
-        )
+        }.get(self.request.group, self.total)
         return -(-n // self.per_page) if self.per_page else 0
 
     def to_dict(self) -> dict[str, Any]:

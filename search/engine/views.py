@@ -46,6 +46,10 @@ class _Lazy(dict):
             return value
 
 
+MASK_BYTES = 64 << 20  # filter masks kept per view (``View._kept_mask``); 0: none
+STATS_KEPT = 100_000  # statistics per view of one kind (ints: a few MB at most)
+
+
 class View:
     """The doc values of one searcher's segments as global arrays (built per field on use)."""
 
@@ -113,6 +117,7 @@ class View:
         self._article_of: np.ndarray | None = None
         self._tiebreak: np.ndarray | None = None
         self._contiguous: bool | None = None
+        self._masks: OrderedDict[tuple, np.ndarray] = OrderedDict()  # ``_kept_mask``
         self._displays: dict[tuple[str, int], str] = {}
         self._light: dict[str, tuple[int, np.ndarray | None]] = {}  # ``_key_ids``
         self.segment_postings: SegmentPostingsCache | None = None  # set by DocValuesCache
@@ -159,6 +164,20 @@ class View:
             got = total / n if n else 1.0
             self._stats[key] = got
         return float(got)
+
+    def stats_get(self, key: tuple) -> Any:
+        """A statistic kept for this view (this state of the index), or None."""
+        return self._stats.get(key)
+
+    def stats_put(self, key: tuple, value: Any) -> None:
+        """Keep a statistic of this view's content (``query.scoring``'s per-term article
+        counts); at most ``STATS_KEPT`` of them, the oldest dropped first."""
+        with self._lock:
+            stats = self._stats
+            if key not in stats and len(stats) >= STATS_KEPT:
+                for old in [k for k in stats if k and k[0] == key[0]][: STATS_KEPT // 4]:
+                    del stats[old]
+            stats[key] = value
 
     def article_lengths(
         self, fieldname: str, doctype: str, per_article: str = "sum"
@@ -343,15 +362,39 @@ class View:
         return m
 
     def key_mask(self, fieldname: str, gids: list[int]) -> np.ndarray:
-        """Documents holding any of the given key ids in a field.
+        """Documents holding any of the given key ids in a field (read-only: kept).
 
         Reads only those keys' documents (``key_docs``), not the whole field: a
         search builds a mask per filter and per offered interpretation, and a scan
         of the field (``numpy.isin``) cost 2 ms each at 70k passages.
         """
-        m = self.empty()
-        m[self.key_doc_ids(fieldname, gids)] = True
-        return m
+
+        def make() -> np.ndarray:
+            m = self.empty()
+            m[self.key_doc_ids(fieldname, gids)] = True
+            return m
+
+        return self._kept_mask(("key", fieldname, tuple(sorted(set(gids)))), make)
+
+    def _kept_mask(self, key: tuple, make: Any) -> np.ndarray:
+        """A filter's mask made once per view: the same filters come back search after
+        search (a desk's place, the last month), as Lucene's query cache keeps the
+        document sets of filters used again. At most ``MASK_BYTES`` of masks are kept,
+        the least recently used dropped first; a kept mask is read-only."""
+        with self._lock:
+            got = self._masks.get(key)
+            if got is not None:
+                self._masks.move_to_end(key)
+                return got
+        got = make()
+        if MASK_BYTES < self.size:
+            return got
+        got.flags.writeable = False
+        with self._lock:
+            self._masks[key] = got
+            while len(self._masks) * max(self.size, 1) > MASK_BYTES:
+                self._masks.popitem(last=False)
+        return got
 
     def key_doc_ids(self, fieldname: str, gids: Any) -> np.ndarray:
         """The docnums (grouped by segment, then key) of the documents holding any of the
@@ -408,13 +451,18 @@ class View:
         return got  # type: ignore[return-value]
 
     def date_mask(self, lo: int | None, hi: int | None) -> np.ndarray:
-        """Documents whose date (YYYYMMDD int) lies in [lo, hi]; dateless docs never match."""
-        m = self.date > 0
-        if lo is not None:
-            m &= self.date >= lo
-        if hi is not None:
-            m &= self.date <= hi
-        return m
+        """Documents whose date (YYYYMMDD int) lies in [lo, hi]; dateless docs never match
+        (read-only: kept, as ``key_mask``)."""
+
+        def make() -> np.ndarray:
+            m = self.date > 0
+            if lo is not None:
+                m &= self.date >= lo
+            if hi is not None:
+                m &= self.date <= hi
+            return m
+
+        return self._kept_mask(("date", lo, hi), make)
 
     def count(self, fieldname: str, mask: np.ndarray) -> np.ndarray:
         """Per key id, the number of documents of ``mask`` holding it."""

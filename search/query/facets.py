@@ -200,7 +200,7 @@ def all_of_mask(one: Callable[[list[str]], np.ndarray], values: list[str]) -> np
     """Documents having every one of ``values``: the AND of ``one([value])`` masks."""
     m = one([values[0]])
     for v in values[1:]:
-        m &= one([v])
+        m = m & one([v])  # the masks are the view's kept ones: never changed in place
     return m
 
 
