@@ -264,6 +264,39 @@ class View:
                 self._contiguous = got
         return got
 
+    def article_docs(self, articles: np.ndarray) -> np.ndarray:
+        """The sorted docnums of the given articles' (key ids) live documents. Where each
+        article's live documents are one run (``articles_contiguous``), from each run's
+        bounds, kept per view: work in proportion to those documents; else through the
+        article key's document lists."""
+        if not self.articles_contiguous:
+            docs = np.sort(self.key_doc_ids("article_id", articles.tolist()))
+            return docs[self.live[docs]]
+        key = ("article_runs",)
+        got = self._stats.get(key)
+        if got is None:
+            a = self.article_of
+            where = np.flatnonzero(self.live & (a >= 0))
+            runs = a[where]
+            first = np.zeros(len(runs), dtype=bool)
+            if len(runs):
+                first[0] = True
+                np.not_equal(runs[1:], runs[:-1], out=first[1:])
+            starts = np.flatnonzero(first)
+            ends = np.r_[starts[1:], len(runs)] - 1
+            lo = np.full(self.nkeys["article_id"], -1, dtype=np.int64)
+            span = np.zeros(self.nkeys["article_id"], dtype=np.int64)
+            lo[runs[starts]] = where[starts]
+            span[runs[starts]] = where[ends] - where[starts] + 1
+            got = self._stats[key] = (lo, span)
+        lo, span = got
+        s, n = lo[articles], span[articles]
+        s, n = s[n > 0], n[n > 0]
+        total = int(n.sum())
+        docs = np.repeat(s - (np.cumsum(n) - n), n) + np.arange(total)
+        docs.sort()
+        return docs[self.live[docs]]
+
     @property
     def tiebreak(self) -> np.ndarray:
         """Per document, the alphabetical rank of its article id: equal scores are

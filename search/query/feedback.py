@@ -61,7 +61,7 @@ def feedback_terms(prep: Any, rank: np.ndarray) -> dict[str, float]:
     top = top[rank[top] > 0]
     if not len(top):
         return {}
-    passages = np.sort(view.key_doc_ids("article_id", top.tolist()))
+    passages = view.article_docs(np.sort(top))
     passages = passages[view.doctype_mask("passage")[passages]]
     kept, passages = _kept_counts(prep, passages)
     counts: dict[int, Counter[str | None]] = {int(a): Counter() for a in top}

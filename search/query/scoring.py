@@ -153,7 +153,7 @@ def article_scores_at(
     dl, n_articles, avg = view.article_lengths("text", doctype)
     if not n_articles:
         return out
-    docs = np.sort(view.key_doc_ids("article_id", articles.tolist()))
+    docs = view.article_docs(articles)
     docs = docs[view.doctype_mask(doctype)[docs]]
     where = np.searchsorted(articles, view.article_of[docs])  # each document's article
     norm = K1 * ((1 - B) + B * dl[articles] / avg)
@@ -203,13 +203,6 @@ def per_article_tf(
         tf_a[a] = tf
     held = np.flatnonzero(tf_a)
     return held, tf_a[held]
-
-
-def per_document(view: View, per_article: np.ndarray) -> np.ndarray:
-    """An article-level array spread to every document of the article (0 elsewhere)."""
-    padded = np.zeros(len(per_article) + 1, dtype=np.float32)
-    padded[:-1] = per_article
-    return padded[view.article_of]  # -1 (no article) reads the trailing 0
 
 
 def article_coordination(

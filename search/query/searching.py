@@ -89,7 +89,6 @@ from newsquarry.search.query.scoring import (
     bm25_scores,
     coordination,
     idf,
-    per_document,
     top_k,
 )
 from newsquarry.search.query.semantic import Semantic, resolve
@@ -168,11 +167,21 @@ class _Prepared:
         self.reranked: np.ndarray | None = None  # proximity-reranked head (``_ordered``)
         self.article_rank: np.ndarray | None = None  # per article key id (``_article_rank``)
         self.matched_articles: np.ndarray | None = None  # ``feedback.matched_articles``
+        self._final_docs: np.ndarray | None = None
         self.interpretation_bases: dict[tuple[str, str], Any] = {}  # ``interpret._count``
         self.cut_short: list[str] = []  # steps the deadline cut: ``SearchResult.cut_short``
         self._stored: dict[int, dict[str, Any]] = {}
         self.highlighter = PageHighlighter(self.parsed.highlight_terms, self.view,
                                            getattr(store, "token_offsets", None), self.deadline)  # fmt: skip
+
+    @property
+    def final_docs(self) -> np.ndarray:
+        """The matching documents' docnums (``final``), once per search. Scores are
+        combined (coordination, article score) and read at these only."""
+        got = self._final_docs
+        if got is None:
+            got = self._final_docs = np.flatnonzero(self.final)
+        return got
 
     @property
     def fields(self) -> FieldTable:
@@ -423,11 +432,15 @@ def _keyword_scores(prep: _Prepared) -> np.ndarray:
     if most and COORD_POWER:
         words = [[(f, t) for t in w.terms for f in fields] for w in parsed.important]
         coord = coordination(view, postings, words, deadline, doctype)
-        if coord is not None:
-            scores *= coord**COORD_POWER
+        if coord is not None:  # where it is read: the matching documents (``final_docs``)
+            m = prep.final_docs
+            scores[m] *= coord[m] ** COORD_POWER
     if most and passages and ARTICLE_WEIGHT:
         prep.article_rank = _article_rank(prep)
-        scores += ARTICLE_WEIGHT * per_document(view, prep.article_rank)
+        m = prep.final_docs
+        padded = np.zeros(len(prep.article_rank) + 1, dtype=np.float32)
+        padded[:-1] = prep.article_rank  # an article-level array; -1 (no article) reads 0
+        scores[m] += ARTICLE_WEIGHT * padded[view.article_of[m]]
     return scores
 
 
@@ -508,7 +521,7 @@ def _ordered(
     # proximity reorders the best RERANK passages of the whole ranking (once per
     # search), so every page and every caller sees the same order
     if prep.reranked is None:
-        head = top_k(np.flatnonzero(prep.final), scores, RERANK, prep.view.tiebreak)
+        head = top_k(prep.final_docs, scores, RERANK, prep.view.tiebreak)
         fname = "quote" if prep.request.mode == "quotes" else "text"
         prep.reranked = rerank(
             head, scores, pairs, lambda d: prep.stored(d).get(fname) or "", prep.view.tiebreak,
@@ -524,7 +537,7 @@ def _page(prep: _Prepared, total: int) -> tuple[list[int], list[float], bool]:
     end = start + r.per_page
     if total == 0 or start >= total:
         return [], [], False
-    matched = np.flatnonzero(prep.final)
+    matched = prep.final_docs
     chosen, scores = _ordered(prep, matched, end)
     chosen = chosen[start:end]
     return [int(d) for d in chosen], [float(scores[d]) for d in chosen], False
@@ -541,7 +554,7 @@ def _grouped_page(
     end = start + r.per_page
     if total_articles == 0 or start >= total_articles:
         return [], [], []
-    matched = np.flatnonzero(prep.final)
+    matched = prep.final_docs
     if (
         r.group == "article"
         and r.mode == "passages"
