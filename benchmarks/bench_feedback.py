@@ -5,6 +5,7 @@ process (so both share the machine's load), wall and CPU ms p50 / p95.
 Usage::
 
     python -m benchmarks.bench_feedback --index /tmp/sem42-bench --rounds 5
+    python -m benchmarks.bench_feedback --index /tmp/nq-reuters --retrieval keyword
 
 The index is one bench_search built (``--semantic`` gives it vectors); hybrid calls clear
 the query-vector cache first, so every call encodes its query.
@@ -32,6 +33,9 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--index", required=True)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--retrieval", nargs="+", default=["keyword", "hybrid"],
+                    choices=["keyword", "hybrid"],
+                    help="hybrid needs an index with vectors (bench_search --semantic)")  # fmt: skip
     args = ap.parse_args(argv)
     store = WhooshStore(args.index, create=False)
     res: dict[tuple[str, bool], list[tuple[float, float]]] = {}
@@ -46,12 +50,12 @@ def main(argv: list[str] | None = None) -> None:
             took = ((time.perf_counter() - w) * 1000, (time.process_time() - c) * 1000)
             res.setdefault((how, on), []).append(took)
 
-    for how in ("keyword", "hybrid"):  # warm up
+    for how in args.retrieval:  # warm up
         one(True, how)
         one(False, how)
     res.clear()
     for _ in range(args.rounds):
-        for how in ("keyword", "hybrid"):
+        for how in args.retrieval:
             for on in (True, False):
                 one(on, how)
     print("| retrieval | feedback | wall p50 | wall p95 | CPU p50 | CPU p95 |")

@@ -5,6 +5,7 @@ real index through replacements and merges."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from conftest import PassThrough
 from hypothesis import given
 from hypothesis import strategies as st
@@ -96,14 +97,23 @@ def _budget_store(tmp_path) -> WhooshStore:
     return store
 
 
-def test_scores_of_some_articles_are_those_of_all_articles(tmp_path):
+@pytest.mark.parametrize("gather", [0, 8])  # binary searches, or passes over the lists
+@pytest.mark.parametrize("budget", [0, 4_000_000])  # the segments' mapped lists, or decoded
+def test_scores_of_some_articles_are_those_of_all_articles(tmp_path, monkeypatch, gather,
+                                                          budget):  # fmt: skip
+    from newsquarry.search.engine import pstore
+    from newsquarry.search.query import postings as postings_module
     from newsquarry.search.query.postings import Deadline, Postings
     from newsquarry.search.query.scoring import article_scores, article_scores_at
 
+    monkeypatch.setattr(pstore, "GATHER", gather)
+    monkeypatch.setattr(postings_module, "GATHER", gather)
     store = _budget_store(tmp_path)
     try:
         searcher = store.searcher()
         view = cache_for(store).view(searcher)
+        view.postings_budget = budget
+        assert all(c.postings is not None for c in view.cols)  # the mapped lists exist
         terms = {("text", "budget"): 1.0, ("text", "railwai"): 0.7, ("text", "harbor"): 0.2,
                  ("text", "absent"): 1.0}  # fmt: skip
         full = article_scores(view, Postings(searcher, view), terms, Deadline(None))

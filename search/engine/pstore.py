@@ -228,6 +228,9 @@ def capture(writer: Any) -> Capture | None:
     return got
 
 
+GATHER = 8  # ``PostingsFile.at``: a pass over a list this many times the documents asked
+
+
 class PostingsFile:
     """The decoded postings of one segment, mapped from its ``.pst`` file."""
 
@@ -270,15 +273,25 @@ class PostingsFile:
             w = w.astype(np.float32) * self.scale[i]
         return self.docs[lo:hi].astype(np.int64), w
 
-    def at(self, fieldname: str, btext: bytes, docs: np.ndarray) -> np.ndarray:
+    def at(self, fieldname: str, btext: bytes, docs: np.ndarray, where: Any = None) -> np.ndarray:
         """The term's weights (float32, as ``get`` gives them; 0 where absent) at sorted
-        local docnums ``docs``: a binary search in the mapped list, nothing else read."""
+        local docnums ``docs``: a binary search in the mapped list per document, or, for
+        a list under ``GATHER`` times as long as ``docs``, one pass over it through
+        ``where()`` (per local docnum, its index in ``docs`` or -1; made on first need)."""
         out = np.zeros(len(docs), dtype=np.float32)
         i = self._find(fieldname, btext)
         if i < 0 or not len(docs):
             return out
         lo, hi = int(self.post_off[i]), int(self.post_off[i + 1])
         ids = self.docs[lo:hi]
+        if where is not None and hi - lo <= GATHER * len(docs):
+            at = where()[ids]
+            found = at >= 0
+            w = self.weights[lo:hi][found]
+            if w.dtype != np.float32:
+                w = w.astype(np.float32) * self.scale[i]
+            out[at[found]] = w
+            return out
         pos = np.searchsorted(ids, docs)
         found = pos < len(ids)
         found[found] = ids[pos[found]] == docs[found]
