@@ -111,6 +111,10 @@ def indexed_spans(
             for s, e in zip(start[found].tolist(), end[found].tolist(), strict=True)]  # fmt: skip
 
 
+class _Unfit(Exception):
+    """Kept tokens that do not fit the text they were read for."""
+
+
 class PageHighlighter:
     """The highlights of one search's hits: from the kept tokens of a hit's segment when
     ``source`` (``archive.tokenoffsets.TokenSource``) has them, else by analysis."""
@@ -137,21 +141,38 @@ class PageHighlighter:
             self._wanted[i] = got
         return docnum - self.view.offsets[i], got
 
-    def pair_share(self, docnum: int, field: str, text: str, pairs: list) -> float | None:
+    def pair_share(self, docnum: int, field: str, text: Any, pairs: list) -> float | None:
         """``proximity.pair_share`` of a document's text from its kept tokens (each pair's
         terms as a boolean array over its segment's vocabulary, made once per segment);
-        None without them."""
+        None without them, or if they do not fit the text. ``text``: the text, or a
+        function giving it, called only when a pair's words are near by the tokens."""
         local, got = self._segment(docnum, need_terms=False)
         kept = got[0] if got is not None else None
         tokens = kept.tokens(local, field) if kept is not None else None
-        if tokens is None or (len(tokens[2]) and int(tokens[2][-1]) > len(text)):
+        if tokens is None:
             return None
+        last = int(tokens[2][-1]) if len(tokens[2]) else 0
+
+        def fitting() -> str:
+            t = text() if callable(text) else text
+            if last > len(t):
+                raise _Unfit
+            return t
+
+        if not callable(text):
+            try:
+                fitting()
+            except _Unfit:
+                return None
         key = (docnum - local, tuple((frozenset(a), frozenset(b), w) for a, b, w in pairs))
         masks = self._pairs.get(key)
         if masks is None:
             masks = self._pairs[key] = [(self._mask(kept, a), self._mask(kept, b), w)
                                         for a, b, w in pairs]  # fmt: skip
-        return kept_pair_share(text, tokens[0], tokens[1], masks)
+        try:
+            return kept_pair_share(fitting, tokens[0], tokens[1], masks)
+        except _Unfit:
+            return None
 
     @staticmethod
     def _mask(kept: Any, terms: Any) -> np.ndarray:

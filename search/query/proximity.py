@@ -21,7 +21,7 @@ sentence ends are found in the stored text either way.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 import numpy as np
@@ -67,22 +67,34 @@ def pair_share(text: str, pairs: list[tuple[set[str], set[str], float]]) -> floa
 
 
 def kept_pair_share(
-    text: str, tid: np.ndarray, start: np.ndarray,
+    text: Any, tid: np.ndarray, start: np.ndarray,
     pairs: list[tuple[np.ndarray, np.ndarray, float]],
 ) -> float:  # fmt: skip
     """``pair_share`` from a text's kept tokens (``archive.tokenoffsets``: term ids and
     starts, in text order) with each pair's terms as boolean arrays over the segment's
     vocabulary: the same share, no word of the text stemmed again. A token's position is
-    its index plus ``WINDOW + 1`` per sentence end before it, as ``pair_share`` counts."""
-    ends = [m.end() for m in _SENTENCE_END.finditer(text)]
-    pos = np.arange(len(tid)) + np.searchsorted(ends, start, side="right") * (WINDOW + 1)
+    its index plus ``WINDOW + 1`` per sentence end before it, as ``pair_share`` counts.
+
+    ``text`` is the text or a function giving it: it is read only for the pairs whose
+    words lie within ``WINDOW`` tokens of each other, since sentence ends only put
+    words further apart (most passages of a ranking's head hold no pair at all)."""
     total = sum(w for _, _, w in pairs)
-    got = 0.0
+    index = np.arange(len(tid))
+    near = []
     for a, b, weight in pairs:
-        pa, pb = pos[a[tid]].tolist(), pos[b[tid]].tolist()
+        pa, pb = index[a[tid]].tolist(), index[b[tid]].tolist()
         if pa and pb and _closest(pa, pb) <= WINDOW:
+            near.append((pa, pb, weight))
+    if not near or not total:
+        return 0.0
+    text = text() if callable(text) else text
+    ends = [m.end() for m in _SENTENCE_END.finditer(text)]
+    shift = np.searchsorted(ends, start, side="right") * (WINDOW + 1)
+    got = 0.0
+    for pa, pb, weight in near:
+        if _closest((index + shift)[pa].tolist(), (index + shift)[pb].tolist()) <= WINDOW:
             got += weight
-    return got / total if total else 0.0
+    return got / total
 
 
 def _closest(pa: list[int], pb: list[int]) -> int:
@@ -110,14 +122,15 @@ def rerank(
 ) -> np.ndarray:
     """``head`` (docnums, best first) rescored by proximity and reordered; ``scores``
     is updated in place for them. ``share_of(docnum, text, pairs)``, if given, gives a
-    text's share from its kept tokens (None: it has none, ``pair_share`` then)."""
+    text's share from its kept tokens (None: it has none, ``pair_share`` then); its
+    ``text`` is a function giving the text, called only if needed."""
     if not pairs or not len(head):
         return head
     for d in head:
-        text = text_of(int(d))
-        share = share_of(int(d), text, pairs) if share_of is not None else None
+        d = int(d)
+        share = share_of(d, partial(text_of, d), pairs) if share_of is not None else None
         if share is None:
-            share = pair_share(text, pairs)
+            share = pair_share(text_of(d), pairs)
         if share:
             scores[d] = scores[d] * (1.0 + WEIGHT * share)
     order = np.lexsort((head, tiebreak[head], -scores[head]))
