@@ -71,7 +71,6 @@ from newsquarry.search.query.facets import (
     canonical_record,
     display_form,
 )
-from newsquarry.search.query.feedback import feedback_boosts, rescored
 from newsquarry.search.query.fieldfacets import FieldTable, table_for
 from newsquarry.search.query.fieldfacets import declared as declared_fields
 from newsquarry.search.query.highlight import PageHighlighter, snippet_html
@@ -80,17 +79,8 @@ from newsquarry.search.query.interpret import index_words, interpretations
 from newsquarry.search.query.parse import ParsedQuery, parse_query
 from newsquarry.search.query.postings import Deadline, Postings, match_mask
 from newsquarry.search.query.proximity import RERANK, rerank
-from newsquarry.search.query.scoring import (
-    ARTICLE_WEIGHT,
-    COORD_POWER,
-    article_coordination,
-    article_scores,
-    article_scores_at,
-    bm25_scores,
-    coordination,
-    idf,
-    top_k,
-)
+from newsquarry.search.query.ranking import article_rank, search_scores, word_pairs
+from newsquarry.search.query.scoring import top_k
 from newsquarry.search.query.semantic import Semantic, resolve
 from newsquarry.search.query.semantic import warm as warm_semantic
 from newsquarry.search.query.suggest import corrected_text
@@ -165,7 +155,7 @@ class _Prepared:
         self.final = self.filters.combined(self.base)
         self.counter = FacetCounter(self.view, self.searcher, self.base, self.filters)
         self.reranked: np.ndarray | None = None  # proximity-reranked head (``_ordered``)
-        self.article_rank: np.ndarray | None = None  # per article key id (``_article_rank``)
+        self.article_rank: np.ndarray | None = None  # per article key id (``article_rank``)
         self.matched_articles: np.ndarray | None = None  # ``feedback.matched_articles``
         self._final_docs: np.ndarray | None = None
         self.interpretation_bases: dict[tuple[str, str], Any] = {}  # ``interpret._count``
@@ -368,135 +358,6 @@ def _count_keys(keys: np.ndarray) -> int:
     return int(np.count_nonzero(seen[1:]))
 
 
-def _scores(prep: _Prepared) -> np.ndarray:
-    """Relevance of every document: by words (``_keyword_scores``), or by meaning, alone
-    or fused with the keyword ranking (``query.semantic``)."""
-    if prep.semantic is not None:
-        return prep.semantic.scores(prep, _keyword_ranking)
-    return _keyword_scores(prep)
-
-
-def _keyword_ranking(prep: _Prepared) -> np.ndarray:
-    """The keyword scores in the order a keyword search gives: with the proximity rerank
-    of the head of the keyword matches (the ranking hybrid search fuses)."""
-    scores = _keyword_scores(prep)
-    pairs = _pairs(prep)
-    if pairs and prep.semantic is not None:
-        words = np.flatnonzero(prep.final & prep.semantic.words)
-        head = top_k(words, scores, RERANK, prep.view.tiebreak)
-        fname = "quote" if prep.request.mode == "quotes" else "text"
-        rerank(head, scores, pairs, lambda d: prep.stored(d).get(fname) or "", prep.view.tiebreak)
-    return scores
-
-
-def _keyword_scores(prep: _Prepared) -> np.ndarray:
-    """Relevance of every document by its words.
-
-    ``all`` and ``any``: BM25F over the passage's text and title (quotes: the
-    quotation). ``most``, passages: the passage's BM25 over its text times its
-    coordination (the idf-weighted share of the important words it holds), plus
-    its article's score (``scoring.article_scores``: the whole article's text and
-    its title once, times the article's coordination), which is also kept in
-    ``prep.article_rank`` to order articles (``group=article``). ``most``, quotes:
-    BM25 times coordination.
-
-    A plain word with several index forms ("say": "sai" and "said") scores by its
-    best form in each document, so it never counts twice.
-    """
-    parsed = prep.parsed
-    view, postings, deadline, doctype = prep.view, prep.postings, prep.deadline, prep.doctype
-    passages = prep.request.mode == "passages"
-    most = parsed.match == "most"
-    if not passages:
-        fields = ["quote"]
-    elif most:  # the title scores once per article, in the article's score
-        fields = ["text"]
-    else:
-        fields = ["text", "title"]
-    terms = dict(parsed.scoring_terms)
-    if passages and most:
-        terms = {k: b for k, b in terms.items() if k[0] != "title"}
-    multi = [w for w in parsed.loose if len(w.terms) > 1 and (w.terms[0] and not w.stop)]
-    for w in multi:
-        for t in w.terms:
-            for f in fields:
-                terms.pop((f, t), None)
-    scores = bm25_scores(view, postings, terms, deadline, doctype)
-    for w in multi:
-        best = None
-        for t in w.terms:
-            one = bm25_scores(view, postings, {(f, t): 1.0 for f in fields}, deadline, doctype)
-            best = one if best is None else np.maximum(best, one)
-        if best is not None:
-            scores += best
-    if most and COORD_POWER:
-        words = [[(f, t) for t in w.terms for f in fields] for w in parsed.important]
-        coord = coordination(view, postings, words, deadline, doctype)
-        if coord is not None:  # where it is read: the matching documents (``final_docs``)
-            m = prep.final_docs
-            scores[m] *= coord[m] ** COORD_POWER
-    if most and passages and ARTICLE_WEIGHT:
-        prep.article_rank = _article_rank(prep)
-        m = prep.final_docs
-        padded = np.zeros(len(prep.article_rank) + 1, dtype=np.float32)
-        padded[:-1] = prep.article_rank  # an article-level array; -1 (no article) reads 0
-        scores[m] += ARTICLE_WEIGHT * padded[view.article_of[m]]
-    return scores
-
-
-def _article_rank(prep: _Prepared) -> np.ndarray:
-    """Per article key id, the score that orders articles: ``scoring.article_scores``,
-    in ``most`` mode times the article's coordination."""
-    if prep.article_rank is not None:
-        return prep.article_rank
-    parsed = prep.parsed
-    view, postings, deadline, doctype = prep.view, prep.postings, prep.deadline, prep.doctype
-    rank = article_scores(view, postings, parsed.scoring_terms, deadline, doctype)
-    coord = None
-    if parsed.match == "most" and COORD_POWER:
-        words = [[(f, t) for t in w.terms for f in ("text", "title")] for w in parsed.important]
-        coord = article_coordination(view, postings, words, deadline, doctype)
-        if coord is not None:
-            rank *= coord**COORD_POWER
-    extra = feedback_boosts(prep, parsed.scoring_terms, rank)  # RM3 (``query.feedback``)
-    if extra:
-        chosen = rescored(prep, rank)
-        more = article_scores_at(view, postings, extra, chosen, deadline, doctype)
-        if coord is not None:
-            more *= coord[chosen] ** COORD_POWER
-        rank = rank.copy()
-        rank[chosen] += more
-    prep.article_rank = rank
-    return rank
-
-
-def _pairs(prep: _Prepared) -> list[tuple[set[str], set[str], float]]:
-    """Consecutive important words of a ``most`` query, with their mean idf."""
-    parsed = prep.parsed
-    if parsed.match != "most":
-        return []
-    words = parsed.important
-    if len(words) < 2:
-        return []
-    fname = "quote" if prep.request.mode == "quotes" else "text"
-    live = prep.view.doctype_mask(prep.doctype)
-    n = float(prep.view.live_count(prep.doctype)) or 1.0
-    schema = prep.searcher.schema
-
-    def weight(w: Any) -> float:
-        df = 0
-        for t in w.terms:
-            ids, _ = prep.postings.get(fname, schema[fname].to_bytes(t))
-            df = max(df, int(np.count_nonzero(live[ids])))
-        return idf(n, df)
-
-    weights = [weight(w) for w in words]
-    return [
-        (set(a.terms), set(b.terms), (wa + wb) / 2)
-        for a, b, wa, wb in zip(words, words[1:], weights, weights[1:], strict=False)
-    ]
-
-
 def _ordered(
     prep: _Prepared, matched: np.ndarray, k: int, scores: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -513,9 +374,9 @@ def _ordered(
     if prep.parsed.empty and prep.semantic is None:
         return matched[:k], np.zeros(prep.view.size, dtype=np.float32)
     if scores is None:
-        scores = _scores(prep)
+        scores = search_scores(prep)
         prep.reranked = None
-    pairs = _pairs(prep) if prep.semantic is None else []  # hybrid: in the keyword ranking
+    pairs = word_pairs(prep) if prep.semantic is None else []  # hybrid: in the keyword ranking
     if not pairs:
         return top_k(matched, scores, k, prep.view.tiebreak), scores
     # proximity reorders the best RERANK passages of the whole ranking (once per
@@ -588,7 +449,7 @@ def _article_ranked_page(
     prep: _Prepared, matched: np.ndarray, start: int, end: int
 ) -> tuple[list[int], list[float], list[list[int]]]:
     """Relevance-sorted ``group=article`` for passages: articles ordered by their own
-    score (``_article_rank``: the whole article, its title once), ties by article id;
+    score (``article_rank``: the whole article, its title once), ties by article id;
     each shown by its best passage, with its other matching passages, best first.
 
     The unit ranked is the unit shown: an article's order does not depend on how its
@@ -596,12 +457,10 @@ def _article_ranked_page(
     above one with a single passage that mentions it (docs/quality.md, "Ranking").
     """
     view = prep.view
-    scores = _scores(prep)
+    scores = search_scores(prep)
     prep.reranked = None
     rank = (
-        _article_rank(prep)
-        if prep.semantic is None
-        else prep.semantic.articles(prep, _article_rank)
+        article_rank(prep) if prep.semantic is None else prep.semantic.articles(prep, article_rank)
     )
     art = view.article_of
     m_art = art[matched]
