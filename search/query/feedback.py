@@ -131,7 +131,7 @@ def _kept_counts(prep: Any, passages: np.ndarray) -> tuple[list[tuple], np.ndarr
     seg_of = np.searchsorted(offsets, passages, side="right") - 1
     out: list[tuple] = []
     left: list[np.ndarray] = []
-    for i in np.unique(seg_of).tolist():
+    for i in npsets.unique(seg_of).tolist():
         docs = passages[seg_of == i]
         col = view.cols[i]
         kept = source.get(col.segid, col.ndocs) if i >= 0 else None
@@ -161,7 +161,7 @@ def _eligible(kept: Any, tids: np.ndarray) -> np.ndarray:
     if cls is None:
         cls = kept.derived["feedback"] = np.full(len(kept.vocab), -1, dtype=np.int8)
     got = cls[tids]
-    unknown = np.unique(tids[got < 0])
+    unknown = npsets.unique(tids[got < 0])
     if len(unknown):
         words = [_feedback_word(kept.vocab[t].decode("utf-8")) for t in unknown.tolist()]
         cls[unknown] = [w is not None for w in words]
