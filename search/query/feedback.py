@@ -101,9 +101,18 @@ def matched_articles(prep: Any) -> np.ndarray:
     hybrid search, by its words), once per search."""
     got = prep.matched_articles
     if got is None:
-        art = prep.view.article_of
+        view = prep.view
         words = prep.final if prep.semantic is None else prep.final & prep.semantic.words
-        got = prep.matched_articles = npsets.unique(art[words & (art >= 0)])
+        a = view.article_of[words]
+        a = a[a >= 0]
+        if view.articles_contiguous and len(a):  # one run per article: no sort of them all
+            first = np.empty(len(a), dtype=bool)
+            first[0] = True
+            np.not_equal(a[1:], a[:-1], out=first[1:])
+            got = np.sort(a[first])
+        else:
+            got = npsets.unique(a)
+        prep.matched_articles = got
     return got
 
 

@@ -71,6 +71,7 @@ from newsquarry.search.query.facets import (
     canonical_record,
     display_form,
 )
+from newsquarry.search.query.feedback import matched_articles
 from newsquarry.search.query.fieldfacets import FieldTable, table_for
 from newsquarry.search.query.fieldfacets import declared as declared_fields
 from newsquarry.search.query.highlight import PageHighlighter, snippet_html
@@ -346,6 +347,8 @@ def facet_values(
 
 def _count_articles(prep: _Prepared) -> int:
     """Distinct articles among the matching documents (exact)."""
+    if prep.semantic is None:  # what matches is what matches by words
+        return len(matched_articles(prep))
     return _count_keys(prep.view.article_of[prep.final])
 
 
