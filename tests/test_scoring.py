@@ -152,3 +152,21 @@ def test_rm3_reorders_only_the_first_ranking_s_best_articles(tmp_path, monkeypat
         assert eight[:8] == [a for a in everything if a in set(first[:8])]
     finally:
         store.close()
+
+
+def test_facet_counts_of_few_documents_read_their_own_pairs_alike(tmp_path):
+    """``View.count``: the pass over every pair (first count of a field in a view) and the
+    read of the mask's own pairs (later counts of few documents) give the same counts."""
+    store = _budget_store(tmp_path)
+    try:
+        view = cache_for(store).view(store.searcher())
+        docs, gids = view.docs["article_id"], view.gids["article_id"]
+        rng = np.random.default_rng(3)
+        masks = [rng.random(view.size) < p for p in (0.0, 0.02, 0.05, 0.5, 1.0)]
+        want = [np.bincount(gids[m[docs]], minlength=view.nkeys["article_id"]) for m in masks]
+        for _ in range(3):  # the first round passes over the pairs, the next read them
+            got = [view.count("article_id", m) for m in masks]
+            assert [g.tolist() for g in got] == [w.tolist() for w in want]
+        assert view._pair_starts("article_id", docs) is not None
+    finally:
+        store.close()
