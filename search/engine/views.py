@@ -534,7 +534,8 @@ class View:
             if len(docs) > 1 and bool((docs[1:] < docs[:-1]).any()):
                 got = "unsorted"
             else:
-                got = np.zeros(self.size + 1, dtype=np.int64)
+                kind = np.int32 if len(docs) < 2**31 else np.int64  # 4 bytes a document
+                got = np.zeros(self.size + 1, dtype=kind)
                 np.cumsum(np.bincount(docs, minlength=self.size), out=got[1:])
             self._stats[key] = got
         return None if isinstance(got, str) else got
