@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from newsquarry.search.core import npsets
 from newsquarry.search.engine import docvalues, dvstore, keytable, pstore
 from newsquarry.search.engine.docvalues import (
     _LENGTHS,
@@ -355,7 +356,7 @@ class View:
             ):
 
                 def make(ldocs: np.ndarray = ldocs, gids: np.ndarray = gids) -> tuple:
-                    order = np.argsort(gids, kind="stable")
+                    order = npsets.stable_order(gids)
                     return gids[order].astype(np.int64), ldocs[order].astype(np.int64)
 
                 sk, sd = c.derive(key, (gids,), make)
