@@ -324,10 +324,16 @@ def test_key_mask_selects_the_documents_holding_the_keys(tmp_path):
         docs, gids = view.docs[fname], view.gids[fname]
         nkeys = view.nkeys[fname]
         assert nkeys >= 2
-        for keys in [[g] for g in range(nkeys)] + [[0, nkeys - 1], [], [nkeys + 5]]:
+        every = list(range(nkeys))
+        for keys in [[g] for g in every] + [[0, nkeys - 1], [], [nkeys + 5], every]:
             want = np.zeros(view.size, dtype=bool)
             want[docs[np.isin(gids, keys)]] = True
             assert np.array_equal(view.key_mask(fname, keys), want), (fname, keys)
+            # a view's first mask of a field scans it (a few keys), later ones read the
+            # documents by key: both give the same documents
+            fresh = DocValuesCache(None).view(store.searcher())
+            assert np.array_equal(fresh.key_mask(fname, keys), want), (fname, keys)
+            assert np.array_equal(fresh.key_mask(fname, keys), want), (fname, keys)
     store.close()
 
 
@@ -556,4 +562,34 @@ def test_a_hits_names_are_shown_without_building_fields_no_facet_needs(tmp_path)
     assert light[0][0] is not None and light[0][1] == "Harry Solano"
     assert light[3] == light[0]  # the alias the override made
     assert light[4] == (None, "nobody at all")
+    store.close()
+
+
+def test_an_adopted_key_tables_count_and_ranks_need_no_keys(tmp_path):
+    """A fresh process's registries count and rank an adopted key table's keys without
+    decoding them (``KeyRegistry.size``, ``rank``), and a field built from it holds its
+    keys undecoded until they are read; the answers are those of the decoded keys."""
+    store = WhooshStore(tmp_path, background_merges=False)
+    for n, people in enumerate((["Juan Guaidó"], ["Juan Guaido", "Ana Pérez"], ["Li Wei"])):
+        with store.writer() as w:
+            w.put(*make_article(n, 1, people, ORGS[n:], PLACES[n:]))
+    fresh = WhooshStore(tmp_path, create=False)
+    view = cache_for(fresh).view(fresh.searcher())
+    for fname in VALUE_FIELDS:
+        reg = view.registries[fname]
+        assert reg._pending is not None  # adopted, not decoded
+        n = reg.size()
+        ranks = reg.rank(n).tolist()
+        if fname not in ("person", "org", "place", "speaker"):  # (the alias table reads names)
+            keys = view.keys[fname]
+            assert len(keys) == view.nkeys[fname] == n
+            assert reg._pending is not None, fname
+        keys = list(reg.keys)  # decoded now
+        assert reg._pending is None
+        assert n == len(keys)
+        want = np.empty(n, dtype=np.int64)
+        want[sorted(range(n), key=keys.__getitem__)] = np.arange(n)
+        assert ranks == want.tolist() == reg.rank(n).tolist()
+        assert list(view.keys[fname]) == keys[: view.nkeys[fname]]
+    fresh.close()
     store.close()

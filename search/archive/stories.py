@@ -25,7 +25,7 @@ import os
 import threading
 import weakref
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,7 +55,7 @@ class Stories:
     # per article key id: estimated share of its word runs found in its story's first
     # (1.0: a copy as published, or cut short; lower: rewritten or added to)
     kept: np.ndarray
-    article_keys: list[str]  # per article key id: the article id
+    article_keys: Sequence[str]  # per article key id: the article id
     sources: Mapping[int, str]  # article key id -> source, for grouped articles
     dates: Mapping[int, str]  # article key id -> date, for grouped articles
     live: np.ndarray  # per article key id: a live article
@@ -371,7 +371,7 @@ def _load(view: View, folder: Any, state: str) -> Stories | None:
     except Exception:  # noqa: BLE001 - missing or damaged in any way: linked again
         return None
     nart = view.nkeys["article_id"]
-    keys = view.keys["article_id"][:nart]
+    keys = view.keys["article_id"]  # (``nart`` of them, decoded if a copies list shows one)
     label = np.arange(nart, dtype=np.int64)
     similarity = np.ones(nart, dtype=np.float32)
     kept = np.ones(nart, dtype=np.float32)

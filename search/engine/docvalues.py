@@ -95,6 +95,7 @@ class KeyRegistry:
         self._ids: dict[str, int] | None = {}
         self._keys: list[str] = []
         self._pending: Any = None  # () -> the keys of an adopted table, not decoded yet
+        self._pending_count: Any = None  # () -> how many keys that table holds
         self.lock = threading.RLock()
         # alphabetical order of the first ``len(_order)`` keys, extended as keys come:
         # every view of the store (a new one after each commit) ranks from it
@@ -110,26 +111,42 @@ class KeyRegistry:
         """No key registered and no table adopted."""
         return self._pending is None and not self._keys
 
-    def adopt(self, load_keys: Any, table: str | None = None) -> None:
+    def adopt(self, load_keys: Any, table: str | None = None, count: Any = None) -> None:
         """Start from a key table: ``load_keys()`` gives the keys, sorted, ids 0..n-1.
 
         Only while empty; the segments' key ids then come from the same table (named
-        ``table``: ``self.table``).
+        ``table``: ``self.table``). ``count()``, if given, says how many keys it holds
+        without decoding them (``size``): a search that counts or ranks a field's
+        documents by article (``article_id``) needs the number of keys, not the keys.
         """
         with self.lock:
             if not self.empty():
                 raise RuntimeError("a key table can only start an empty registry")
             self._pending = load_keys
+            self._pending_count = count
             self.table = table
 
     def _materialise(self) -> None:
         with self.lock:
             load, self._pending = self._pending, None
+            count, self._pending_count = self._pending_count, None
             if load is not None:
                 keys = load()
+                if count is not None and count() != len(keys):
+                    raise ValueError(
+                        f"a key table holds {len(keys)} keys, its segments' ids {count()}"
+                    )
                 self._keys, self._ids = keys, None
                 with self._rank_lock:  # sorted already: ranks are the ids
                     self._sorted, self._order = list(keys), list(range(len(keys)))
+
+    def size(self) -> int:
+        """How many keys are registered (an adopted table's counted without decoding its
+        keys, when it said how: ``adopt``)."""
+        with self.lock:
+            if self._pending is not None and self._pending_count is not None:
+                return int(self._pending_count())
+            return len(self.keys)
 
     @property
     def keys(self) -> list[str]:
@@ -156,6 +173,10 @@ class KeyRegistry:
         Kept sorted as keys are added (a commit adds a few), so a new view does not
         sort every key again (an ``argsort`` of 16,735 article ids: ~15 ms).
         """
+        with self.lock:
+            if self._pending is not None and self._pending_count is not None:
+                if n <= self._pending_count():  # an adopted table's keys, sorted: ranks are ids
+                    return np.arange(n, dtype=np.int64)
         self.keys  # noqa: B018 - an adopted table's keys first (they come with their order)
         with self._rank_lock:
             done = len(self._order)

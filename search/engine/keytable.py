@@ -170,6 +170,13 @@ class KeyTable:
     def keys(self, field: str) -> list[str]:
         return json.loads(self.src.array(f"{field}.keys").tobytes().decode("utf-8"))
 
+    def count(self, field: str, segments: int) -> int:
+        """How many keys the field's list holds, without decoding it: every key of the
+        table is some segment's (the list is the union of the segments' keys), so the
+        count is one more than the largest table id of the ``segments`` segments'."""
+        tops = [int(a.max()) for i in range(segments) if len(a := self.local_to_table(field, i))]
+        return max(tops) + 1 if tops else 0
+
     def local_to_table(self, field: str, i: int) -> np.ndarray:
         """Segment ``i``'s local key index -> table id (a read-only mapped array)."""
         return self.src.array(f"{field}.{i}")

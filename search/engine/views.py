@@ -8,10 +8,12 @@ a feature provides (the alias table, ``store.key_resolver``).
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import weakref
 from collections import Counter, OrderedDict
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -45,6 +47,38 @@ class _Lazy(dict):
             value = self._make(key)
             self[key] = value
             return value
+
+
+_SCAN_KEYS = 4  # at most this many keys: a first key mask of a field scans it (``key_mask``)
+
+
+class _KeyList(Sequence[str]):
+    """A field's first ``n`` keys (key id -> folded key), read from its registry on first
+    use: an adopted key table's keys are decoded only when a search shows or matches
+    them (article ids: 16,735 keys, 2 ms of a fresh process's first search, which counts
+    and ranks by article without them). The registry only grows, so they are the keys
+    ``n`` held when the field was built."""
+
+    def __init__(self, registry: KeyRegistry, n: int) -> None:
+        self._registry = registry
+        self._n = n
+        self._keys: list[str] | None = None
+
+    def _got(self) -> list[str]:
+        got = self._keys
+        if got is None:
+            with self._registry.lock:
+                got = self._keys = self._registry.keys[: self._n]
+        return got
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._got()[i]
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._got())
 
 
 class View:
@@ -111,6 +145,7 @@ class View:
         self._lock = threading.Lock()
         self._present: dict[str, dict[int, list[str]]] = {}
         self._stats: dict[tuple, Any] = {}
+        self._scanned: set[str] = set()  # fields a key mask scanned (``key_mask``)
         self._article_of: np.ndarray | None = None
         self._tiebreak: np.ndarray | None = None
         self._displays: dict[tuple[str, int], str] = {}
@@ -264,10 +299,8 @@ class View:
             return docs, gids, nkeys, keys
         docs, gids = self._raw_field(fname)
         reg = self.registries[fname]
-        with reg.lock:  # every key id of these segments is registered by now
-            nkeys = len(reg.keys)
-            keys = reg.keys[:nkeys]
-        return docs, gids, nkeys, keys
+        nkeys = reg.size()  # every key id of these segments is registered by now
+        return docs, gids, nkeys, _KeyList(reg, nkeys)
 
     def _raw_field(self, fname: str) -> tuple[np.ndarray, np.ndarray]:
         """(global docnums, key ids) of a field as indexed (no alias applied)."""
@@ -318,12 +351,27 @@ class View:
 
         Reads only those keys' documents (``key_docs``), not the whole field: a
         search builds a mask per filter and per offered interpretation, and a scan
-        of the field (``numpy.isin``) cost 2 ms each at 70k passages.
+        of the field (``numpy.isin``) cost 2 ms each at 70k passages. Until the field's
+        documents by key are built (a warm-up builds them, and the field's second such
+        mask), a few keys are found by comparing the field's key ids with each: a pass
+        over the field per key (0.05 ms for Reuters' 95,000 place pairs) where sorting
+        them costs a fresh process's first filter 1-5 ms. The same documents either way.
         """
         m = self.empty()
         canon = self.canon.get(fieldname)
         if gids and canon is not None:
             gids = sorted({int(canon[g]) if g < len(canon) else g for g in gids} - {-1})
+        if gids and len(gids) <= _SCAN_KEYS and ("key_docs", fieldname) not in self._stats:
+            with self._lock:
+                first = fieldname not in self._scanned
+                self._scanned.add(fieldname)
+            if first:
+                docs, field_gids = self.docs[fieldname], self.gids[fieldname]
+                sel = field_gids == gids[0]
+                for g in gids[1:]:
+                    sel |= field_gids == g
+                m[docs[sel]] = True
+                return m
         if gids:
             keys, docs = self.key_docs(fieldname)
             # (segment, key) pairs: each segment's part is sorted by key, and the parts
@@ -496,9 +544,7 @@ class View:
                 else:
                     for c in self.cols:  # registers the segments' keys
                         c.field(fieldname)
-                    reg = self.registries[fieldname]
-                    with reg.lock:
-                        got = (len(reg.keys), None)
+                    got = (self.registries[fieldname].size(), None)
                 self._light[fieldname] = got
         return got
 
@@ -674,7 +720,8 @@ class DocValuesCache:
                 return
         name = keytable.table_id(segs)
         for f in VALUE_FIELDS:
-            self.registries[f].adopt(lambda f=f: table.keys(f), name)
+            count = functools.cache(lambda f=f: table.count(f, len(cols)))
+            self.registries[f].adopt(lambda f=f: table.keys(f), name, count)
             for i, c in enumerate(cols):
                 c.table_ids[f] = table.local_to_table(f, i)
 
