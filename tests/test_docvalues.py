@@ -583,7 +583,9 @@ def test_an_adopted_key_tables_count_and_ranks_need_no_keys(tmp_path):
         if fname not in ("person", "org", "place", "speaker"):  # (the alias table reads names)
             keys = view.keys[fname]
             assert len(keys) == view.nkeys[fname] == n
+            single = [keys[g] for g in range(n)]  # read one by one
             assert reg._pending is not None, fname
+            assert single == list(reg.keys)[:n]
         keys = list(reg.keys)  # decoded now
         assert reg._pending is None
         assert n == len(keys)
@@ -593,3 +595,28 @@ def test_an_adopted_key_tables_count_and_ranks_need_no_keys(tmp_path):
         assert list(view.keys[fname]) == keys[: view.nkeys[fname]]
     fresh.close()
     store.close()
+
+
+def test_a_key_tables_keys_read_one_by_one_are_the_decoded_ones(tmp_path):
+    """``KeyTable.key_reader`` reads one key from the table's JSON bytes; a list holding
+    an escape (a quote, a backslash, a control character) is left to the JSON decoder."""
+    cases = [
+        ["a", "bogotá", "x y", "日本の銀行", "ümlaut, \u00e9", "😀 emoji", "[]", "''"],
+        ['say "hi"', "b"],
+        ["back\\slash"],
+        ["tab\there"],
+        [],
+    ]
+    for n, keys in enumerate(cases):
+        name = f"t{n}"
+        arrays = {"f.keys": keytable._json_bytes(keys), "f.0": np.arange(len(keys), dtype=np.int32)}
+        dvstore.write(tmp_path, name, 0, arrays, {}, ext=keytable.EXT)
+        table = keytable.KeyTable(dvstore.read(tmp_path, name, 0, ext=keytable.EXT))
+        assert table.keys("f") == keys
+        assert table.count("f", 1) == len(keys)
+        reader = table.key_reader("f", len(keys))
+        escaped = any(c in k for k in keys for c in '"\\\t')
+        if escaped:
+            assert reader is None, keys
+        else:
+            assert [reader(i) for i in range(len(keys))] == keys

@@ -96,6 +96,9 @@ class KeyRegistry:
         self._keys: list[str] = []
         self._pending: Any = None  # () -> the keys of an adopted table, not decoded yet
         self._pending_count: Any = None  # () -> how many keys that table holds
+        self._pending_key: Any = None  # () -> (table id -> its key, or None), not decoding
+        self._key_reader: Any = None  # what ``_pending_key`` gave, once asked
+        self._single = 0  # keys read one by one from the adopted table (``key``)
         self.lock = threading.RLock()
         # alphabetical order of the first ``len(_order)`` keys, extended as keys come:
         # every view of the store (a new one after each commit) ranks from it
@@ -111,25 +114,47 @@ class KeyRegistry:
         """No key registered and no table adopted."""
         return self._pending is None and not self._keys
 
-    def adopt(self, load_keys: Any, table: str | None = None, count: Any = None) -> None:
+    def adopt(
+        self, load_keys: Any, table: str | None = None, count: Any = None, key: Any = None
+    ) -> None:
         """Start from a key table: ``load_keys()`` gives the keys, sorted, ids 0..n-1.
 
         Only while empty; the segments' key ids then come from the same table (named
         ``table``: ``self.table``). ``count()``, if given, says how many keys it holds
         without decoding them (``size``): a search that counts or ranks a field's
         documents by article (``article_id``) needs the number of keys, not the keys.
+        ``key()``, if given, returns a function reading one key by id without decoding
+        the others (or None: ``key`` then decodes them): a page of hits shows ten article
+        ids of 16,735.
         """
         with self.lock:
             if not self.empty():
                 raise RuntimeError("a key table can only start an empty registry")
             self._pending = load_keys
             self._pending_count = count
+            self._pending_key = key
             self.table = table
+
+    SINGLE_KEYS = 64  # keys read one by one before all are decoded (``key``)
+
+    def key(self, gid: int) -> str:
+        """The key of an id (``keys[gid]``); of an adopted table not decoded yet, read alone
+        while only a few are asked for."""
+        with self.lock:
+            if self._pending is not None and self._pending_key is not None:
+                if self._single < self.SINGLE_KEYS and 0 <= gid < self.size():
+                    if self._key_reader is None:
+                        self._key_reader = self._pending_key() or False
+                    if self._key_reader:
+                        self._single += 1
+                        return self._key_reader(gid)
+            return self.keys[gid]
 
     def _materialise(self) -> None:
         with self.lock:
             load, self._pending = self._pending, None
             count, self._pending_count = self._pending_count, None
+            self._pending_key = self._key_reader = None
             if load is not None:
                 keys = load()
                 if count is not None and count() != len(keys):
