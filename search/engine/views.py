@@ -332,16 +332,17 @@ class View:
         return self._joined(parts)
 
     def _joined(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
-        """Each segment's (local docnums, key ids) as one (global docnums, key ids) pair. One
-        segment's key ids are its own array (nothing writes into a view's arrays), and its
-        docnums one new array: no copy to join them (each new array of a field's ~90,000
-        pairs costs a fresh process 0.1-0.2 ms, most of it the kernel's first touch of
-        its pages)."""
+        """Each segment's (local docnums, key ids) as one (global docnums, key ids) pair. A
+        view of one segment uses that segment's arrays as they are (its docnums are the
+        global ones; nothing writes into a view's arrays): no copy (each new array of a
+        field's ~90,000 pairs costs a fresh process 0.1-0.2 ms, most of it the kernel's
+        first touch of its pages). Docnums are signed integers of the segment file's type
+        then (int32), else int64."""
         if not parts:
             return np.zeros(0, np.int64), np.zeros(0, np.int32)
         if len(parts) == 1:
             (d, g), off = parts[0], self.offsets[0]
-            return np.add(d, off, dtype=np.int64), g
+            return (d if not off and d.dtype.kind == "i" else np.add(d, off, dtype=np.int64)), g
         pairs = zip(parts, self.offsets, strict=True)
         docs = np.concatenate([np.add(d, off, dtype=np.int64) for (d, _), off in pairs])
         return docs, np.concatenate([g for _, g in parts])
