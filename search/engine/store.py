@@ -281,7 +281,8 @@ class WhooshStore:
         except (EmptyIndexError, OSError, ValueError, EOFError) as exc:
             raise IndexUnavailable(f"cannot open the index at {self.path}: {exc}") from None
         with reading(self.path):
-            names = set(_retrying(lambda: self.ix.schema).names())  # reads the TOC again
+            opened = getattr(self.ix, "opened_schema", None)  # the TOC the opening read
+            names = set(_retrying(opened if opened is not None else lambda: self.ix.schema).names())
         if not set(build_schema().names()) <= names:
             raise IndexUnavailable(
                 f"the index at {self.path} was made by another version (schema "
