@@ -404,24 +404,38 @@ class FieldColumns:
     """One value field of one segment, with key ids resolved against the index's registry.
 
     ``terms`` (the raw indexed terms, written forms: only display names need them) may
-    come as a function that decodes them on first use.
+    come as a function that decodes them on first use, and so may ``gids`` (one key id
+    per pair: a hit's source shown in its display form reads the field's terms, not its
+    87,000 pairs on Reuters).
     """
 
     def __init__(
         self,
         docs: np.ndarray,  # local docnums
-        gids: np.ndarray,  # key ids, parallel to docs
+        gids: np.ndarray | Any,  # key ids, parallel to docs, or () -> them
         terms: list[str] | Any,  # raw indexed terms, or () -> them
         term_gid: np.ndarray,  # key id of each term
         term_count: np.ndarray,  # documents per term
     ) -> None:
         self.docs = docs
-        self.gids = gids
+        self._gids = gids if isinstance(gids, np.ndarray) else None
+        self._make_gids = None if isinstance(gids, np.ndarray) else gids
+        self._gids_lock = threading.Lock()
         self.term_gid = term_gid
         self.term_count = term_count
         self._terms = terms if isinstance(terms, list) else None
         self._load_terms = None if isinstance(terms, list) else terms
         self._by_gid: dict[int, list[int]] | None = None
+
+    @property
+    def gids(self) -> np.ndarray:
+        got = self._gids
+        if got is None:
+            with self._gids_lock:  # one array: views tell arrays apart by identity
+                got = self._gids
+                if got is None:
+                    got = self._gids = self._make_gids()
+        return got
 
     @property
     def terms(self) -> list[str]:
@@ -517,7 +531,9 @@ class SegmentColumns:
 
                 got = FieldColumns(
                     docs=self.src.array(f"{fname}.docs"),
-                    gids=l2g[lkeys] if len(lkeys) else np.zeros(0, np.int32),
+                    gids=(lambda l2g=l2g, lkeys=lkeys: l2g[lkeys])
+                    if len(lkeys)
+                    else np.zeros(0, np.int32),
                     terms=terms,
                     term_gid=l2g[term_key] if len(term_key) else np.zeros(0, np.int32),
                     term_count=self.src.array(f"{fname}.term_count"),
