@@ -65,7 +65,8 @@ from newsquarry.search import Index
 with Index(sys.argv[1], create=False) as ix:
     total = ix.search("Maduro", facets=["person", "org"]).total
 heavy = [m for m in ("asyncio", "urllib.request", "cached_property", "whoosh.lang.morph_en",
-                     "whoosh.highlight") if m in sys.modules]
+                     "whoosh.highlight", "newsquarry.search.archive.aliases")
+         if m in sys.modules]  # (the alias table's rules: only learning it needs them)
 import linecache, urllib.request, whoosh.reading, whoosh.searching
 # Whoosh's Results highlight through the stand-in: the real module, imported then
 highlighter = whoosh.searching.highlight.Highlighter
