@@ -319,7 +319,8 @@ def test_key_mask_selects_the_documents_holding_the_keys(tmp_path):
         with store.writer() as w:  # one commit (segment) per article
             w.put(*make_article(n, 1, people, orgs, places))
     store.delete("a1")
-    view = DocValuesCache(None).view(store.searcher())
+    searcher = store.searcher()  # one state (a background merge may land meanwhile)
+    view = DocValuesCache(None).view(searcher)
     for fname in ("person", "org", "place"):
         docs, gids = view.docs[fname], view.gids[fname]
         nkeys = view.nkeys[fname]
@@ -331,7 +332,7 @@ def test_key_mask_selects_the_documents_holding_the_keys(tmp_path):
             assert np.array_equal(view.key_mask(fname, keys), want), (fname, keys)
             # a view's first mask of a field scans it (a few keys), later ones read the
             # documents by key: both give the same documents
-            fresh = DocValuesCache(None).view(store.searcher())
+            fresh = DocValuesCache(None).view(searcher)
             assert np.array_equal(fresh.key_mask(fname, keys), want), (fname, keys)
             assert np.array_equal(fresh.key_mask(fname, keys), want), (fname, keys)
     store.close()
@@ -625,3 +626,25 @@ def test_a_key_tables_keys_read_one_by_one_are_the_decoded_ones(tmp_path):
             assert reader is None, keys
         else:
             assert [reader(i) for i in range(len(keys))] == keys
+
+
+def test_a_one_segment_views_lengths_of_some_documents_are_the_whole_arrays(tmp_path):
+    """``View.lengths_of`` reads a one-segment view's length bytes for the documents asked
+    (before the whole array is built) and gives the whole array's values, as a view of
+    several segments does."""
+    store = WhooshStore(tmp_path, background_merges=False)
+    with store.writer() as w:
+        for n in range(4):
+            w.put(*make_article(n, 1, PEOPLE[n:], ORGS[n % 3 :], PLACES[n:]))
+    for commits in (1, 2):
+        view = DocValuesCache(None).view(store.searcher())
+        assert len(view.cols) == commits
+        docs = np.arange(view.size)[::2]
+        for fname in ("text", "title", "quote"):
+            some = view.lengths_of(fname, docs)
+            assert some.dtype == view.lengths[fname].dtype
+            assert some.tolist() == view.lengths[fname][docs].tolist()
+            assert view.lengths_of(fname, docs).tolist() == some.tolist()  # (built now)
+        with store.writer() as w:
+            w.put(*make_article(9, 1, PEOPLE[:1], ORGS[:1], PLACES[:1]))
+    store.close()

@@ -217,6 +217,13 @@ class View:
             self._stats[key] = got
         return float(got)
 
+    def lengths_of(self, fieldname: str, docs: np.ndarray) -> np.ndarray:
+        """``lengths[fieldname][docs]``; a one-segment view whose whole array is not built yet
+        (a warm-up builds it) reads just these documents' length bytes."""
+        if len(self.cols) == 1 and not dict.__contains__(self.lengths, fieldname):
+            return _LENGTHS[self.cols[0].length_codes(fieldname)[docs]]
+        return self.lengths[fieldname][docs]
+
     def article_lengths(
         self, fieldname: str, doctype: str, per_article: str = "sum"
     ) -> tuple[np.ndarray, int, float]:
