@@ -648,3 +648,23 @@ def test_a_one_segment_views_lengths_of_some_documents_are_the_whole_arrays(tmp_
         with store.writer() as w:
             w.put(*make_article(9, 1, PEOPLE[:1], ORGS[:1], PLACES[:1]))
     store.close()
+
+
+def test_local_keys_mapped_through_an_identity_key_map_are_the_same_ids():
+    """``docvalues._mapped`` gives ``l2g[local]`` whatever the map: the local indexes
+    themselves when the map is the identity, a gather otherwise, an IndexError for an
+    index past the map as numpy's."""
+    import pytest
+
+    from newsquarry.search.engine.docvalues import _mapped
+
+    local = np.array([3, 0, 2, 2, 1], dtype=np.int32)
+    identity = np.arange(4, dtype=np.int32)
+    assert _mapped(identity, local).tolist() == identity[local].tolist()
+    assert _mapped(identity, local).dtype == identity[local].dtype
+    shifted = np.array([0, 2, 3, 5], dtype=np.int32)
+    assert _mapped(shifted, local).tolist() == [5, 0, 3, 3, 2]
+    with pytest.raises(IndexError):  # past the map, as numpy says
+        _mapped(identity, np.array([4], dtype=np.int32))
+    # a negative index counts from the end, as numpy's: a gather, not the identity
+    assert _mapped(identity, np.array([-1], dtype=np.int32)).tolist() == [3]
