@@ -645,6 +645,11 @@ def test_a_one_segment_views_lengths_of_some_documents_are_the_whole_arrays(tmp_
             assert some.dtype == view.lengths[fname].dtype
             assert some.tolist() == view.lengths[fname][docs].tolist()
             assert view.lengths_of(fname, docs).tolist() == some.tolist()  # (built now)
+        # per document its article: the field's key ids as they are when every document
+        # holds one, in docnum order (one segment), the same as filling a whole array
+        expected = np.full(view.size, -1, dtype=np.int64)
+        expected[view.docs["article_id"]] = view.gids["article_id"]
+        assert view.article_of.tolist() == expected.tolist()
         with store.writer() as w:
             w.put(*make_article(9, 1, PEOPLE[:1], ORGS[:1], PLACES[:1]))
     store.close()

@@ -200,8 +200,11 @@ class View:
 
                 def make(c: SegmentColumns = c, i: int = i) -> np.ndarray:
                     # per doctype, the live documents holding each length byte: one pass
-                    # over the segment answers every doctype's mean
-                    codes = (c.doctype.astype(np.intp) + 1) * 256 + c.length_codes(fieldname)
+                    # over the segment answers every doctype's mean (one new array)
+                    codes = c.doctype.astype(np.intp)
+                    codes += 1
+                    codes <<= 8
+                    codes |= c.length_codes(fieldname)
                     if self._dels[i]:
                         codes = codes[self._live_of(i)]
                     counts = np.bincount(codes, minlength=256 * (len(DOCTYPES) + 1))
@@ -281,12 +284,20 @@ class View:
 
     @property
     def article_of(self) -> np.ndarray:
-        """Per document, the key id of its article (-1 if none)."""
+        """Per document, the key id of its article (-1 if none). When every document holds
+        one article id, in docnum order (a view of one segment), that is the field's key
+        ids as they are (no array of the whole index to fill)."""
         with self._lock:
             got = self._article_of
             if got is None:
-                got = np.full(self.size, -1, dtype=np.int64)
-                got[self.docs["article_id"]] = self.gids["article_id"]
+                docs, gids = self.docs["article_id"], self.gids["article_id"]
+                n = self.size
+                if n and len(docs) == n and docs[0] == 0 and docs[-1] == n - 1:
+                    if bool(np.all(docs[1:] > docs[:-1])):  # docs == arange(n)
+                        got = gids
+                if got is None:
+                    got = np.full(n, -1, dtype=np.int64)
+                    got[docs] = gids
                 self._article_of = got
         return got
 
