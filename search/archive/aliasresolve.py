@@ -10,7 +10,6 @@ import them (2 ms of its ~25 on Reuters). ``archive.aliases`` re-exports these n
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from newsquarry.search.archive.aliasmaps import key_map, remap
@@ -36,20 +35,55 @@ TABLE_FILE = "aliases.json"
 OVERRIDE_FILE = "aliases.txt"
 
 
-@dataclass
-class Resolver:
-    """key -> canonical key, and canonical key -> display form, for one table state."""
+_NEW = object()  # an argument not given: a new empty container
 
-    version: str = ""
-    canon: dict[str, str] = field(default_factory=dict)
-    display: dict[str, str] = field(default_factory=dict)
-    targets: set[str] = field(default_factory=set)  # keys some other key maps to
-    # canonical key -> the entity facet the archive types it as, where that is clear
-    # ("Dome" tagged place in one story is Dome Petroleum, an org): counted there
-    types: dict[str, str] = field(default_factory=dict)
-    # alias key -> (the rule that made it, the articles of evidence behind it): what
-    # ``AliasTable.mappings`` lists; not in the table file (searches do not need it)
-    evidence: dict[str, tuple[str, int]] = field(default_factory=dict, compare=False)
+
+class Resolver:
+    """key -> canonical key, and canonical key -> display form, for one table state.
+
+    Written out rather than made by ``@dataclass``, with the same ``__init__``, ``__eq__``
+    (``evidence`` left out) and ``__repr__``: a dataclass writes and compiles those at
+    import, 0.5 ms of a fresh process's first search, the one dataclass on its path.
+    """
+
+    __match_args__ = ("version", "canon", "display", "targets", "types", "evidence")
+    __hash__ = None  # type: ignore[assignment]  # (mutable, compared by value)
+
+    def __init__(
+        self,
+        version: str = "",
+        canon: dict[str, str] = _NEW,  # type: ignore[assignment]
+        display: dict[str, str] = _NEW,  # type: ignore[assignment]
+        targets: set[str] = _NEW,  # type: ignore[assignment]
+        types: dict[str, str] = _NEW,  # type: ignore[assignment]
+        evidence: dict[str, tuple[str, int]] = _NEW,  # type: ignore[assignment]
+    ) -> None:
+        self.version = version
+        self.canon = {} if canon is _NEW else canon
+        self.display = {} if display is _NEW else display
+        self.targets = set() if targets is _NEW else targets  # keys some other key maps to
+        # canonical key -> the entity facet the archive types it as, where that is clear
+        # ("Dome" tagged place in one story is Dome Petroleum, an org): counted there
+        self.types = {} if types is _NEW else types
+        # alias key -> (the rule that made it, the articles of evidence behind it): what
+        # ``AliasTable.mappings`` lists; not in the table file (searches do not need it),
+        # and not compared
+        self.evidence = {} if evidence is _NEW else evidence
+
+    def _compared(self) -> tuple:
+        return (self.version, self.canon, self.display, self.targets, self.types)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return self._compared() == other._compared()  # type: ignore[attr-defined]
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__qualname__}(version={self.version!r}, canon={self.canon!r}, "
+            f"display={self.display!r}, targets={self.targets!r}, types={self.types!r}, "
+            f"evidence={self.evidence!r})"
+        )
 
     def key(self, key: str) -> str:
         """The canonical folded key of a folded key (itself when it has no alias)."""
