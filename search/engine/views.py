@@ -49,6 +49,14 @@ class _Lazy(dict):
             return value
 
 
+def _glued(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
+    """Per-segment arrays as one whole-index array: one segment's array as it is (mapped
+    from its file, never written), not a copy."""
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype)
+
+
 _SCAN_KEYS = 4  # at most this many keys: a first key mask of a field scans it (``key_mask``)
 
 
@@ -132,7 +140,7 @@ class View:
             live.append(m)
             self._dels.append(int(c.ndocs - np.count_nonzero(m)))
         self.live = np.concatenate(live) if live else np.zeros(0, dtype=bool)
-        self.doctype = np.concatenate([c.doctype for c in cols]) if cols else np.zeros(0, np.int8)
+        self.doctype = _glued([c.doctype for c in cols], np.int8)
         self._fields_lock = threading.RLock()
         self._date: np.ndarray | None = None
         # per field, each segment's (local docnums, key ids) as counted (aliases applied)
@@ -379,7 +387,7 @@ class View:
         """Per document, its date as a YYYYMMDD int (0: none)."""
         d = self._date
         if d is None:
-            d = np.concatenate([c.date for c in self.cols]) if self.cols else np.zeros(0, np.int32)
+            d = _glued([c.date for c in self.cols], np.int32)
             self._date = d
         return d
 
