@@ -857,3 +857,34 @@ def test_the_learner_takes_a_bounded_share_of_a_core_unless_waited_for(store, tm
     assert store.wait_for_merges(60)
     assert store.alias_learner.runs == 2  # one run for both commits, at once when waited for
     assert counts(store, "org")[0] == {"European Community": 6}
+
+
+def test_the_resolver_behaves_as_the_dataclass_it_was():
+    """``Resolver`` is written out (no ``@dataclass`` compiled at import) with the
+    dataclass's ``__init__``, ``__eq__`` (``evidence`` not compared), ``__repr__`` and no
+    hash; its empty containers are new for each resolver."""
+    from dataclasses import dataclass, field
+
+    from newsquarry.search.archive.aliasresolve import Resolver
+
+    @dataclass
+    class Resolver_:  # noqa: N801 - the class as it was declared
+        version: str = ""
+        canon: dict = field(default_factory=dict)
+        display: dict = field(default_factory=dict)
+        targets: set = field(default_factory=set)
+        types: dict = field(default_factory=dict)
+        evidence: dict = field(default_factory=dict, compare=False)
+
+    args = ("v1", {"opec": "opec"}, {"opec": "OPEC"}, {"opec"}, {"opec": "org"}, {"x": ("r", 2)})
+    for a, b in ((Resolver(), Resolver_()), (Resolver(*args), Resolver_(*args)),
+                 (Resolver("v", types={"a": "org"}), Resolver_("v", types={"a": "org"}))):  # fmt: skip
+        assert repr(a) == repr(b).replace(type(b).__qualname__, "Resolver")
+        assert vars(a) == vars(b)
+    assert Resolver(*args) == Resolver(*args[:5], {"other": ("r", 1)})  # evidence not compared
+    assert Resolver(*args) != Resolver("v2", *args[1:])
+    assert Resolver() != Resolver_() and Resolver().__eq__(Resolver_()) is NotImplemented
+    assert Resolver.__hash__ is None
+    one, two = Resolver(), Resolver()
+    one.canon["a"] = "b"
+    assert two.canon == {} and one.targets is not two.targets

@@ -319,15 +319,22 @@ def test_key_mask_selects_the_documents_holding_the_keys(tmp_path):
         with store.writer() as w:  # one commit (segment) per article
             w.put(*make_article(n, 1, people, orgs, places))
     store.delete("a1")
-    view = DocValuesCache(None).view(store.searcher())
+    searcher = store.searcher()  # one state (a background merge may land meanwhile)
+    view = DocValuesCache(None).view(searcher)
     for fname in ("person", "org", "place"):
         docs, gids = view.docs[fname], view.gids[fname]
         nkeys = view.nkeys[fname]
         assert nkeys >= 2
-        for keys in [[g] for g in range(nkeys)] + [[0, nkeys - 1], [], [nkeys + 5]]:
+        every = list(range(nkeys))
+        for keys in [[g] for g in every] + [[0, nkeys - 1], [], [nkeys + 5], every]:
             want = np.zeros(view.size, dtype=bool)
             want[docs[np.isin(gids, keys)]] = True
             assert np.array_equal(view.key_mask(fname, keys), want), (fname, keys)
+            # a view's first mask of a field scans it (a few keys), later ones read the
+            # documents by key: both give the same documents
+            fresh = DocValuesCache(None).view(searcher)
+            assert np.array_equal(fresh.key_mask(fname, keys), want), (fname, keys)
+            assert np.array_equal(fresh.key_mask(fname, keys), want), (fname, keys)
     store.close()
 
 
@@ -415,6 +422,11 @@ def test_an_index_without_a_key_table_builds_it_once_byte_for_byte(tmp_path):
 def whole_index_arrays_agree(view) -> None:
     """A view's per-segment arrays (kept across views) equal the same arrays computed over
     the whole index from the view's global columns, as views computed them before."""
+    everything = np.arange(view.size)
+    if view._tiebreak is None:  # the tie-breaks of some documents, without the whole array
+        some = everything[::3]
+        assert view.ties[some].tolist() == view.tiebreak[some].tolist()
+    assert view.ties[everything].tolist() == view.tiebreak.tolist()
     for fname in VALUE_FIELDS:
         docs, gids = view.docs[fname], view.gids[fname]
         for g in np.unique(gids).tolist():
@@ -557,3 +569,107 @@ def test_a_hits_names_are_shown_without_building_fields_no_facet_needs(tmp_path)
     assert light[3] == light[0]  # the alias the override made
     assert light[4] == (None, "nobody at all")
     store.close()
+
+
+def test_an_adopted_key_tables_count_and_ranks_need_no_keys(tmp_path):
+    """A fresh process's registries count and rank an adopted key table's keys without
+    decoding them (``KeyRegistry.size``, ``rank``), and a field built from it holds its
+    keys undecoded until they are read; the answers are those of the decoded keys."""
+    store = WhooshStore(tmp_path, background_merges=False)
+    for n, people in enumerate((["Juan Guaidó"], ["Juan Guaido", "Ana Pérez"], ["Li Wei"])):
+        with store.writer() as w:
+            w.put(*make_article(n, 1, people, ORGS[n:], PLACES[n:]))
+    fresh = WhooshStore(tmp_path, create=False)
+    view = cache_for(fresh).view(fresh.searcher())
+    for fname in VALUE_FIELDS:
+        reg = view.registries[fname]
+        assert reg._pending is not None  # adopted, not decoded
+        n = reg.size()
+        ranks = reg.rank(n).tolist()
+        if fname not in ("person", "org", "place", "speaker"):  # (the alias table reads names)
+            keys = view.keys[fname]
+            assert len(keys) == view.nkeys[fname] == n
+            single = [keys[g] for g in range(n)]  # read one by one
+            assert reg._pending is not None, fname
+            assert single == list(reg.keys)[:n]
+        keys = list(reg.keys)  # decoded now
+        assert reg._pending is None
+        assert n == len(keys)
+        want = np.empty(n, dtype=np.int64)
+        want[sorted(range(n), key=keys.__getitem__)] = np.arange(n)
+        assert ranks == want.tolist() == reg.rank(n).tolist()
+        assert list(view.keys[fname]) == keys[: view.nkeys[fname]]
+    fresh.close()
+    store.close()
+
+
+def test_a_key_tables_keys_read_one_by_one_are_the_decoded_ones(tmp_path):
+    """``KeyTable.key_reader`` reads one key from the table's JSON bytes; a list holding
+    an escape (a quote, a backslash, a control character) is left to the JSON decoder."""
+    cases = [
+        ["a", "bogotá", "x y", "日本の銀行", "ümlaut, \u00e9", "😀 emoji", "[]", "''"],
+        ['say "hi"', "b"],
+        ["back\\slash"],
+        ["tab\there"],
+        [],
+    ]
+    for n, keys in enumerate(cases):
+        name = f"t{n}"
+        arrays = {"f.keys": keytable._json_bytes(keys), "f.0": np.arange(len(keys), dtype=np.int32)}
+        dvstore.write(tmp_path, name, 0, arrays, {}, ext=keytable.EXT)
+        table = keytable.KeyTable(dvstore.read(tmp_path, name, 0, ext=keytable.EXT))
+        assert table.keys("f") == keys
+        assert table.count("f", 1) == len(keys)
+        reader = table.key_reader("f", len(keys))
+        escaped = any(c in k for k in keys for c in '"\\\t')
+        if escaped:
+            assert reader is None, keys
+        else:
+            assert [reader(i) for i in range(len(keys))] == keys
+
+
+def test_a_one_segment_views_lengths_of_some_documents_are_the_whole_arrays(tmp_path):
+    """``View.lengths_of`` reads a one-segment view's length bytes for the documents asked
+    (before the whole array is built) and gives the whole array's values, as a view of
+    several segments does."""
+    store = WhooshStore(tmp_path, background_merges=False)
+    with store.writer() as w:
+        for n in range(4):
+            w.put(*make_article(n, 1, PEOPLE[n:], ORGS[n % 3 :], PLACES[n:]))
+    for commits in (1, 2):
+        view = DocValuesCache(None).view(store.searcher())
+        assert len(view.cols) == commits
+        docs = np.arange(view.size)[::2]
+        for fname in ("text", "title", "quote"):
+            some = view.lengths_of(fname, docs)
+            assert some.dtype == view.lengths[fname].dtype
+            assert some.tolist() == view.lengths[fname][docs].tolist()
+            assert view.lengths_of(fname, docs).tolist() == some.tolist()  # (built now)
+        # per document its article: the field's key ids as they are when every document
+        # holds one, in docnum order (one segment), the same as filling a whole array
+        expected = np.full(view.size, -1, dtype=np.int64)
+        expected[view.docs["article_id"]] = view.gids["article_id"]
+        assert view.article_of.tolist() == expected.tolist()
+        with store.writer() as w:
+            w.put(*make_article(9, 1, PEOPLE[:1], ORGS[:1], PLACES[:1]))
+    store.close()
+
+
+def test_local_keys_mapped_through_an_identity_key_map_are_the_same_ids():
+    """``docvalues._mapped`` gives ``l2g[local]`` whatever the map: the local indexes
+    themselves when the map is the identity, a gather otherwise, an IndexError for an
+    index past the map as numpy's."""
+    import pytest
+
+    from newsquarry.search.engine.docvalues import _mapped
+
+    local = np.array([3, 0, 2, 2, 1], dtype=np.int32)
+    identity = np.arange(4, dtype=np.int32)
+    assert _mapped(identity, local).tolist() == identity[local].tolist()
+    assert _mapped(identity, local).dtype == identity[local].dtype
+    shifted = np.array([0, 2, 3, 5], dtype=np.int32)
+    assert _mapped(shifted, local).tolist() == [5, 0, 3, 3, 2]
+    with pytest.raises(IndexError):  # past the map, as numpy says
+        _mapped(identity, np.array([4], dtype=np.int32))
+    # a negative index counts from the end, as numpy's: a gather, not the identity
+    assert _mapped(identity, np.array([-1], dtype=np.int32)).tolist() == [3]

@@ -381,7 +381,7 @@ def test_the_matrix_covers_every_kind_of_file_a_commit_writes(built):
         "aliases.lock",
         # the stories of the last state linked: derived, kept with its state and a CRC,
         # linked again when missing, damaged or of another state (archive.stories)
-        "newsquarry_STORIES.npz",
+        "newsquarry_STORIES.sto",
     }, others
 
 

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from newsquarry.search.core.npsets import unique
+from newsquarry.search.core.npsets import stable_order, unique
 
 
 @given(st.lists(st.integers(-(2**62), 2**62), max_size=300), st.sampled_from(["int64", "int32"]))
@@ -29,3 +29,26 @@ def test_unique_leaves_its_input_alone() -> None:
 def test_unique_of_booleans_and_empty() -> None:
     assert unique(np.array([True, False, True])).tolist() == [False, True]
     assert unique(np.zeros(0, dtype=np.int64)).tolist() == []
+
+
+@given(
+    st.lists(st.integers(-5, 70_000), max_size=400),
+    st.sampled_from(["int64", "int32", "uint16"]),
+    st.sampled_from([200, 60_000, 70_000]),
+)
+def test_stable_order_equals_stable_argsort(values: list[int], dtype: str, top: int) -> None:
+    a = np.asarray(values, dtype=np.int64)
+    if dtype == "uint16":
+        a = np.abs(a) % 65_536
+    else:
+        a = np.where(a < 0, a, a % top)  # small keys (a radix sort), wide ones, negatives
+    a = a.astype(dtype)
+    got = stable_order(a)
+    want = np.argsort(a, kind="stable")
+    assert got.tolist() == want.tolist()
+
+
+def test_stable_order_keeps_equal_keys_in_place_order() -> None:
+    a = np.array([3, 1, 3, 0, 1, 3], dtype=np.int32)
+    assert stable_order(a).tolist() == [3, 1, 4, 0, 2, 5]
+    assert stable_order(np.zeros(0, dtype=np.int32)).tolist() == []

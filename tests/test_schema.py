@@ -38,3 +38,12 @@ def test_the_schema_is_pickled_under_the_import_path_every_index_has_used(tmp_pa
         store.close()
     assert b"cnewsquarry.search.schema\nPossessiveFilter\n" in data
     assert b"newsquarry.search.engine" not in data
+
+
+def test_the_field_names_an_opening_checks_are_the_schemas():
+    """``FIELD_NAMES`` (what opening an index checks its schema holds) are the fields
+    ``build_schema`` makes."""
+    from newsquarry.search.engine.schema import FIELD_NAMES, build_schema
+
+    assert sorted(FIELD_NAMES) == build_schema().names()  # (Whoosh lists them sorted)
+    assert len(set(FIELD_NAMES)) == len(FIELD_NAMES)

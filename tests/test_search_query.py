@@ -282,3 +282,31 @@ def test_a_date_that_does_not_exist_is_refused_in_a_query_as_in_a_parameter(seed
     if "[" not in q:  # a plain value is pointed at (a range's end is named in the message)
         assert err.value.position is not None
     run_search(seed_store, SearchRequest(q="date:2019-02-28"))  # a real day still searches
+
+
+def test_the_parser_is_whooshs_default_without_single_quotes_and_every():
+    """``make_parser`` builds Whoosh's default plugins but two, never made: the same
+    plugins in the same order, and the same parses, as making all and removing them."""
+    from whoosh import qparser
+
+    from newsquarry.search.engine.schema import build_schema
+    from newsquarry.search.query import parse
+
+    schema = build_schema()
+    for mode in ("passages", "quotes"):
+        got = parse.make_parser(schema, mode)
+        old = parse._Parser(None, schema)
+        old.add_plugin(qparser.MultifieldPlugin(parse.DEFAULT_FIELDS[mode]))
+        old.remove_plugin_class(qparser.SingleQuotePlugin)
+        old.remove_plugin_class(qparser.EveryPlugin)
+        old.add_plugin(qparser.FuzzyTermPlugin())
+        old.add_plugin(parse.GtLtPlugin())
+        old.add_plugin(
+            parse.FieldAliasPlugin(
+                {"article_id": ["article"], "quote_kind": ["kind", "quote_kind"]}
+            )
+        )
+        assert [type(x) for x in got.plugins] == [type(x) for x in old.plugins]
+        for q in ("oil prices", "'single' quotes", "*:*", "a AND b OR c^2", 'title:"x y"~2',
+                  "date:[2019 TO 2020]", "kind:direct", "wom?n dollar~ -minister +bank"):  # fmt: skip
+            assert repr(got.parse(q)) == repr(old.parse(q)), q

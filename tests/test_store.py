@@ -263,3 +263,42 @@ def test_a_search_racing_a_merge_that_removes_files_is_no_damage(tmp_path, monke
     assert raced and store.generation > raced[0]
     merger.close()
     store.close()
+
+
+def test_a_fresh_store_reads_its_table_of_contents_once_and_sees_later_commits(
+    tmp_path, monkeypatch
+):
+    """Opening, the schema check and the first search read the newest TOC once
+    (``storage.KeptTocIndex``); a commit another store makes between the opening and the
+    first search is seen by it (the kept TOC is not the newest then), and so is every
+    later one."""
+    from whoosh import index as whoosh_index
+
+    from newsquarry.search.core.requests import SearchRequest
+
+    path = tmp_path / "ix"
+    writer = WhooshStore(path, background_merges=False)
+    with writer.writer() as w:
+        _put(w, "a", "Zebras crossed the road.")
+    reads: list[int] = []
+    real = whoosh_index.TOC.read.__func__
+
+    def counted(cls, *args, **kw):
+        reads.append(1)
+        return real(cls, *args, **kw)
+
+    monkeypatch.setattr(whoosh_index.TOC, "read", classmethod(counted))
+    fresh = WhooshStore(path, create=False)
+    assert fresh.search(SearchRequest(q="zebras")).total == 1
+    assert len(reads) == 1
+    fresh.close()
+
+    stale = WhooshStore(path, create=False)
+    with writer.writer() as w:  # lands after the opening read its TOC
+        _put(w, "b", "More zebras crossed the road.")
+    assert stale.search(SearchRequest(q="zebras")).total == 2
+    with writer.writer() as w:
+        _put(w, "c", "Zebras again.")
+    assert stale.search(SearchRequest(q="zebras")).total == 3
+    stale.close()
+    writer.close()

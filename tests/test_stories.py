@@ -13,6 +13,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -21,6 +22,7 @@ from newsquarry.search.archive import stories as story_links
 from newsquarry.search.archive import storysigs
 from newsquarry.search.cli.app import cli
 from newsquarry.search.core.models import Article, Entity, Quote
+from newsquarry.search.engine import dvstore
 from newsquarry.search.engine.views import DocValuesCache, cache_for
 from newsquarry.search.library import Index
 
@@ -278,17 +280,19 @@ def test_a_new_process_maps_the_saved_stories_by_key_id(ix):
 
 
 def test_stories_saved_by_ids_only_are_saved_again_with_key_ids(ix):
-    """A file saved before the key ids were (article ids only) is read as before, and
-    saved again with the key ids once, so the processes after it map them."""
-    import numpy as np
-
+    """A file saved before the key ids were (article ids only, in the ``.npz`` saved
+    before ``FILE``) is read as before, and saved again as ``FILE`` with the key ids
+    once (the ``.npz`` removed), so the processes after it map them."""
     before = story_of(ix)
     folder = Path(ix.path)
     ix.close()
     saved = folder / story_links.FILE
-    with np.load(saved) as z:
-        older = {k: np.asarray(z[k]) for k in ("doc", "crc", "sim", "kept")}
-    with open(saved, "wb") as fh:
+    src = dvstore.read(folder, saved.stem, 0, ext=saved.suffix)
+    older = {k: np.array(src.array(k)) for k in ("doc", "sim", "kept")}
+    older["crc"] = np.array(src.meta["crc"])
+    del src
+    saved.unlink()
+    with open(folder / story_links.OLD_FILE, "wb") as fh:
         np.savez(fh, **older)
     for _ in range(2):
         fresh = Index(folder)
@@ -299,5 +303,33 @@ def test_stories_saved_by_ids_only_are_saved_again_with_key_ids(ix):
         finally:
             fresh.close()
     assert kinds is story_links._Saved  # the second store read the key ids
-    with np.load(saved) as z:
-        assert "gid" in z.files
+    assert saved.exists() and not (folder / story_links.OLD_FILE).exists()
+    src = dvstore.read(folder, saved.stem, 0, ext=saved.suffix)
+    assert len(src.array("gid")) == len(older["sim"]) and src.meta["table"]
+
+
+def test_saved_stories_with_a_changed_byte_are_linked_again(ix):
+    """Every part of the saved file that answers read is checked (the document by its CRC;
+    the state, key ids, similarities and kept shares by another): a flipped byte in the
+    header or in any array is not trusted, the stories are linked again and saved whole.
+    (The zero bytes that align the arrays are read by nothing.)"""
+    before = story_of(ix)
+    folder = Path(ix.path)
+    ix.close()
+    saved = folder / story_links.FILE
+    data = saved.read_bytes()
+    src = dvstore.read(folder, saved.stem, 0, ext=saved.suffix)
+    head_end = 24 + int.from_bytes(data[8:16], "little")
+    spots = list(range(0, head_end, 7))
+    for dtype, count, offset in src.header["arrays"].values():
+        size = np.dtype(dtype).itemsize * count
+        spots += [offset, offset + size // 2, offset + size - 1] if size else []
+    del src
+    for at in spots:
+        saved.write_bytes(data[:at] + bytes([data[at] ^ 0x20]) + data[at + 1 :])
+        fresh = Index(folder)
+        try:
+            assert story_of(fresh) == before, at
+        finally:
+            fresh.close()
+        assert saved.read_bytes() == data, at  # linked again and saved as before

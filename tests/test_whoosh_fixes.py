@@ -226,3 +226,37 @@ def test_hash_reader_reads_its_table_directory_at_once_with_the_same_result(tmp_
     a = Article(id="h1", title="Harbour", text="The harbour council met on the budget.")
     index_articles(store, [a], enricher=PassThrough())
     assert [h.article_id for h in store.search(SearchRequest(q="harbour")).hits] == ["h1"]
+
+
+def test_a_columns_stored_offsets_are_read_per_document_with_the_same_values():
+    """A stored-fields column with its offsets written (Whoosh writes them past 32,768
+    documents) reads each document's offset and length from the file
+    (``whoosh_fixes._StoredArray``): every value as Whoosh's own arrays give it."""
+    import pytest
+    from whoosh.columns import VarBytesColumn
+    from whoosh.filedb.structfile import BufferFile, StructFile
+
+    from newsquarry.search.engine.whoosh_fixes import _StoredArray
+
+    values = [b"", b"a", b"bc" * 300, b"", b"\x00\xff" * 40_000, b"z"] * 7
+    for cutoff in (2, 10_000):  # offsets written / not written (derived from the lengths)
+        raw = io.BytesIO()
+        out = StructFile(raw)
+        writer = VarBytesColumn(write_offsets_cutoff=cutoff).writer(out)
+        for docnum, v in enumerate(values):
+            writer.add(docnum, v)
+        writer.finish(len(values))
+        data = raw.getvalue()
+        dbfile = BufferFile(memoryview(data))
+        reader = VarBytesColumn().reader(dbfile, 0, len(data), len(values))
+        assert reader.had_stored_offsets is (cutoff == 2)
+        assert [reader[d] for d in range(len(values))] == values == list(reader)
+        lengths = [len(v) for v in values]
+        starts = [sum(lengths[:d]) for d in range(len(values))]
+        assert list(reader._lengths) == lengths and list(reader._offsets) == starts
+        if cutoff == 2:
+            assert isinstance(reader._offsets, _StoredArray)
+            assert [reader._offsets[d] for d in range(len(values))] == starts
+            assert reader._lengths[-1] == lengths[-1] and reader._lengths[2:5] == lengths[2:5]
+            with pytest.raises(IndexError):
+                reader._lengths[len(values)]

@@ -114,7 +114,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from newsquarry.search.archive.aliasmaps import key_map, remap
 from newsquarry.search.archive.aliasnames import (
     CORPORATE,
     ENTITY_FACETS,
@@ -135,26 +134,23 @@ from newsquarry.search.archive.aliasnames import (
     normal_form,
     short_letters,
 )
-from newsquarry.search.core.errors import InvalidRequest
+from newsquarry.search.archive.aliasresolve import (  # noqa: F401 - (re-exported)
+    BACKGROUND_FROM,
+    EVIDENCE_FILE,
+    JOURNAL_FILE,
+    JOURNAL_MIN,
+    JOURNAL_SHARE,
+    LEARN_LOCK,
+    LEARNER_DUTY,
+    NAME_FACETS,
+    OVERRIDE_FILE,
+    TABLE_FILE,
+    Resolver,
+    parse_overrides,
+    with_overrides,
+)
 from newsquarry.search.core.textnorm import fold
 
-NAME_FACETS = ("person", "org", "place", "speaker")
-EVIDENCE_FILE = "aliases-evidence.json"
-# each commit appends its changes here (one JSON line); folded into EVIDENCE_FILE when
-# the journal outgrows a share of it, so a commit writes in proportion to what it changes
-JOURNAL_FILE = "aliases-evidence.jsonl"
-JOURNAL_SHARE = 0.25  # rewrite the whole evidence when the journal passes this share of it
-JOURNAL_MIN = 1 << 20  # ... and this many bytes
-# from this many articles on, a commit only appends its names: the table is learnt again
-# by a background process (``AliasLearner``), off the writer's thread and its GIL
-BACKGROUND_FROM = 1000
-LEARN_LOCK = "aliases.lock"
-# the learner's share of a core, at most 1/LEARNER_DUTY over time: after a run of t
-# seconds, the next waits (LEARNER_DUTY - 1) * t (Reuters: a 1.4 s run, then ~13 s in
-# which commits' names wait in the journal), unless someone waits for it (close, tests)
-LEARNER_DUTY = 10
-TABLE_FILE = "aliases.json"
-OVERRIDE_FILE = "aliases.txt"
 # a surname alone stands for the one person holding this share of the archive's articles
 # naming in full someone whose name has that word ("Brown": Gordon Brown in 85% of them, and
 # 9 of the 12 stories saying "Brown" alone are about other Browns)
@@ -172,42 +168,6 @@ OVERRIDE_HELP = """\
 # name apart from the aliases learnt from the articles. Lines starting with # are
 # comments. Changes apply to the next search (no re-indexing).
 """
-
-
-@dataclass
-class Resolver:
-    """key -> canonical key, and canonical key -> display form, for one table state."""
-
-    version: str = ""
-    canon: dict[str, str] = field(default_factory=dict)
-    display: dict[str, str] = field(default_factory=dict)
-    targets: set[str] = field(default_factory=set)  # keys some other key maps to
-    # canonical key -> the entity facet the archive types it as, where that is clear
-    # ("Dome" tagged place in one story is Dome Petroleum, an org): counted there
-    types: dict[str, str] = field(default_factory=dict)
-    # alias key -> (the rule that made it, the articles of evidence behind it): what
-    # ``AliasTable.mappings`` lists; not in the table file (searches do not need it)
-    evidence: dict[str, tuple[str, int]] = field(default_factory=dict, compare=False)
-
-    def key(self, key: str) -> str:
-        """The canonical folded key of a folded key (itself when it has no alias)."""
-        return self.canon.get(key, key)
-
-    def name(self, value: str) -> str:
-        """The canonical display form of a value as written."""
-        k = fold(value)
-        c = self.canon.get(k, k)
-        if c == k and k not in self.display:
-            return value
-        return self.display.get(c, value)
-
-    def remap(self, fname: str, parts: Any, registries: Any) -> Any:
-        """A name field's key ids mapped through this table (``remap``): what a view counts."""
-        return remap(fname, parts, registries, self)
-
-    def key_map(self, fname: str, parts: Any, registries: Any) -> Any:
-        """A name field's key id -> canonical key id only (``aliasmaps.key_map``)."""
-        return key_map(fname, parts, registries, self)
 
 
 _fold = lru_cache(maxsize=1 << 16)(fold)
@@ -766,26 +726,6 @@ class AliasTable:
         return r
 
 
-def with_overrides(learnt: Resolver, overrides: dict[str, str], version: str) -> Resolver:
-    """The learnt mapping with the override file's lines applied on top (they win)."""
-    r = Resolver(version, dict(learnt.canon), dict(learnt.display), types=dict(learnt.types))
-    r.evidence = dict(learnt.evidence)
-    for alias, canonical in overrides.items():
-        r.evidence[alias] = ("override", 0)
-        ckey = fold(canonical)
-        for k, c in list(r.canon.items()):
-            if c == alias and k != ckey:
-                r.canon[k] = ckey  # what followed the alias follows its override
-        if alias == ckey:
-            r.canon.pop(alias, None)
-        else:
-            r.canon[alias] = ckey
-            r.canon.pop(ckey, None)
-        r.display[ckey] = canonical
-    r.targets = set(r.canon.values())
-    return r
-
-
 def article_names(passages: Iterable[Any]) -> list[tuple[str, str]]:
     """The (facet, value) name pairs of one article's passages: its alias evidence."""
     out: set[tuple[str, str]] = set()
@@ -797,20 +737,3 @@ def article_names(passages: Iterable[Any]) -> list[tuple[str, str]]:
             if q.speaker:
                 out.add(("speaker", q.speaker))
     return sorted(out)
-
-
-def parse_overrides(text: str) -> dict[str, str]:
-    """``alias = canonical`` lines -> {folded alias: canonical}; InvalidRequest on a bad line."""
-    out: dict[str, str] = {}
-    for n, line in enumerate(text.splitlines(), 1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        alias, sep, canonical = line.partition("=")
-        if not sep or not alias.strip() or not canonical.strip():
-            raise InvalidRequest(
-                f"{OVERRIDE_FILE} line {n}: expected 'alias = canonical', got {line!r}",
-                field="aliases",
-            )
-        out[fold(alias)] = " ".join(canonical.split())
-    return out

@@ -19,9 +19,9 @@ import time
 import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from newsquarry.search.archive.aliases import (
+from newsquarry.search.archive.aliasresolve import (
     BACKGROUND_FROM,
     EVIDENCE_FILE,
     JOURNAL_FILE,
@@ -32,10 +32,7 @@ from newsquarry.search.archive.aliases import (
     NAME_FACETS,
     OVERRIDE_FILE,
     TABLE_FILE,
-    AliasTable,
     Resolver,
-    _pairs,
-    article_names,
     parse_overrides,
     with_overrides,
 )
@@ -44,6 +41,20 @@ from newsquarry.search.core.durability import fsync_path
 from newsquarry.search.core.errors import IndexDamaged, InvalidRequest
 from newsquarry.search.engine import hooks
 from newsquarry.search.engine.storage import reading
+
+if TYPE_CHECKING:
+    from newsquarry.search.archive.aliases import AliasTable
+
+
+def _rules() -> Any:
+    """``archive.aliases``: the table's rules, which only learning it needs (writers, the
+    learner process, ``newsquarry aliases``); a process that only searches reads the learnt
+    table (``aliasresolve``) and never imports them."""
+    # lazy: start-up time (2 ms of a fresh process's first search on Reuters)
+    from newsquarry.search.archive import aliases
+
+    return aliases
+
 
 TABLE_VERSION = 2  # 2: the file carries the CRC-32 of its content (1: none, trusted as read)
 # made once a table with a checksum is in place: from then on a table without one is damage
@@ -333,7 +344,7 @@ class AliasStore:
 
     def table(self) -> AliasTable:
         """The whole table (evidence and overrides), for listing the aliases."""
-        t = AliasTable()
+        t = _rules().AliasTable()
         t.articles = self.evidence() or {}
         t.overrides = self._overrides()
         return t
@@ -358,7 +369,7 @@ class AliasStore:
         if table is None or before is None or table[0] != self._evidence_stamp():
             # first commit of this process (or the files changed under it): sum the
             # evidence once; later commits of the process update the sums per article
-            t = AliasTable()
+            t = _rules().AliasTable()
             for aid, values in (before if before is not None else stored()).items():
                 t.articles[aid] = values
             table = (None, t)
@@ -387,7 +398,8 @@ class AliasStore:
         thread, that is read latency. The commit sets ``stale``; the store then has an
         ``AliasLearner`` process learn the table from the saved evidence.
         """
-        put = {aid: _pairs(v) for aid, v in learnt.items()}
+        pairs = _rules()._pairs
+        put = {aid: pairs(v) for aid, v in learnt.items()}
         put = {aid: v for aid, v in put.items() if before.get(aid) != v}
         gone = [aid for aid in deleted if aid not in learnt and aid in before]
         self._kept = None  # sums kept by earlier small-archive commits are stale now
@@ -437,7 +449,7 @@ class AliasStore:
 
     def replace(self, learnt: dict[str, list[tuple[str, str]]]) -> None:
         """Replace all evidence and the table (``WhooshStore.rebuild_aliases``)."""
-        t = AliasTable()
+        t = _rules().AliasTable()
         t.articles = {aid: [list(p) for p in values] for aid, values in learnt.items()}
         self._prepare(t)()
 
@@ -544,7 +556,7 @@ def learn_table(folder: str | os.PathLike, tries: int = 40) -> bool:
             old = read_table(store.table_path)
         except TableDamaged:
             old = None
-        t = AliasTable()
+        t = _rules().AliasTable()
         t.articles = articles
         r = t.learnt()
         table = table_data(r)
@@ -697,7 +709,7 @@ class AliasFeature(hooks.Feature):
         return session.notes.setdefault(self.name, ({}, set()))
 
     def put(self, session: Any, article: Any, passages: list[Any]) -> None:
-        self._notes(session)[0][article.id] = article_names(passages)
+        self._notes(session)[0][article.id] = _rules().article_names(passages)
 
     def delete(self, session: Any, article_id: str) -> None:
         learnt, forgotten = self._notes(session)

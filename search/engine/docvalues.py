@@ -95,6 +95,10 @@ class KeyRegistry:
         self._ids: dict[str, int] | None = {}
         self._keys: list[str] = []
         self._pending: Any = None  # () -> the keys of an adopted table, not decoded yet
+        self._pending_count: Any = None  # () -> how many keys that table holds
+        self._pending_key: Any = None  # () -> (table id -> its key, or None), not decoding
+        self._key_reader: Any = None  # what ``_pending_key`` gave, once asked
+        self._single = 0  # keys read one by one from the adopted table (``key``)
         self.lock = threading.RLock()
         # alphabetical order of the first ``len(_order)`` keys, extended as keys come:
         # every view of the store (a new one after each commit) ranks from it
@@ -110,26 +114,64 @@ class KeyRegistry:
         """No key registered and no table adopted."""
         return self._pending is None and not self._keys
 
-    def adopt(self, load_keys: Any, table: str | None = None) -> None:
+    def adopt(
+        self, load_keys: Any, table: str | None = None, count: Any = None, key: Any = None
+    ) -> None:
         """Start from a key table: ``load_keys()`` gives the keys, sorted, ids 0..n-1.
 
         Only while empty; the segments' key ids then come from the same table (named
-        ``table``: ``self.table``).
+        ``table``: ``self.table``). ``count()``, if given, says how many keys it holds
+        without decoding them (``size``): a search that counts or ranks a field's
+        documents by article (``article_id``) needs the number of keys, not the keys.
+        ``key()``, if given, returns a function reading one key by id without decoding
+        the others (or None: ``key`` then decodes them): a page of hits shows ten article
+        ids of 16,735.
         """
         with self.lock:
             if not self.empty():
                 raise RuntimeError("a key table can only start an empty registry")
             self._pending = load_keys
+            self._pending_count = count
+            self._pending_key = key
             self.table = table
+
+    SINGLE_KEYS = 64  # keys read one by one before all are decoded (``key``)
+
+    def key(self, gid: int) -> str:
+        """The key of an id (``keys[gid]``); of an adopted table not decoded yet, read alone
+        while only a few are asked for."""
+        with self.lock:
+            if self._pending is not None and self._pending_key is not None:
+                if self._single < self.SINGLE_KEYS and 0 <= gid < self.size():
+                    if self._key_reader is None:
+                        self._key_reader = self._pending_key() or False
+                    if self._key_reader:
+                        self._single += 1
+                        return self._key_reader(gid)
+            return self.keys[gid]
 
     def _materialise(self) -> None:
         with self.lock:
             load, self._pending = self._pending, None
+            count, self._pending_count = self._pending_count, None
+            self._pending_key = self._key_reader = None
             if load is not None:
                 keys = load()
+                if count is not None and count() != len(keys):
+                    raise ValueError(
+                        f"a key table holds {len(keys)} keys, its segments' ids {count()}"
+                    )
                 self._keys, self._ids = keys, None
                 with self._rank_lock:  # sorted already: ranks are the ids
                     self._sorted, self._order = list(keys), list(range(len(keys)))
+
+    def size(self) -> int:
+        """How many keys are registered (an adopted table's counted without decoding its
+        keys, when it said how: ``adopt``)."""
+        with self.lock:
+            if self._pending is not None and self._pending_count is not None:
+                return int(self._pending_count())
+            return len(self.keys)
 
     @property
     def keys(self) -> list[str]:
@@ -156,6 +198,10 @@ class KeyRegistry:
         Kept sorted as keys are added (a commit adds a few), so a new view does not
         sort every key again (an ``argsort`` of 16,735 article ids: ~15 ms).
         """
+        with self.lock:
+            if self._pending is not None and self._pending_count is not None:
+                if n <= self._pending_count():  # an adopted table's keys, sorted: ranks are ids
+                    return np.arange(n, dtype=np.int64)
         self.keys  # noqa: B018 - an adopted table's keys first (they come with their order)
         with self._rank_lock:
             done = len(self._order)
@@ -354,28 +400,59 @@ def _same(a: tuple, b: tuple) -> bool:
     )
 
 
+def _mapped(l2g: np.ndarray, local: np.ndarray) -> np.ndarray:
+    """``l2g[local]``: local key indexes as key ids. When the map is the identity (a
+    one-segment index's key table holds that segment's keys in its order: Reuters'
+    16,735 article ids), the local indexes are the ids, with no gather of every pair."""
+    n = len(l2g)
+    if (
+        n
+        and local.dtype == l2g.dtype
+        and int(l2g[-1]) == n - 1
+        and np.array_equal(l2g, np.arange(n, dtype=l2g.dtype))
+        and int(local.min()) >= 0
+        and int(local.max()) < n
+    ):
+        return local
+    return l2g[local]
+
+
 class FieldColumns:
     """One value field of one segment, with key ids resolved against the index's registry.
 
     ``terms`` (the raw indexed terms, written forms: only display names need them) may
-    come as a function that decodes them on first use.
+    come as a function that decodes them on first use, and so may ``gids`` (one key id
+    per pair: a hit's source shown in its display form reads the field's terms, not its
+    87,000 pairs on Reuters).
     """
 
     def __init__(
         self,
         docs: np.ndarray,  # local docnums
-        gids: np.ndarray,  # key ids, parallel to docs
+        gids: np.ndarray | Any,  # key ids, parallel to docs, or () -> them
         terms: list[str] | Any,  # raw indexed terms, or () -> them
         term_gid: np.ndarray,  # key id of each term
         term_count: np.ndarray,  # documents per term
     ) -> None:
         self.docs = docs
-        self.gids = gids
+        self._gids = gids if isinstance(gids, np.ndarray) else None
+        self._make_gids = None if isinstance(gids, np.ndarray) else gids
+        self._gids_lock = threading.Lock()
         self.term_gid = term_gid
         self.term_count = term_count
         self._terms = terms if isinstance(terms, list) else None
         self._load_terms = None if isinstance(terms, list) else terms
         self._by_gid: dict[int, list[int]] | None = None
+
+    @property
+    def gids(self) -> np.ndarray:
+        got = self._gids
+        if got is None:
+            with self._gids_lock:  # one array: views tell arrays apart by identity
+                got = self._gids
+                if got is None:
+                    got = self._gids = self._make_gids()
+        return got
 
     @property
     def terms(self) -> list[str]:
@@ -471,7 +548,9 @@ class SegmentColumns:
 
                 got = FieldColumns(
                     docs=self.src.array(f"{fname}.docs"),
-                    gids=l2g[lkeys] if len(lkeys) else np.zeros(0, np.int32),
+                    gids=(lambda l2g=l2g, lkeys=lkeys: _mapped(l2g, lkeys))
+                    if len(lkeys)
+                    else np.zeros(0, np.int32),
                     terms=terms,
                     term_gid=l2g[term_key] if len(term_key) else np.zeros(0, np.int32),
                     term_count=self.src.array(f"{fname}.term_count"),

@@ -170,6 +170,33 @@ class KeyTable:
     def keys(self, field: str) -> list[str]:
         return json.loads(self.src.array(f"{field}.keys").tobytes().decode("utf-8"))
 
+    def count(self, field: str, segments: int) -> int:
+        """How many keys the field's list holds, without decoding it: every key of the
+        table is some segment's (the list is the union of the segments' keys), so the
+        count is one more than the largest table id of the ``segments`` segments'."""
+        tops = [int(a.max()) for i in range(segments) if len(a := self.local_to_table(field, i))]
+        return max(tops) + 1 if tops else 0
+
+    def key_reader(self, field: str, count: int) -> Any:
+        """A function giving one key of the field's list (by table id) without decoding the
+        list, or None when the list's bytes hold an escape. The list is JSON written with
+        ``ensure_ascii=False``, which writes every character as itself but ``"``, ``\\``
+        and control characters, each as an escape beginning with a backslash; UTF-8 never
+        uses these bytes inside another character. Without a backslash byte, the quotes
+        are the strings' delimiters, and each string's bytes between them are its UTF-8."""
+        raw = self.src.array(f"{field}.keys")
+        if np.any(raw == ord("\\")):
+            return None
+        quotes = np.flatnonzero(raw == ord('"'))
+        if len(quotes) != 2 * count:
+            return None
+        starts, ends = quotes[0::2] + 1, quotes[1::2]
+
+        def key(i: int) -> str:
+            return raw[starts[i] : ends[i]].tobytes().decode("utf-8")
+
+        return key
+
     def local_to_table(self, field: str, i: int) -> np.ndarray:
         """Segment ``i``'s local key index -> table id (a read-only mapped array)."""
         return self.src.array(f"{field}.{i}")

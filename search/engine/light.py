@@ -11,30 +11,36 @@ every API worker start, every ``Index(...)`` in a new notebook and every cron jo
   decorator in ``whoosh.reading``;
 - ``whoosh.lang.morph_en`` (~6 ms: it compiles a thousand-line table of
   regular expressions), for ``whoosh.query.terms``' ``variations`` name, which
-  only ``Variations`` queries call and newsquarry never makes.
+  only ``Variations`` queries call and newsquarry never makes;
+- ``whoosh.highlight`` (a 45 KB module, ~0.5 ms of a fresh process's first search,
+  which imports ``whoosh.searching``), for the highlighters of Whoosh's ``Results``,
+  which newsquarry never asks for (it highlights with ``query.highlight``).
 
-While one of those three Whoosh modules runs its import, light stand-ins sit in
+While one of those four Whoosh modules runs its import, light stand-ins sit in
 ``sys.modules`` under those names (a ``urlretrieve`` and a ``variations`` that import
 the real one when called; ``functools.cached_property``, which caches in the
-instance's ``__dict__`` as the package's class does); they are removed as soon as it
-is done, so any later ``import urllib.request``, ``import cached_property`` or
-``import whoosh.lang.morph_en`` gets the real module. ``register`` (called by the
-engine package, so by every process that uses the library, whichever module imports
-Whoosh first) puts a finder on ``sys.meta_path`` that does this for those three modules
-only; ``install`` imports Whoosh's core modules now. Nothing changes when those
-modules were already imported.
+instance's ``__dict__`` as the package's class does; for ``whoosh.highlight`` a module
+that imports the real one on its first attribute read and hands over its attributes);
+they are removed as soon as it is done, so any later ``import urllib.request``,
+``import cached_property``, ``import whoosh.lang.morph_en`` or ``import
+whoosh.highlight`` gets the real module. ``register`` (called by the engine package,
+so by every process that uses the library, whichever module imports Whoosh first) puts
+a finder on ``sys.meta_path`` that does this for those four modules only; ``install``
+imports Whoosh's core modules now. Nothing changes when those modules were already
+imported.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import importlib.machinery
 import sys
 import types
 from typing import Any
 
 # the Whoosh modules whose imports the stand-ins serve (what ``install`` imports)
-_HOSTS = frozenset({"whoosh.compat", "whoosh.reading", "whoosh.query.terms"})
+_HOSTS = frozenset({"whoosh.compat", "whoosh.reading", "whoosh.query.terms", "whoosh.searching"})
 
 
 def _urlretrieve(*args: Any, **kw: Any) -> Any:
@@ -49,6 +55,16 @@ def _variations(*args: Any, **kw: Any) -> Any:
     from whoosh.lang.morph_en import variations
 
     return variations(*args, **kw)
+
+
+class _OnFirstUse(types.ModuleType):
+    """A module that imports the real one of its name on its first attribute read (once
+    the host's import is done and this stand-in left ``sys.modules``) and reads from it."""
+
+    def __getattr__(self, name: str) -> Any:
+        if sys.modules.get(self.__name__) is self:  # read while the host imports: the real
+            del sys.modules[self.__name__]  # one now, as if it had been imported then
+        return getattr(importlib.import_module(self.__name__), name)
 
 
 def _stand_ins() -> dict[str, types.ModuleType]:
@@ -66,6 +82,8 @@ def _stand_ins() -> dict[str, types.ModuleType]:
         mod = types.ModuleType("whoosh.lang.morph_en")
         mod.variations = _variations  # type: ignore[attr-defined]
         shims["whoosh.lang.morph_en"] = mod
+    if "whoosh.highlight" not in sys.modules:
+        shims["whoosh.highlight"] = _OnFirstUse("whoosh.highlight")
     return shims
 
 
@@ -94,7 +112,7 @@ class _WithStandIns:
 
 
 class _LightFinder:
-    """Finds the three host modules as the path finder does, with the stand-ins' loader."""
+    """Finds the four host modules as the path finder does, with the stand-ins' loader."""
 
     @staticmethod
     def find_spec(name: str, path: Any = None, target: Any = None) -> Any:

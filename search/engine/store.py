@@ -59,7 +59,7 @@ from newsquarry.search.engine.documents import passage_documents, stored_documen
 from newsquarry.search.engine.docvalues import persist_on_commit
 from newsquarry.search.engine.locking import WriteLock
 from newsquarry.search.engine.merging import Merger, free_bytes, merge_tiered, segment_bytes
-from newsquarry.search.engine.schema import SCHEMA_VERSION, build_schema
+from newsquarry.search.engine.schema import FIELD_NAMES, SCHEMA_VERSION, build_schema
 from newsquarry.search.engine.storage import INDEX_NAME, DurableFileStorage, reading
 
 log = logging.getLogger(__name__)
@@ -281,8 +281,9 @@ class WhooshStore:
         except (EmptyIndexError, OSError, ValueError, EOFError) as exc:
             raise IndexUnavailable(f"cannot open the index at {self.path}: {exc}") from None
         with reading(self.path):
-            names = set(_retrying(lambda: self.ix.schema).names())  # reads the TOC again
-        if not set(build_schema().names()) <= names:
+            opened = getattr(self.ix, "opened_schema", None)  # the TOC the opening read
+            names = set(_retrying(opened if opened is not None else lambda: self.ix.schema).names())
+        if not set(FIELD_NAMES) <= names:
             raise IndexUnavailable(
                 f"the index at {self.path} was made by another version (schema "
                 f"{SCHEMA_VERSION} expected): re-create it: index your articles again into a new folder (`newsquarry --index NEW index FILES`)"

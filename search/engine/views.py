@@ -8,15 +8,18 @@ a feature provides (the alias table, ``store.key_resolver``).
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import weakref
 from collections import Counter, OrderedDict
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from newsquarry.search.engine import docvalues, dvstore, keytable, pstore
+from newsquarry.search.engine.docsets import DocumentSets
 from newsquarry.search.engine.docvalues import (
     _LENGTHS,
     ALIAS_FIELDS,
@@ -46,12 +49,66 @@ class _Lazy(dict):
             return value
 
 
-MASK_BYTES = 64 << 20  # filter masks kept per view (``View._kept_mask``); 0: none
-SPARSE_COUNT = 8  # ``View.count`` reads a mask's own pairs under 1/8 of the field's pairs
 STATS_KEPT = 100_000  # statistics per view of one kind (ints: a few MB at most)
 
 
-class View:
+def _glued(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
+    """Per-segment arrays as one whole-index array: one segment's array as it is (mapped
+    from its file, never written), not a copy."""
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype)
+
+
+class _KeyList(Sequence[str]):
+    """A field's first ``n`` keys (key id -> folded key), read from its registry on first
+    use: an adopted key table's keys are decoded only when a search matches or lists
+    them (article ids: 16,735 keys, 1.5 ms of a fresh process's first search, which counts
+    and ranks by article without them, and whose hits show ten: ``KeyRegistry.key``).
+    The registry only grows, so they are the keys ``n`` held when the field was built."""
+
+    def __init__(self, registry: KeyRegistry, n: int) -> None:
+        self._registry = registry
+        self._n = n
+        self._keys: list[str] | None = None
+
+    def _got(self) -> list[str]:
+        got = self._keys
+        if got is None:
+            with self._registry.lock:
+                got = self._keys = self._registry.keys[: self._n]
+        return got
+
+    def __getitem__(self, i: Any) -> Any:
+        if self._keys is None and isinstance(i, (int, np.integer)) and 0 <= i < self._n:
+            return self._registry.key(int(i))  # one key: not every key decoded for it
+        return self._got()[i]
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._got())
+
+
+class _Ties:
+    """``View.tiebreak[docs]`` for the docnums asked: the same values, from the full array
+    once it is built, else from those documents' articles alone."""
+
+    def __init__(self, view: View) -> None:
+        self._view = view
+
+    def __getitem__(self, docs: Any) -> np.ndarray:
+        view = self._view
+        full = view._tiebreak
+        if full is not None:
+            return full[docs]
+        art = view.article_of[docs]
+        rank = view.rank("article_id")
+        return np.where(art >= 0, rank[np.maximum(art, 0)], len(rank))
+
+
+class View(DocumentSets):
     """The doc values of one searcher's segments as global arrays (built per field on use)."""
 
     def __init__(
@@ -83,7 +140,7 @@ class View:
             live.append(m)
             self._dels.append(int(c.ndocs - np.count_nonzero(m)))
         self.live = np.concatenate(live) if live else np.zeros(0, dtype=bool)
-        self.doctype = np.concatenate([c.doctype for c in cols]) if cols else np.zeros(0, np.int8)
+        self.doctype = _glued([c.doctype for c in cols], np.int8)
         self._fields_lock = threading.RLock()
         self._date: np.ndarray | None = None
         # per field, each segment's (local docnums, key ids) as counted (aliases applied)
@@ -115,6 +172,7 @@ class View:
         self._lock = threading.Lock()
         self._present: dict[str, dict[int, list[str]]] = {}
         self._stats: dict[tuple, Any] = {}
+        self._scanned: set[str] = set()  # fields a key mask scanned (``key_mask``)
         self._article_of: np.ndarray | None = None
         self._tiebreak: np.ndarray | None = None
         self._contiguous: bool | None = None
@@ -147,21 +205,27 @@ class View:
         got = self._stats.get(key)
         if got is None:
             total, n = 0.0, 0
-            code = DOCTYPES[doctype]
+            row = DOCTYPES[doctype] + 1  # (a document of no doctype: -1, row 0)
             for i, c in enumerate(self.cols):
 
-                def make(c: SegmentColumns = c, i: int = i) -> tuple[float, int]:
-                    m = (c.doctype == code) & self._live_of(i)
-                    # float64 sum of small integers: exact, so independent of document order
-                    lens = _LENGTHS[c.length_codes(fieldname)[m]].astype(np.float64)
-                    return float(lens.sum()), int(np.count_nonzero(m))
+                def make(c: SegmentColumns = c, i: int = i) -> np.ndarray:
+                    # per doctype, the live documents holding each length byte: one pass
+                    # over the segment answers every doctype's mean (one new array)
+                    codes = c.doctype.astype(np.intp)
+                    codes += 1
+                    codes <<= 8
+                    codes |= c.length_codes(fieldname)
+                    if self._dels[i]:
+                        codes = codes[self._live_of(i)]
+                    counts = np.bincount(codes, minlength=256 * (len(DOCTYPES) + 1))
+                    return counts.reshape(-1, 256)
 
                 # per segment and deletion count (deletions only grow)
-                seg_total, seg_n = c.derive(
-                    ("avg_length", fieldname, doctype), (self._dels[i],), make
-                )
-                total += seg_total
-                n += seg_n
+                counts = c.derive(("length_counts", fieldname), (self._dels[i],), make)[row]
+                # float64 sums of products of small integers: exact, so independent of
+                # document order (the same as summing the documents' lengths one by one)
+                total += float(counts.astype(np.float64) @ _LENGTHS.astype(np.float64))
+                n += int(counts.sum())
             got = total / n if n else 1.0
             self._stats[key] = got
         return float(got)
@@ -179,6 +243,13 @@ class View:
                 for old in [k for k in stats if k and k[0] == key[0]][: STATS_KEPT // 4]:
                     del stats[old]
             stats[key] = value
+
+    def lengths_of(self, fieldname: str, docs: np.ndarray) -> np.ndarray:
+        """``lengths[fieldname][docs]``; a one-segment view whose whole array is not built yet
+        (a warm-up builds it) reads just these documents' length bytes."""
+        if len(self.cols) == 1 and not dict.__contains__(self.lengths, fieldname):
+            return _LENGTHS[self.cols[0].length_codes(fieldname)[docs]]
+        return self.lengths[fieldname][docs]
 
     def article_lengths(
         self, fieldname: str, doctype: str, per_article: str = "sum"
@@ -237,12 +308,20 @@ class View:
 
     @property
     def article_of(self) -> np.ndarray:
-        """Per document, the key id of its article (-1 if none)."""
+        """Per document, the key id of its article (-1 if none). When every document holds
+        one article id, in docnum order (a view of one segment), that is the field's key
+        ids as they are (no array of the whole index to fill)."""
         with self._lock:
             got = self._article_of
             if got is None:
-                got = np.full(self.size, -1, dtype=np.int64)
-                got[self.docs["article_id"]] = self.gids["article_id"]
+                docs, gids = self.docs["article_id"], self.gids["article_id"]
+                n = self.size
+                if n and len(docs) == n and docs[0] == 0 and docs[-1] == n - 1:
+                    if bool(np.all(docs[1:] > docs[:-1])):  # docs == arange(n)
+                        got = gids
+                if got is None:
+                    got = np.full(n, -1, dtype=np.int64)
+                    got[docs] = gids
                 self._article_of = got
         return got
 
@@ -313,6 +392,13 @@ class View:
                 self._tiebreak = got
         return got
 
+    @property
+    def ties(self) -> _Ties:
+        """``tiebreak`` indexed by docnums without building it for the whole index when it is
+        not built yet (a warm-up builds it): a first search orders a few dozen
+        candidates, and the whole array cost a fresh process 1 ms on Reuters."""
+        return _Ties(self)
+
     def _make_field(self, fname: str) -> tuple[np.ndarray, np.ndarray, int, list[str]]:
         """(global docnums, key ids, key count, keys) of a field over this view's segments."""
         if self.resolver is not None and fname in ALIAS_FIELDS:
@@ -326,34 +412,34 @@ class View:
                 fname, [(c.segid, raw(c)) for c in self.cols], self.registries
             )
             self._parts[fname] = parts
-            pairs = zip(parts, self.offsets, strict=True)
-            docs = (
-                np.concatenate([d.astype(np.int64) + o for (d, _), o in pairs])
-                if parts
-                else np.zeros(0, np.int64)
-            )
-            gids = np.concatenate([g for _, g in parts]) if parts else np.zeros(0, np.int32)
+            docs, gids = self._joined(parts)
             return docs, gids, nkeys, keys
         docs, gids = self._raw_field(fname)
         reg = self.registries[fname]
-        with reg.lock:  # every key id of these segments is registered by now
-            nkeys = len(reg.keys)
-            keys = reg.keys[:nkeys]
-        return docs, gids, nkeys, keys
+        nkeys = reg.size()  # every key id of these segments is registered by now
+        return docs, gids, nkeys, _KeyList(reg, nkeys)
 
     def _raw_field(self, fname: str) -> tuple[np.ndarray, np.ndarray]:
         """(global docnums, key ids) of a field as indexed (no alias applied)."""
-        parts = [c.field(fname) for c in self.cols]
-        self._parts[fname] = [(p.docs, p.gids) for p in parts]
-        docs = (
-            np.concatenate(
-                [p.docs.astype(np.int64) + off for p, off in zip(parts, self.offsets, strict=True)]
-            )
-            if parts
-            else np.zeros(0, np.int64)
-        )
-        gids = np.concatenate([p.gids for p in parts]) if parts else np.zeros(0, np.int32)
-        return docs, gids
+        parts = [(p.docs, p.gids) for p in (c.field(fname) for c in self.cols)]
+        self._parts[fname] = parts
+        return self._joined(parts)
+
+    def _joined(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+        """Each segment's (local docnums, key ids) as one (global docnums, key ids) pair. A
+        view of one segment uses that segment's arrays as they are (its docnums are the
+        global ones; nothing writes into a view's arrays): no copy (each new array of a
+        field's ~90,000 pairs costs a fresh process 0.1-0.2 ms, most of it the kernel's
+        first touch of its pages). Docnums are signed integers of the segment file's type
+        then (int32), else int64."""
+        if not parts:
+            return np.zeros(0, np.int64), np.zeros(0, np.int32)
+        if len(parts) == 1:
+            (d, g), off = parts[0], self.offsets[0]
+            return (d if not off and d.dtype.kind == "i" else np.add(d, off, dtype=np.int64)), g
+        pairs = zip(parts, self.offsets, strict=True)
+        docs = np.concatenate([np.add(d, off, dtype=np.int64) for (d, _), off in pairs])
+        return docs, np.concatenate([g for _, g in parts])
 
     def key_table(self, fieldname: str) -> str | None:
         """The name of this view's merged key table (``keytable.table_id``) when the field's
@@ -369,7 +455,7 @@ class View:
         """Per document, its date as a YYYYMMDD int (0: none)."""
         d = self._date
         if d is None:
-            d = np.concatenate([c.date for c in self.cols]) if self.cols else np.zeros(0, np.int32)
+            d = _glued([c.date for c in self.cols], np.int32)
             self._date = d
         return d
 
@@ -394,153 +480,6 @@ class View:
             m = np.where(self.doctype_mask(doctype), self.article_of, -1).astype(np.int32)
             self._doctype_masks[key] = m
         return m
-
-    def key_mask(self, fieldname: str, gids: list[int]) -> np.ndarray:
-        """Documents holding any of the given key ids in a field (read-only: kept).
-
-        Reads only those keys' documents (``key_docs``), not the whole field: a
-        search builds a mask per filter and per offered interpretation, and a scan
-        of the field (``numpy.isin``) cost 2 ms each at 70k passages.
-        """
-
-        def make() -> np.ndarray:
-            m = self.empty()
-            m[self.key_doc_ids(fieldname, gids)] = True
-            return m
-
-        return self._kept_mask(("key", fieldname, tuple(sorted(set(gids)))), make)
-
-    def _kept_mask(self, key: tuple, make: Any) -> np.ndarray:
-        """A filter's mask made once per view: the same filters come back search after
-        search (a desk's place, the last month), as Lucene's query cache keeps the
-        document sets of filters used again. At most ``MASK_BYTES`` of masks are kept,
-        the least recently used dropped first; a kept mask is read-only."""
-        with self._lock:
-            got = self._masks.get(key)
-            if got is not None:
-                self._masks.move_to_end(key)
-                return got
-        got = make()
-        if MASK_BYTES < self.size:
-            return got
-        got.flags.writeable = False
-        with self._lock:
-            self._masks[key] = got
-            while len(self._masks) * max(self.size, 1) > MASK_BYTES:
-                self._masks.popitem(last=False)
-        return got
-
-    def key_doc_ids(self, fieldname: str, gids: Any) -> np.ndarray:
-        """The docnums (grouped by segment, then key) of the documents holding any of the
-        given key ids in a field: work in proportion to those documents, not the view."""
-        canon = self.canon.get(fieldname)
-        gids = [int(g) for g in gids]
-        if gids and canon is not None:
-            gids = sorted({int(canon[g]) if g < len(canon) else g for g in gids} - {-1})
-        if not gids:
-            return np.zeros(0, dtype=np.int64)
-        keys, docs = self.key_docs(fieldname)
-        # (segment, key) pairs: each segment's part is sorted by key, and the parts
-        # follow each other in segment order, so one search finds every range
-        want = np.asarray(gids, dtype=np.int64)
-        segs = np.arange(len(self.cols), dtype=np.int64) << 32
-        q = (segs[:, None] + want[None, :]).ravel()
-        lo = np.searchsorted(keys, q, "left")
-        n = np.searchsorted(keys, q, "right") - lo
-        total = int(n.sum())
-        if not total:
-            return np.zeros(0, dtype=np.int64)
-        lo, n = lo[n > 0], n[n > 0]
-        idx = np.repeat(lo - (np.cumsum(n) - n), n) + np.arange(total)
-        return docs[idx]
-
-    def key_docs(self, fieldname: str) -> tuple[np.ndarray, np.ndarray]:
-        """A field's documents grouped by key id: (segment number << 32 | key id, sorted,
-        and the global docnums in that order), computed once per view from each
-        segment's part, which is sorted once and kept with the segment across views (a
-        new view sorts only its new segments' pairs; a sort of the whole field cost up
-        to 8 ms a field on Reuters at every commit)."""
-        key = ("key_docs", fieldname)
-        got = self._stats.get(key)
-        if got is None:
-            self.nkeys[fieldname]  # the field's per-segment parts
-            keys, docs = [], []
-            for i, (c, (ldocs, gids), off) in enumerate(
-                zip(self.cols, self._parts[fieldname], self.offsets, strict=True)
-            ):
-
-                def make(ldocs: np.ndarray = ldocs, gids: np.ndarray = gids) -> tuple:
-                    order = np.argsort(gids, kind="stable")
-                    return gids[order].astype(np.int64), ldocs[order].astype(np.int64)
-
-                sk, sd = c.derive(key, (gids,), make)
-                keys.append(sk + (i << 32))
-                docs.append(sd + off)
-            got = (
-                (np.concatenate(keys), np.concatenate(docs))
-                if keys
-                else (np.zeros(0, np.int64), np.zeros(0, np.int64))
-            )
-            self._stats[key] = got
-        return got  # type: ignore[return-value]
-
-    def date_mask(self, lo: int | None, hi: int | None) -> np.ndarray:
-        """Documents whose date (YYYYMMDD int) lies in [lo, hi]; dateless docs never match
-        (read-only: kept, as ``key_mask``)."""
-
-        def make() -> np.ndarray:
-            m = self.date > 0
-            if lo is not None:
-                m &= self.date >= lo
-            if hi is not None:
-                m &= self.date <= hi
-            return m
-
-        return self._kept_mask(("date", lo, hi), make)
-
-    def count(self, fieldname: str, mask: np.ndarray) -> np.ndarray:
-        """Per key id, the number of documents of ``mask`` holding it.
-
-        A pass over the field's (document, key) pairs; for a mask of few documents, once
-        the field has been counted before in this view, only those documents' pairs are
-        read, through each document's first pair (``_pair_starts``): a facet beside a
-        rare word's matches costs its matches, not the archive."""
-        docs = self.docs[fieldname]
-        n = self.nkeys[fieldname]
-        if not len(docs):
-            return np.zeros(n, dtype=np.int64)
-        starts = self._pair_starts(fieldname, docs)
-        if starts is not None:
-            hits = np.flatnonzero(mask)
-            if len(hits) * SPARSE_COUNT < len(docs):
-                lo = starts[hits]
-                size = starts[hits + 1] - lo
-                total = int(size.sum())
-                idx = np.repeat(lo - (np.cumsum(size) - size), size) + np.arange(total)
-                return np.bincount(self.gids[fieldname][idx], minlength=n)
-        sel = mask[docs]
-        return np.bincount(self.gids[fieldname][sel], minlength=n)
-
-    def _pair_starts(self, fieldname: str, docs: np.ndarray) -> np.ndarray | None:
-        """Per docnum, the index of its first pair in the field's pairs (and the total at
-        the end), made at the field's second count in this view (a first search does not
-        pay for it); None before, or if the pairs are not in docnum order."""
-        key = ("pair_starts", fieldname)
-        got = self._stats.get(key)
-        if got is None:
-            self._stats[key] = False  # counted once
-            return None
-        if got is False:
-            if len(docs) > 1 and bool((docs[1:] < docs[:-1]).any()):
-                got = "unsorted"
-            else:
-                kind = np.int32 if len(docs) < 2**31 else np.int64  # 4 bytes a document
-                got = np.zeros(self.size + 1, dtype=kind)
-                np.cumsum(np.bincount(docs, minlength=self.size), out=got[1:])
-            self._stats[key] = got
-        return None if isinstance(got, str) else got
-
-    postings_budget = 4_000_000  # postings kept decoded per view (about 48 MB)
 
     def cached_postings(self, key: tuple[str, bytes]) -> tuple[np.ndarray, np.ndarray] | None:
         with self._lock:
@@ -649,9 +588,7 @@ class View:
                 else:
                     for c in self.cols:  # registers the segments' keys
                         c.field(fieldname)
-                    reg = self.registries[fieldname]
-                    with reg.lock:
-                        got = (len(reg.keys), None)
+                    got = (self.registries[fieldname].size(), None)
                 self._light[fieldname] = got
         return got
 
@@ -827,7 +764,13 @@ class DocValuesCache:
                 return
         name = keytable.table_id(segs)
         for f in VALUE_FIELDS:
-            self.registries[f].adopt(lambda f=f: table.keys(f), name)
+            count = functools.cache(lambda f=f: table.count(f, len(cols)))
+            self.registries[f].adopt(
+                lambda f=f: table.keys(f),
+                name,
+                count,
+                lambda f=f, count=count: table.key_reader(f, count()),
+            )
             for i, c in enumerate(cols):
                 c.table_ids[f] = table.local_to_table(f, i)
 

@@ -347,11 +347,20 @@ class _Parser(QueryParser):
 
 
 def make_parser(schema: Any, mode: str) -> QueryParser:
-    """The Whoosh parser for a search mode (default fields differ)."""
-    p = _Parser(None, schema)
+    """The Whoosh parser for a search mode (default fields differ): Whoosh's default
+    plugins but single quotes and ``*:*`` (never made, rather than made and removed: each
+    compiles its regular expression), then ours."""
+    defaults = [
+        qparser.FieldsPlugin(),
+        qparser.WildcardPlugin(),
+        qparser.PhrasePlugin(),
+        qparser.RangePlugin(),
+        qparser.GroupPlugin(),
+        qparser.OperatorsPlugin(),
+        qparser.BoostPlugin(),
+    ]  # (QueryParser.default_set, without SingleQuotePlugin and EveryPlugin)
+    p = _Parser(None, schema, plugins=defaults)
     p.add_plugin(MultifieldPlugin(DEFAULT_FIELDS[mode]))
-    p.remove_plugin_class(qparser.SingleQuotePlugin)
-    p.remove_plugin_class(qparser.EveryPlugin)
     p.add_plugin(FuzzyTermPlugin())
     p.add_plugin(GtLtPlugin())
     p.add_plugin(

@@ -43,9 +43,9 @@ def _keyword_ranking(prep: Any) -> np.ndarray:
     pairs = word_pairs(prep)
     if pairs and prep.semantic is not None:
         words = np.flatnonzero(prep.final & prep.semantic.words)
-        head = top_k(words, scores, RERANK, prep.view.tiebreak)
+        head = top_k(words, scores, RERANK, prep.view.ties)
         fname = "quote" if prep.request.mode == "quotes" else "text"
-        rerank(head, scores, pairs, lambda d: prep.stored(d).get(fname) or "", prep.view.tiebreak)
+        rerank(head, scores, pairs, lambda d: prep.stored(d).get(fname) or "", prep.view.ties)
     return scores
 
 

@@ -68,7 +68,7 @@ def bm25_scores(
         if not len(ids):
             continue
         df = int(np.count_nonzero(live[ids]))
-        dl = view.lengths[fieldname][ids]
+        dl = view.lengths_of(fieldname, ids)
         avg = view.avg_length(fieldname, doctype) or 1.0
         scores[ids] += boost * idf(n, df) * (tf * (K1 + 1)) / (tf + K1 * ((1 - B) + B * dl / avg))
         deadline.check()

@@ -381,17 +381,17 @@ def _ordered(
         prep.reranked = None
     pairs = word_pairs(prep) if prep.semantic is None else []  # hybrid: in the keyword ranking
     if not pairs:
-        return top_k(matched, scores, k, prep.view.tiebreak), scores
+        return top_k(matched, scores, k, prep.view.ties), scores
     # proximity reorders the best RERANK passages of the whole ranking (once per
     # search), so every page and every caller sees the same order
     if prep.reranked is None:
-        head = top_k(prep.final_docs, scores, RERANK, prep.view.tiebreak)
+        head = top_k(prep.final_docs, scores, RERANK, prep.view.ties)
         fname = "quote" if prep.request.mode == "quotes" else "text"
         prep.reranked = rerank(
-            head, scores, pairs, lambda d: prep.stored(d).get(fname) or "", prep.view.tiebreak,
+            head, scores, pairs, lambda d: prep.stored(d).get(fname) or "", prep.view.ties,
             lambda d, text, p: prep.highlighter.pair_share(d, fname, text, p),
         )  # fmt: skip
-    return top_k(matched, scores, k, prep.view.tiebreak), scores
+    return top_k(matched, scores, k, prep.view.ties), scores
 
 
 def _page(prep: _Prepared, total: int) -> tuple[list[int], list[float], bool]:
