@@ -102,12 +102,10 @@ def _budget_store(tmp_path) -> WhooshStore:
 def test_scores_of_some_articles_are_those_of_all_articles(tmp_path, monkeypatch, gather,
                                                           budget):  # fmt: skip
     from newsquarry.search.engine import pstore
-    from newsquarry.search.query import postings as postings_module
     from newsquarry.search.query.postings import Deadline, Postings
     from newsquarry.search.query.scoring import article_scores, article_scores_at
 
     monkeypatch.setattr(pstore, "GATHER", gather)
-    monkeypatch.setattr(postings_module, "GATHER", gather)
     store = _budget_store(tmp_path)
     try:
         searcher = store.searcher()

@@ -228,7 +228,8 @@ def capture(writer: Any) -> Capture | None:
     return got
 
 
-GATHER = 8  # ``PostingsFile.at``: a pass over a list this many times the documents asked
+GATHER = 8  # ``sorted_positions``: a list under this many times the documents asked is
+# searched from its side
 
 
 class PostingsFile:
@@ -273,33 +274,38 @@ class PostingsFile:
             w = w.astype(np.float32) * self.scale[i]
         return self.docs[lo:hi].astype(np.int64), w
 
-    def at(self, fieldname: str, btext: bytes, docs: np.ndarray, where: Any = None) -> np.ndarray:
+    def at(self, fieldname: str, btext: bytes, docs: np.ndarray) -> np.ndarray:
         """The term's weights (float32, as ``get`` gives them; 0 where absent) at sorted
-        local docnums ``docs``: a binary search in the mapped list per document, or, for
-        a list under ``GATHER`` times as long as ``docs``, one pass over it through
-        ``where()`` (per local docnum, its index in ``docs`` or -1; made on first need)."""
+        local docnums ``docs``, found in the mapped list by binary searches: each of
+        ``docs`` in the list, or, for a list under ``GATHER`` times as long as ``docs``,
+        each of its postings among ``docs``. Nothing else is read."""
         out = np.zeros(len(docs), dtype=np.float32)
         i = self._find(fieldname, btext)
         if i < 0 or not len(docs):
             return out
         lo, hi = int(self.post_off[i]), int(self.post_off[i + 1])
-        ids = self.docs[lo:hi]
-        if where is not None and hi - lo <= GATHER * len(docs):
-            at = where()[ids]
-            found = at >= 0
-            w = self.weights[lo:hi][found]
-            if w.dtype != np.float32:
-                w = w.astype(np.float32) * self.scale[i]
-            out[at[found]] = w
-            return out
-        pos = np.searchsorted(ids, docs)
-        found = pos < len(ids)
-        found[found] = ids[pos[found]] == docs[found]
-        w = self.weights[lo:hi][pos[found]]
+        at, found = sorted_positions(self.docs[lo:hi], docs)
+        w = self.weights[lo:hi][found]
         if w.dtype != np.float32:
             w = w.astype(np.float32) * self.scale[i]
-        out[found] = w
+        out[at] = w
         return out
+
+
+def sorted_positions(ids: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where the sorted lists ``ids`` (postings) and ``docs`` meet: the positions in
+    ``docs`` and in ``ids`` of their common values, by binary searches from the shorter
+    side when ``ids`` is under ``GATHER`` times as long as ``docs``, else of ``docs`` in
+    ``ids``."""
+    if len(ids) <= GATHER * len(docs):  # each posting among the documents
+        pos = np.searchsorted(docs, ids)
+        ok = pos < len(docs)
+        ok[ok] = docs[pos[ok]] == ids[ok]
+        return pos[ok], np.flatnonzero(ok)
+    pos = np.searchsorted(ids, docs)
+    ok = pos < len(ids)
+    ok[ok] = ids[pos[ok]] == docs[ok]
+    return np.flatnonzero(ok), pos[ok]
 
 
 def read(folder: str | os.PathLike, segment_id: str, ndocs: int) -> PostingsFile | None:

@@ -7,7 +7,6 @@ Terms are read as raw posting blocks and combined by set algebra, positional que
 from __future__ import annotations
 
 import time
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -15,7 +14,7 @@ from whoosh import query as wq
 
 from newsquarry.search.core.errors import SearchTimeout
 from newsquarry.search.engine.blocks import segment_postings
-from newsquarry.search.engine.pstore import GATHER
+from newsquarry.search.engine.pstore import sorted_positions
 from newsquarry.search.engine.views import View, leaves_of
 
 
@@ -95,14 +94,11 @@ class Postings:
         self.local[key] = got
         return got
 
-    def weights_at(
-        self, fieldname: str, btext: bytes, docs: np.ndarray, kept: dict | None = None
-    ) -> np.ndarray:
+    def weights_at(self, fieldname: str, btext: bytes, docs: np.ndarray) -> np.ndarray:
         """A term's weights (0 where absent) at sorted global docnums ``docs``: from the
         decoded list when this request or the view holds it, else from each segment's
-        mapped list (``PostingsFile.at``: a handful of documents cost a handful of
-        lookups, whatever the term's document frequency). ``kept`` holds, for calls with
-        the same ``docs``, what is made once for them."""
+        mapped list (``PostingsFile.at``): a handful of documents cost a handful of
+        lookups, whatever the term's document frequency."""
         key = (fieldname, btext)
         got = self.local.get(key)
         if got is None:
@@ -110,37 +106,19 @@ class Postings:
         if got is None and all(
             cols.postings is not None and cols.postings.covers(fieldname) for cols in self.view.cols
         ):
-            kept = {} if kept is None else kept
             out = np.zeros(len(docs), dtype=np.float32)
             bounds = np.searchsorted(docs, self.view.offsets + [self.view.size])
             for i, cols in enumerate(self.view.cols):
                 a, b = int(bounds[i]), int(bounds[i + 1])
                 if a < b:
                     local = docs[a:b] - self.view.offsets[i]
-                    where = partial(_where, kept, i, local, cols.ndocs)
-                    out[a:b] = cols.postings.at(fieldname, btext, local, where)
+                    out[a:b] = cols.postings.at(fieldname, btext, local)
             return out
         ids, w = got if got is not None else self.get(fieldname, btext)
         out = np.zeros(len(docs), dtype=np.float32)
-        if len(ids) <= GATHER * len(docs):  # one pass over the list
-            at = _where({} if kept is None else kept, -1, docs, self.view.size)[ids]
-            found = at >= 0
-            out[at[found]] = w[found]
-            return out
-        pos = np.searchsorted(ids, docs)
-        found = pos < len(ids)
-        found[found] = ids[pos[found]] == docs[found]
-        out[found] = w[pos[found]]
+        at, found = sorted_positions(ids, docs)
+        out[at] = w[found]
         return out
-
-
-def _where(kept: dict, i: int, local: np.ndarray, ndocs: int) -> np.ndarray:
-    """Per local docnum of segment ``i``, its index in ``local`` or -1 (made once)."""
-    got = kept.get(i)
-    if got is None:
-        got = kept[i] = np.full(ndocs, -1, dtype=np.int64)
-        got[local] = np.arange(len(local))
-    return got
 
 
 def _term_mask(view: View, postings: Postings, fieldname: str, btext: bytes) -> np.ndarray:

@@ -158,7 +158,6 @@ def article_scores_at(
     where = np.searchsorted(articles, view.article_of[docs])  # each document's article
     norm = K1 * ((1 - B) + B * dl[articles] / avg)
     schema = postings.searcher.schema
-    kept: dict = {}  # what ``weights_at`` makes once for these documents
     for (_f, text), boost in sorted(terms.items()):
         btext = schema["text"].to_bytes(text)
         df = view.stats_get(("article_df", "text", text, doctype))
@@ -168,7 +167,7 @@ def article_scores_at(
         if not df:
             continue
         # summed in document order, as ``np.bincount`` sums them: the same tf
-        t = np.bincount(where, weights=postings.weights_at("text", btext, docs, kept),
+        t = np.bincount(where, weights=postings.weights_at("text", btext, docs),
                         minlength=len(articles))  # fmt: skip
         held = np.flatnonzero(t)
         th = t[held]
