@@ -168,3 +168,29 @@ def test_facet_counts_of_few_documents_read_their_own_pairs_alike(tmp_path):
         assert view._pair_starts("article_id", docs) is not None
     finally:
         store.close()
+
+
+def test_date_buckets_made_once_count_as_a_sort_of_the_matches_does(tmp_path):
+    from newsquarry.search.core import npsets
+
+    store = WhooshStore(tmp_path / "ix", background_merges=False)
+    try:
+        articles = [Article(id=f"d{i}", title=f"T {i}", text=f"Budget report {i}.",
+                            source="Wire", date=f"{2019 + i % 3}-{i % 12 + 1:02d}-{i % 27 + 1:02d}")
+                    for i in range(60)] + [Article(id="nodate", title="T", text="Budget.",
+                                                   source="Wire")]  # fmt: skip
+        index_articles(store, articles, enricher=PassThrough())
+        view = cache_for(store).view(store.searcher())
+        rng = np.random.default_rng(5)
+        masks = [rng.random(view.size) < p for p in (0.0, 0.1, 0.6, 1.0)]
+        for div in (10000, 100, 1):
+            want = []
+            for m in masks:
+                d = view.date[m]
+                want.append([a.tolist() for a in npsets.unique_counts(d[d > 0] // div)])
+            for _ in range(3):  # the first call sorts, the next read the buckets made once
+                got = [[a.tolist() for a in view.date_buckets(div, m)] for m in masks]
+                assert got == want
+        assert sum(want[-1][1]) == 2 * 60  # each dated article and its passage; not "nodate"
+    finally:
+        store.close()

@@ -36,3 +36,13 @@ def stable_order(keys: np.ndarray) -> np.ndarray:
             small = np.uint8 if hi < 1 << 8 else np.uint16
             return np.argsort(keys.astype(small), kind="stable")
     return np.argsort(keys, kind="stable")
+
+
+def unique_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct values of a 1-d integer array and how often each occurs (as
+    ``np.unique(..., return_counts=True)``), by one sort."""
+    s = np.sort(np.asarray(values).ravel())
+    if not len(s):
+        return s, np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+    return s[starts], np.diff(np.r_[starts, len(s)])

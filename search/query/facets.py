@@ -79,17 +79,6 @@ def bucket_key(interval: str) -> tuple[int, Any]:
     return 1, lambda b: f"{b // 10000:04d}-{b // 100 % 100:02d}-{b % 100:02d}"
 
 
-def _unique_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted distinct values and their counts (``np.unique(..., return_counts=True)``,
-    which imports ``numpy.ma`` on first use: ~100 ms of a CLI search)."""
-    s = np.sort(values)
-    if not len(s):
-        return s, np.zeros(0, dtype=np.int64)
-    starts = np.concatenate(([0], np.flatnonzero(np.diff(s)) + 1))
-    counts = np.diff(np.concatenate((starts, [len(s)])))
-    return s[starts], counts
-
-
 @dataclass
 class FilterSet:
     """The masks of a request's filters: one per facet, plus the date range."""
@@ -342,11 +331,8 @@ class FacetCounter:
 
     # -- date histogram --------------------------------------------------------
     def _date_buckets(self, interval: str) -> tuple[np.ndarray, np.ndarray, Any]:
-        mask = self.mask_for("date")
-        dates = self.view.date[mask]
-        dates = dates[dates > 0]
         div, fmt = bucket_key(interval)
-        buckets, counts = _unique_counts(dates // div)
+        buckets, counts = self.view.date_buckets(div, self.mask_for("date"))
         return buckets, counts, fmt
 
     def _date_facet(self, size: int, interval: str) -> FacetResult:
