@@ -32,8 +32,7 @@ def client(tmp_path_factory):
 )
 def test_query_parser_reads_what_webargs_reads(client, query):
     """Each parameter, repeated or not, reaches marshmallow as webargs' proxy gives it."""
-    schema = search_args_schema(client.application.extensions["newsquarry"].settings,
-                                "passages")()
+    schema = search_args_schema(client.application.extensions["newsquarry"].settings, "passages")()
     with client.application.test_request_context("/v1/search?" + query):
         from flask import request
 

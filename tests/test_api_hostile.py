@@ -129,9 +129,14 @@ def test_any_write_body_gives_a_report_or_a_clear_error(client, body, ctype, aut
 
 
 def test_deeply_nested_json_body_is_a_clear_error(client):
-    for body in ("[" * 100_000 + "]" * 100_000, '{"articles": ' + "[" * 50_000 + "]" * 50_000 + "}"):
+    for body in (
+        "[" * 100_000 + "]" * 100_000,
+        '{"articles": ' + "[" * 50_000 + "]" * 50_000 + "}",
+    ):
         started = time.monotonic()
-        resp = client.post("/v1/articles", data=body, headers={**AUTH, "Content-Type": "application/json"})
+        resp = client.post(
+            "/v1/articles", data=body, headers={**AUTH, "Content-Type": "application/json"}
+        )
         check(resp, started)
         assert resp.status_code in (400, 413, 422)
 
@@ -160,8 +165,11 @@ def test_a_body_without_a_length_is_read_no_further_than_the_limit(client):
 
 
 def test_wrong_content_type_is_415(client):
-    resp = client.post("/v1/articles", data="text=hello", headers={
-        **AUTH, "Content-Type": "application/x-www-form-urlencoded"})
+    resp = client.post(
+        "/v1/articles",
+        data="text=hello",
+        headers={**AUTH, "Content-Type": "application/x-www-form-urlencoded"},
+    )
     check(resp, time.monotonic())
     assert resp.status_code == 415
 

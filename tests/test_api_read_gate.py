@@ -27,8 +27,10 @@ def index_dir(tmp_path_factory):
 
 
 def make_app(index_dir, **config):
-    return create_app({"index": str(index_dir), "write_token": TOKEN, "response_cache_size": 0,
-                       **config}, enricher=TagEnricher())
+    return create_app(
+        {"index": str(index_dir), "write_token": TOKEN, "response_cache_size": 0, **config},
+        enricher=TagEnricher(),
+    )
 
 
 class Watch:
@@ -99,12 +101,12 @@ def test_health_and_writes_pass_a_held_gate_reads_wait(index_dir, monkeypatch):
         client = app.test_client()
         assert client.get("/health/live").status_code == 200
         assert client.get("/health/ready").get_json()["ready"] is True
-        put = client.put("/v1/articles/gate-test", json={"text": "Oil in Caracas."},
-                         headers=AUTH)
+        put = client.put("/v1/articles/gate-test", json={"text": "Oil in Caracas."}, headers=AUTH)
         assert put.status_code == 200
         waiting: list[int] = []
         reader = threading.Thread(
-            target=lambda: waiting.append(app.test_client().get("/v1/stats").status_code))
+            target=lambda: waiting.append(app.test_client().get("/v1/stats").status_code)
+        )
         reader.start()
         reader.join(0.5)
         assert reader.is_alive() and not waiting  # a read waits for the gate

@@ -24,8 +24,9 @@ def index_dir(tmp_path_factory):
 
 @pytest.fixture()
 def app(index_dir):
-    return create_app({"index": str(index_dir), "write_token": TOKEN, "secret": "k" * 32},
-                      enricher=TagEnricher())
+    return create_app(
+        {"index": str(index_dir), "write_token": TOKEN, "secret": "k" * 32}, enricher=TagEnricher()
+    )
 
 
 @pytest.fixture()
@@ -48,7 +49,7 @@ def test_search_passages(client):
     assert hit["article_id"] == "solano-exile"
     assert "<mark>" in hit["snippet"]
     start, length = hit["matches"][0]
-    assert hit["text"][start:start + length].lower().startswith("tortur")
+    assert hit["text"][start : start + length].lower().startswith("tortur")
     assert body["page"] == 1 and body["total_pages"] == 1
     assert body["partial"] is False
     assert body["request"]["q"] == "torture"
@@ -137,8 +138,11 @@ def test_paging_links(client):
     last = client.get(f"/v1/search?q=oil&per_page=5&page={body['total_pages']}")
     assert 'rel="next"' not in last.headers["Link"]
     assert last.get_json()["links"]["next"] is None
-    ids = [h["id"] for p in (1, 2) for h in client.get(
-        f"/v1/search?q=oil&per_page=5&page={p}").get_json()["hits"]]
+    ids = [
+        h["id"]
+        for p in (1, 2)
+        for h in client.get(f"/v1/search?q=oil&per_page=5&page={p}").get_json()["hits"]
+    ]
     assert len(set(ids)) == 10
 
 
@@ -160,8 +164,7 @@ def test_quote_search(client):
     hit = body["hits"][0]
     assert hit["speaker"] == "Harry Solano"
     assert hit["passage_id"].startswith("solano-exile#p")
-    assert body["facets"]["speaker"]["values"][0]["toggle_url"].split("?")[0].endswith(
-        "/v1/quotes")
+    assert body["facets"]["speaker"]["values"][0]["toggle_url"].split("?")[0].endswith("/v1/quotes")
     other = client.get("/v1/quotes?q=torture&speaker=Juan%20Guaid%C3%B3").get_json()
     assert other["total"] == 0
 
@@ -178,8 +181,9 @@ def test_facet_value_search(client):
     assert client.get("/v1/facets/nope").status_code == 404
     reused = client.get("/v1/facets/person?prefix=gua&q=army&page=3&per_page=5&highlight=false")
     again = reused.get_json()["values"]
-    assert [(v["value"], v["count"]) for v in again] == [(v["value"], v["count"])
-                                                         for v in body["values"]]
+    assert [(v["value"], v["count"]) for v in again] == [
+        (v["value"], v["count"]) for v in body["values"]
+    ]
     kept = dict(parse_qsl(urlsplit(again[0]["toggle_url"]).query))
     assert kept["per_page"] == "5" and "page" not in kept  # display kept, back to page 1
     assert client.get("/v1/facets/person?format=csv").status_code == 400
@@ -201,8 +205,9 @@ def test_json_lines_output(client):
     lines = resp.get_data(as_text=True).splitlines()
     assert len(lines) == 7
     assert all(json.loads(line)["id"] for line in lines)
-    by_accept = client.get("/v1/search?q=oil&per_page=3",
-                           headers={"Accept": "application/x-ndjson"})
+    by_accept = client.get(
+        "/v1/search?q=oil&per_page=3", headers={"Accept": "application/x-ndjson"}
+    )
     assert by_accept.mimetype == "application/x-ndjson"
     assert len(by_accept.get_data(as_text=True).splitlines()) == 3
 
@@ -221,8 +226,7 @@ def test_csv_output(client):
 
 def test_export_streams_every_hit(client):
     app = client.application
-    small = create_app({"index": app.extensions["newsquarry"].settings["index"],
-                        "max_per_page": 4})
+    small = create_app({"index": app.extensions["newsquarry"].settings["index"], "max_per_page": 4})
     resp = small.test_client().get("/v1/search?q=oil&format=jsonl&export=true")
     assert resp.is_streamed
     lines = resp.get_data(as_text=True).splitlines()
@@ -245,15 +249,17 @@ def test_search_etag_304_and_response_cache(client):
     assert second.headers["X-Cache"] == "HIT"
     assert second.headers["ETag"] == etag
     assert second.get_json() == first.get_json()
-    assert client.get("/v1/search?q=oil&facet=person",
-                      headers={"If-None-Match": etag}).status_code == 304
-    assert client.get("/v1/search?q=oil&facet=org",
-                      headers={"If-None-Match": etag}).status_code == 200
+    assert (
+        client.get("/v1/search?q=oil&facet=person", headers={"If-None-Match": etag}).status_code
+        == 304
+    )
+    assert (
+        client.get("/v1/search?q=oil&facet=org", headers={"If-None-Match": etag}).status_code == 200
+    )
 
 
 def test_new_commit_changes_search_results_and_etag(tmp_path):
-    app = create_app({"index": str(tmp_path / "ix"), "write_token": TOKEN},
-                     enricher=TagEnricher())
+    app = create_app({"index": str(tmp_path / "ix"), "write_token": TOKEN}, enricher=TagEnricher())
     c = app.test_client()
     auth = {"Authorization": f"Bearer {TOKEN}"}
     c.put("/v1/articles/n1", json={"text": "Zebras in Caracas."}, headers=auth)
@@ -324,8 +330,9 @@ def test_a_query_past_400_characters_is_a_400_problem(client, app):
 def test_scoped_read_key(client, app):
     from newsquarry.search.query.keys import Scope, make_key
 
-    key = make_key(app.extensions["newsquarry"].settings["secret"],
-                   Scope(filters={"source": ["Reuters"]}))
+    key = make_key(
+        app.extensions["newsquarry"].settings["secret"], Scope(filters={"source": ["Reuters"]})
+    )
     body = client.get(f"/v1/search?per_page=100&key={key}").get_json()
     assert body["total"] > 0
     assert {h["source"] for h in body["hits"]} == {"Reuters"}
@@ -352,12 +359,14 @@ def test_fast_result_dict_matches_to_dict(app):
 
     store = app.extensions["newsquarry"].store()
     for mode, filters in (("passages", {}), ("quotes", {}), ("passages", {"place": ["Caracas"]})):
-        req = SearchRequest(q="Caracas OR oil", facets=["person", "date", "article"], mode=mode,
-                            filters=filters)
+        req = SearchRequest(
+            q="Caracas OR oil", facets=["person", "date", "article"], mode=mode, filters=filters
+        )
         result = run_search(store, req)
         assert result.request.filters == filters
         assert json.dumps(result_dict(result), sort_keys=True) == json.dumps(
-            result.to_dict(), sort_keys=True)
+            result.to_dict(), sort_keys=True
+        )
 
 
 # -- match, group, interpretations (issue 15) ----------------------------------------

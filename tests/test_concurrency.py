@@ -142,7 +142,6 @@ def test_readers_never_block_on_a_writer_and_see_its_commit_within_a_second(tmp_
     if pid == 0:  # the writer: opens a batch, waits, commits
         code = 1
         try:
-
             writer_store = WhooshStore(path)
             art = article_from_mapping(new)
             with writer_store.writer() as session:
@@ -246,8 +245,9 @@ def _data_files(ix) -> list[str]:
 
 
 @pytest.mark.parametrize("where", ["toc", "segment"])
-def test_a_commit_that_fails_midway_keeps_the_last_commit_and_frees_the_lock(tmp_path,
-                                                                         monkeypatch, where):
+def test_a_commit_that_fails_midway_keeps_the_last_commit_and_frees_the_lock(
+    tmp_path, monkeypatch, where
+):
     """A full disk during a commit: an error for that write, the previous commit intact,
     and the lock released, so a long-running API worker can write again afterwards."""
     import errno

@@ -116,8 +116,18 @@ def _instrument(log_path: str, phase: str | None, at_commit: int) -> None:
 
 
 def _index_args(index_dir: Path, corpus: Path) -> list[str]:
-    return ["--index", str(index_dir), "index", str(corpus), "--commit-every", str(COMMIT_EVERY),
-            "--processes", "1", "--batch-size", str(COMMIT_EVERY)]
+    return [
+        "--index",
+        str(index_dir),
+        "index",
+        str(corpus),
+        "--commit-every",
+        str(COMMIT_EVERY),
+        "--processes",
+        "1",
+        "--batch-size",
+        str(COMMIT_EVERY),
+    ]
 
 
 def _fork_indexer(index_dir: Path, corpus: Path, log_path: Path, out_path: Path,
@@ -231,8 +241,9 @@ def test_kill_indexer_at_20_random_points_then_rerun(tmp_path):
         last_gen = gen
         if killed:
             kills.append((what, gen, len(committed)))
-            print(f"{time.monotonic() - started:6.2f}s {what} -> gen {gen}, {len(committed)} committed")
-
+            print(
+                f"{time.monotonic() - started:6.2f}s {what} -> gen {gen}, {len(committed)} committed"
+            )
 
     # the same command, as a real process, completes the rest
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -331,11 +331,16 @@ def test_enrichers_in_threads_share_the_memory_zone_safely(nlp, monkeypatch):
     def work(n: int) -> None:
         try:
             arts = [
-                Article(id=f"t{n}-{i}", title="t",
-                        text=f'"Quuxite{n}x{i} sells well," said Mara Velt{n}.')
+                Article(
+                    id=f"t{n}-{i}",
+                    title="t",
+                    text=f'"Quuxite{n}x{i} sells well," said Mara Velt{n}.',
+                )
                 for i in range(12)
             ]
-            results[n] = list(Enricher(batch_size=3).enrich((a, paragraph_passages(a)) for a in arts))
+            results[n] = list(
+                Enricher(batch_size=3).enrich((a, paragraph_passages(a)) for a in arts)
+            )
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
@@ -414,7 +419,6 @@ def test_groups_described_by_a_plural_are_no_speaker():
         "Officials": None,
         "Analysts": None,
     }
-
 
 
 # -- long articles are parsed by windows (bounded memory) ---------------------------

@@ -135,7 +135,11 @@ def _check(path, drawn):
         for n, a in enumerate(body):
             ident = a["id"]
             lib = store.get_article(ident)  # library
-            assert (lib["id"], lib["title"], lib["source"]) == (ident, f"Title {n}", kept(a["source"]))
+            assert (lib["id"], lib["title"], lib["source"]) == (
+                ident,
+                f"Title {n}",
+                kept(a["source"]),
+            )
             web = client.get(f"/v1/articles/{url_segment(ident)}")  # API
             assert web.status_code == 200, (ident, web.get_data(as_text=True))
             assert (web.get_json()["id"], web.get_json()["title"]) == (ident, f"Title {n}")

@@ -48,7 +48,9 @@ def query_like(draw) -> str:
         elif kind == 2:
             parts.append(draw(st.sampled_from(FIELDS)) + ":" + draw(st.sampled_from(WORDS + [""])))
         elif kind == 3:
-            parts.append(draw(st.sampled_from(WORDS)) + draw(st.sampled_from(["*", "~", "?*", "*x"])))
+            parts.append(
+                draw(st.sampled_from(WORDS)) + draw(st.sampled_from(["*", "~", "?*", "*x"]))
+            )
         else:
             parts.append(draw(st.text(max_size=6)))
     sep = draw(st.sampled_from([" ", "", "  "]))

@@ -144,7 +144,9 @@ def test_a_json_line_too_long_is_skipped_without_reading_it_whole(tmp_path, monk
     f = tmp_path / "feed.jsonl"
     f.write_bytes(
         b'{"id": "before", "text": "fine"}\n'
-        + b'{"id": "huge", "text": "' + b"a" * 5000 + b'"}\n'
+        + b'{"id": "huge", "text": "'
+        + b"a" * 5000
+        + b'"}\n'
         + b'{"id": "after", "text": "also fine"}\n'
     )
     items = list(read_file(f))
@@ -168,7 +170,9 @@ def test_an_article_of_a_million_words_is_refused_with_a_reason(tmp_path):
 
 def test_the_longest_article_accepted_splits_in_bounded_time(tmp_path):
     text = ("Word " * 30 + "end. ") * (readers.MAX_ARTICLE_CHARS // 160)
-    article = readers.article_from_mapping({"id": "long", "text": text[: readers.MAX_ARTICLE_CHARS]})
+    article = readers.article_from_mapping(
+        {"id": "long", "text": text[: readers.MAX_ARTICLE_CHARS]}
+    )
     started = time.monotonic()
     passages = split_passages(article)
     assert passages and time.monotonic() - started < BOUND

@@ -332,8 +332,13 @@ def test_a_file_name_that_is_not_utf8_is_stored_as_text(tag_enricher, tmp_path):
 # ------------------------------------------------------------------ queries
 @pytest.mark.parametrize(
     ("query", "name"),
-    [("q=%FF", "q"), ("q=%ED%A0%80", "q"), ("q=army+%C3", "q"), ("person=%ED%A0%80", "person"),
-     ("q=army&speaker=a%80b", "speaker")],  # fmt: skip
+    [
+        ("q=%FF", "q"),
+        ("q=%ED%A0%80", "q"),
+        ("q=army+%C3", "q"),
+        ("person=%ED%A0%80", "person"),
+        ("q=army&speaker=a%80b", "speaker"),
+    ],  # fmt: skip
 )
 def test_invalid_utf8_in_a_query_parameter_is_400_not_a_search_for_everything(client, query, name):
     """Decoded with errors replaced, "q=%FF" was U+FFFD, a word that matches nothing: the

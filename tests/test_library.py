@@ -20,7 +20,7 @@ def _doc_blocks(lang: str) -> list[str]:
 
 
 def test_the_documented_example_runs_and_prints_what_the_doc_says(tmp_path: Path) -> None:
-    code, = _doc_blocks("python")
+    (code,) = _doc_blocks("python")
     printed = _doc_blocks("text")[0]
     run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
                          text=True, timeout=300)  # fmt: skip

@@ -253,7 +253,9 @@ def test_cluster_detail_lists_articles_sources_and_speakers(story):
     )
     assert [q["article_id"] for q in inside["quotes"]] == ["a-first", "b-dots"]
     with pytest.raises(NotFound):
-        qclusters.quote_cluster(story, hit.cluster, within=SearchRequest(filters={"source": ["Nobody"]}))
+        qclusters.quote_cluster(
+            story, hit.cluster, within=SearchRequest(filters={"source": ["Nobody"]})
+        )
 
 
 def test_group_cluster_totals_and_paging_are_exact(story):
@@ -545,7 +547,8 @@ def test_relinking_from_an_earlier_state_equals_linking_from_scratch():
             assert over_buckets(pairs) == over_buckets(full)
             args = (len(idx), pairs, rank, dates[idx], pool.indirect[idx])
             assert np.array_equal(
-                qlinks.assign(*args), qlinks.assign(len(idx), full, rank, dates[idx], pool.indirect[idx])
+                qlinks.assign(*args),
+                qlinks.assign(len(idx), full, rank, dates[idx], pool.indirect[idx]),
             )
             again = qc.reassign(len(idx), base.founder, pairs, rank, dates[idx], pool.indirect[idx])
             assert np.array_equal(again, founder), step

@@ -97,15 +97,15 @@ def _budget_store(tmp_path) -> WhooshStore:
     return store
 
 
-@pytest.mark.parametrize("gather", [0, 8])  # binary searches, or passes over the lists
+@pytest.mark.parametrize("list_side", [0, 8])  # searched from the documents or the lists
 @pytest.mark.parametrize("budget", [0, 4_000_000])  # the segments' mapped lists, or decoded
-def test_scores_of_some_articles_are_those_of_all_articles(tmp_path, monkeypatch, gather,
+def test_scores_of_some_articles_are_those_of_all_articles(tmp_path, monkeypatch, list_side,
                                                           budget):  # fmt: skip
     from newsquarry.search.engine import pstore
     from newsquarry.search.query.postings import Deadline, Postings
     from newsquarry.search.query.scoring import article_scores, article_scores_at
 
-    monkeypatch.setattr(pstore, "GATHER", gather)
+    monkeypatch.setattr(pstore, "LIST_SIDE", list_side)
     store = _budget_store(tmp_path)
     try:
         searcher = store.searcher()

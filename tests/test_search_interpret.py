@@ -84,7 +84,7 @@ def test_a_surname_alone_names_one_person_only_when_unambiguous(store):
 
 
 def test_a_first_name_before_an_unknown_surname_is_not_someone_else(store):
-    """"Harry Solano" on an archive that does not know him is not "Harry": the query names a
+    """ "Harry Solano" on an archive that does not know him is not "Harry": the query names a
     person the index lacks. A next word that is itself a name is another name."""
     assert "Harry" not in [i.value for i in offered(store, "what did Harry Solano say about Iraq")]
     assert offered(store, "Harry Solano") == []

@@ -355,6 +355,8 @@ def test_oembed_height_follows_the_text_and_long_passages_are_cut(client):
         long["html"].split('src="http://localhost')[1].split('"')[0].replace("&amp;", "&")
     ).get_data(as_text=True)
     assert "Read the whole passage (29,890 characters)" in card
+
+
 MALFORMED_KEYS = [
     "nqk_%C3%A9.x",  # non-ASCII payload (was a UnicodeEncodeError: 500)
     "nqk_abc.%C3%A9",  # non-ASCII signature (was a TypeError in compare_digest: 500)

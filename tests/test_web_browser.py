@@ -26,8 +26,14 @@ from newsquarry.search.query.keys import Scope, make_key
 
 CHROMIUM = os.environ.get("NEWSQUARRY_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 FACETS = ["person", "org", "place", "speaker", "source", "quote_kind", "article", "date"]
@@ -86,7 +92,9 @@ def host_page(api: str, oembed_html: str, key: str, expired: str) -> str:
 def host_url(api_url):
     """The second origin (another loopback port) serving the newsroom page."""
     permalink = f"{api_url}/passages/{XSS_ID}/1"
-    oembed = requests.get(f"{api_url}/oembed", params={"url": permalink, "maxwidth": 600}, timeout=10)
+    oembed = requests.get(
+        f"{api_url}/oembed", params={"url": permalink, "maxwidth": 600}, timeout=10
+    )
     oembed.raise_for_status()
     key = make_key(SECRET, Scope(filters={"source": ["Andean Post"]}))
     expired = make_key(SECRET, Scope(filters={}, expires=int(time.time()) - 60))
@@ -240,7 +248,9 @@ def test_search_page_facets_paging_and_history_match_the_api(page, api_url):
     tick(page, "person", people[0])
     after_one = assert_page_matches_api(api_url, page)
     # multi-select: the second person keeps a count after the first is picked
-    assert any(v["value"] == people[1] and v["count"] > 0 for v in after_one["facets"]["person"]["values"])
+    assert any(
+        v["value"] == people[1] and v["count"] > 0 for v in after_one["facets"]["person"]["values"]
+    )
     tick(page, "person", people[1], keyboard=True)
     both = assert_page_matches_api(api_url, page)
     assert both["total"] >= after_one["total"]  # values of one facet are ORed
@@ -260,7 +270,9 @@ def test_search_page_facets_paging_and_history_match_the_api(page, api_url):
     # back and forward
     page.go_back()
     wait_loaded(page)
-    assert not page.locator(f'section.facet[data-facet="source"] input[value="{source}"]').is_checked()
+    assert not page.locator(
+        f'section.facet[data-facet="source"] input[value="{source}"]'
+    ).is_checked()
     assert_page_matches_api(api_url, page)
     page.go_forward()
     wait_loaded(page)
@@ -308,10 +320,12 @@ def test_date_histogram_and_facet_value_search(page, api_url):
         "() => [...document.querySelectorAll('section.facet[data-facet=person] li input')]"
         ".every(i => i.value.toLowerCase().normalize('NFKD').includes('gua'))"
     )
-    want = requests.get(f"{api_url}/v1/facets/person", params={"prefix": "gua", "size": 20},
-                        timeout=10).json()
+    want = requests.get(
+        f"{api_url}/v1/facets/person", params={"prefix": "gua", "size": 20}, timeout=10
+    ).json()
     values = page.locator('section.facet[data-facet="person"] li input').evaluate_all(
-        "els => els.map(e => e.value)")
+        "els => els.map(e => e.value)"
+    )
     assert values == [v["value"] for v in want["values"]] and values
     finder.press("Enter")  # moves to the first match; Space ticks it
     page.wait_for_function("() => document.activeElement.type === 'checkbox'")
@@ -330,8 +344,9 @@ def test_quotes_view_and_permalink(page, api_url):
     assert body["total"] > 0
     first = body["hits"][0]
     quote = page.locator("#hits > li").first
-    assert first["text"] in quote.locator("blockquote").inner_text().replace("…", "").strip("“” ") \
-        or quote.locator("blockquote").inner_text().strip("“” ").startswith(first["text"][:30])
+    assert first["text"] in quote.locator("blockquote").inner_text().replace("…", "").strip(
+        "“” "
+    ) or quote.locator("blockquote").inner_text().strip("“” ").startswith(first["text"][:30])
     if first["speaker"]:
         assert quote.locator(".who .chip.speaker").inner_text() == first["speaker"]
     shot(page, "search-quotes")
@@ -339,14 +354,15 @@ def test_quotes_view_and_permalink(page, api_url):
     # open the permalink from the result
     quote.locator("a.title-link").click()
     page.wait_for_selector("#passage")
-    passage = requests.get(f"{api_url}/v1/passages/{first['passage_id'].replace('#', '%23')}",
-                           timeout=10).json()
+    passage = requests.get(
+        f"{api_url}/v1/passages/{first['passage_id'].replace('#', '%23')}", timeout=10
+    ).json()
     assert page.locator("#passage").inner_text().strip() == passage["text"].strip()
     assert page.locator("#title").inner_text() == passage["title"]
     href = page.locator('link[rel=alternate][type="application/json+oembed"]').get_attribute("href")
     oembed = requests.get(href, timeout=10).json()
     assert oembed["type"] == "rich" and oembed["version"] == "1.0"
-    for name in (passage["speakers"] or []):
+    for name in passage["speakers"] or []:
         assert page.locator(".quotes .chip.speaker", has_text=name).count() > 0
     shot(page, "passage")
     page.watch.assert_clean()
@@ -369,8 +385,12 @@ def test_did_you_mean_and_query_errors(page, api_url):
 
 
 def test_phone_width(browser, api_url):
-    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
-                                  has_touch=True, device_scale_factor=1)
+    context = browser.new_context(
+        viewport={"width": 390, "height": 844},
+        is_mobile=True,
+        has_touch=True,
+        device_scale_factor=1,
+    )
     pg = context.new_page()
     pg.set_default_timeout(TIMEOUT)
     pg.goto(f"{api_url}/?q=Guaido")
@@ -409,8 +429,12 @@ def test_script_bearing_article_runs_nothing(page, api_url):
     page.wait_for_selector("newsquarry-results li")
     assert XSS_TEXT in page.locator("newsquarry-results ol").inner_text()
     # the widget's styles apply under the strict CSP (constructed stylesheets, no inline style)
-    assert page.locator("newsquarry-results mark").first.evaluate(
-        "e => getComputedStyle(e).backgroundColor") == "rgb(255, 226, 122)"
+    assert (
+        page.locator("newsquarry-results mark").first.evaluate(
+            "e => getComputedStyle(e).backgroundColor"
+        )
+        == "rgb(255, 226, 122)"
+    )
     page.wait_for_timeout(300)  # give any injected handler a chance to fire
     page.watch.assert_clean()
 
@@ -428,51 +452,68 @@ def test_widget_on_another_origin(page, api_url, host_url):
     def hits(wid):
         return page.locator(f"#{wid} li").evaluate_all("els => els.map(e => e.dataset.id)")
 
-    torture = requests.get(f"{api_url}/v1/search", params={"q": "torture", "per_page": 3},
-                           timeout=10).json()
+    torture = requests.get(
+        f"{api_url}/v1/search", params={"q": "torture", "per_page": 3}, timeout=10
+    ).json()
     assert hits("w-torture") == [h["id"] for h in torture["hits"]]
     assert str(torture["total"]) in page.locator("#w-torture .count").inner_text()
 
-    said = requests.get(f"{api_url}/v1/quotes", params={"speaker": "Harry Solano", "per_page": 3},
-                        timeout=10).json()
+    said = requests.get(
+        f"{api_url}/v1/quotes", params={"speaker": "Harry Solano", "per_page": 3}, timeout=10
+    ).json()
     assert hits("w-speaker") == [h["id"] for h in said["hits"]]
     assert set(page.locator("#w-speaker .who").all_inner_texts()) == {"Harry Solano"}
 
     probe = page.locator("#w-probe ol").inner_text()
     assert XSS_TEXT in probe and XSS_IMG in probe
 
-    scoped = requests.get(f"{api_url}/v1/search", params={"source": "Andean Post", "per_page": 10},
-                          timeout=10).json()
+    scoped = requests.get(
+        f"{api_url}/v1/search", params={"source": "Andean Post", "per_page": 10}, timeout=10
+    ).json()
     assert hits("w-key") == [h["id"] for h in scoped["hits"]]
     assert set(page.locator("#w-key .source").all_inner_texts()) == {"Andean Post"}
     assert "expired" in page.locator("#w-expired .error").inner_text()
 
     # isolation: the host's CSS does not reach inside; custom properties do
     style = page.locator("#w-torture li").first.evaluate(
-        "e => [getComputedStyle(e).color, getComputedStyle(e).fontSize]")
+        "e => [getComputedStyle(e).color, getComputedStyle(e).fontSize]"
+    )
     assert style[0] != "rgb(255, 0, 0)" and style[1] != "30px"
-    assert page.locator("#w-torture mark").first.evaluate("e => getComputedStyle(e).display") != "none"
-    assert page.locator("#w-torture mark").first.evaluate(
-        "e => getComputedStyle(e).backgroundColor") == "rgb(179, 229, 252)"
-    assert page.locator("#w-torture li a").first.evaluate("e => getComputedStyle(e).color") \
+    assert (
+        page.locator("#w-torture mark").first.evaluate("e => getComputedStyle(e).display") != "none"
+    )
+    assert (
+        page.locator("#w-torture mark").first.evaluate("e => getComputedStyle(e).backgroundColor")
+        == "rgb(179, 229, 252)"
+    )
+    assert (
+        page.locator("#w-torture li a").first.evaluate("e => getComputedStyle(e).color")
         == "rgb(194, 24, 91)"
-    assert page.locator("#w-speaker li a").first.evaluate("e => getComputedStyle(e).color") \
+    )
+    assert (
+        page.locator("#w-speaker li a").first.evaluate("e => getComputedStyle(e).color")
         == "rgb(36, 86, 199)"
+    )
     assert page.locator("li").first.evaluate("e => getComputedStyle(e).color") == "rgb(255, 0, 0)"
 
     # "More results" fetches the next page over CORS
     if torture["total"] > 3:
         page.locator("#w-torture button").click()
-        page.wait_for_function("() => document.querySelector('#w-torture').shadowRoot"
-                               ".querySelectorAll('li').length > 3")
-        page2 = requests.get(f"{api_url}/v1/search",
-                             params={"q": "torture", "per_page": 3, "page": 2}, timeout=10).json()
+        page.wait_for_function(
+            "() => document.querySelector('#w-torture').shadowRoot"
+            ".querySelectorAll('li').length > 3"
+        )
+        page2 = requests.get(
+            f"{api_url}/v1/search", params={"q": "torture", "per_page": 3, "page": 2}, timeout=10
+        ).json()
         assert hits("w-torture")[3:] == [h["id"] for h in page2["hits"]]
 
     # changing an attribute reloads the widget
     page.locator("#w-probe").evaluate("e => e.setAttribute('q', 'blackout')")
-    page.wait_for_function("() => document.querySelector('#w-probe').shadowRoot"
-                           ".querySelector('mark')?.textContent === 'blackout'")
+    page.wait_for_function(
+        "() => document.querySelector('#w-probe').shadowRoot"
+        ".querySelector('mark')?.textContent === 'blackout'"
+    )
 
     # a page script may send the key as a header: CORS lets it through (preflight)
     key = make_key(SECRET, Scope(filters={"source": ["Andean Post"]}))
@@ -488,14 +529,17 @@ def test_widget_on_another_origin(page, api_url, host_url):
     assert XSS_TEXT in card.inner_text()
     framed = page.frame_locator("#embed-frame").locator("newsquarry-results li").first
     assert XSS_TEXT in framed.inner_text()
-    page.wait_for_function("() => window.__nqResize.some(h => h > 100)")  # /embed reports its height
+    page.wait_for_function(
+        "() => window.__nqResize.some(h => h > 100)"
+    )  # /embed reports its height
     # out-of-viewport iframes are not painted in full-page shots: make the viewport the page
-    page.set_viewport_size({"width": 1280, "height": page.evaluate("document.body.scrollHeight + 40")})
+    page.set_viewport_size(
+        {"width": 1280, "height": page.evaluate("document.body.scrollHeight + 40")}
+    )
     page.wait_for_timeout(300)
     shot(page, "widget-host", full_page=False)
     # the expired key's 403 is reported by the browser as a failed resource load
     page.watch.assert_clean(allow=("403",))
-
 
 
 def test_the_watch_sees_injected_markup_and_the_csp_blocks_it(page, api_url, host_url):

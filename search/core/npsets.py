@@ -15,12 +15,19 @@ import numpy as np
 def unique(values: np.ndarray) -> np.ndarray:
     """The distinct values of a 1-d integer or boolean array, sorted (as ``np.unique``)."""
     out = np.sort(np.asarray(values).ravel())
-    if len(out) < 2:
-        return out
-    keep = np.empty(len(out), dtype=bool)
-    keep[0] = True
-    np.not_equal(out[1:], out[:-1], out=keep[1:])
-    return out[keep]
+    return out[run_starts(out)]
+
+
+def run_starts(values: np.ndarray) -> np.ndarray:
+    """The indices where a run of equal values begins in a 1-d array (none if empty): in a
+    sorted array, each distinct value's first place; in an array whose equal values lie
+    together (a view's documents by article), each group's."""
+    if not len(values):
+        return np.zeros(0, dtype=np.int64)
+    first = np.empty(len(values), dtype=bool)
+    first[0] = True
+    np.not_equal(values[1:], values[:-1], out=first[1:])
+    return np.flatnonzero(first)
 
 
 def stable_order(keys: np.ndarray) -> np.ndarray:
@@ -42,7 +49,5 @@ def unique_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Sorted distinct values of a 1-d integer array and how often each occurs (as
     ``np.unique(..., return_counts=True)``), by one sort."""
     s = np.sort(np.asarray(values).ravel())
-    if not len(s):
-        return s, np.zeros(0, dtype=np.int64)
-    starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
-    return s[starts], np.diff(np.r_[starts, len(s)])
+    starts = run_starts(s)
+    return s[starts], np.diff(np.append(starts, len(s)))

@@ -14,6 +14,7 @@ from newsquarry.search.core import npsets
 
 MASK_BYTES = 64 << 20  # filter masks kept per view (``View._kept_mask``); 0: none
 SPARSE_COUNT = 8  # ``View.count`` reads a mask's own pairs under 1/8 of the field's pairs
+_UNASKED, _ASKED = object(), object()  # ``DocumentSets._at_second_use``
 _SCAN_KEYS = 4  # at most this many keys: a first key mask of a field scans it (``key_mask``)
 
 
@@ -163,39 +164,44 @@ class DocumentSets:
         """Per docnum, the index of its first pair in the field's pairs (and the total at
         the end), made at the field's second count in this view (a first search does not
         pay for it); None before, or if the pairs are not in docnum order."""
-        key = ("pair_starts", fieldname)
-        got = self._stats.get(key)
-        if got is None:
-            self._stats[key] = False  # counted once
-            return None
-        if got is False:
-            if len(docs) > 1 and bool((docs[1:] < docs[:-1]).any()):
-                got = "unsorted"
-            else:
-                kind = np.int32 if len(docs) < 2**31 else np.int64  # 4 bytes a document
-                got = np.zeros(self.size + 1, dtype=kind)
-                np.cumsum(np.bincount(docs, minlength=self.size), out=got[1:])
-            self._stats[key] = got
-        return None if isinstance(got, str) else got
 
-    postings_budget = 4_000_000  # postings kept decoded per view (about 48 MB)
+        def make() -> np.ndarray | None:
+            if len(docs) > 1 and bool((docs[1:] < docs[:-1]).any()):
+                return None
+            kind = np.int32 if len(docs) < 2**31 else np.int64  # 4 bytes a document
+            got = np.zeros(self.size + 1, dtype=kind)
+            np.cumsum(np.bincount(docs, minlength=self.size), out=got[1:])
+            return got
+
+        return self._at_second_use(("pair_starts", fieldname), make)
+
+    def _at_second_use(self, key: tuple, make: Any) -> Any:
+        """``make()``, kept in this view, from the second time ``key`` is asked for; None
+        the first time: a first search does not pay for what only later ones use."""
+        got = self._stats.get(key, _UNASKED)
+        if got is _UNASKED:
+            self._stats[key] = _ASKED
+            return None
+        if got is _ASKED:
+            got = self._stats[key] = make()
+        return got
 
     def date_buckets(self, div: int, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The distinct ``date // div`` values (sorted) of the dated documents of ``mask``
         and how many documents have each. From the second call for a ``div`` in this view,
         through each document's bucket number made once (no sort of the matches' dates)."""
-        key = ("date_buckets", div)
-        got = self._stats.get(key)
-        if got is None or got is False:
-            if got is None:
-                self._stats[key] = False  # asked once
-                dates = self.date[mask]
-                return npsets.unique_counts(dates[dates > 0] // div)
+
+        def make() -> tuple[np.ndarray, np.ndarray]:
             dated = self.date > 0
             values, inv = np.unique(self.date[dated] // div, return_inverse=True)
             bucket = np.full(self.size, -1, dtype=np.int32)
             bucket[dated] = inv
-            got = self._stats[key] = (values, bucket)
+            return values, bucket
+
+        got = self._at_second_use(("date_buckets", div), make)
+        if got is None:  # the first time: the matches' dates sorted
+            dates = self.date[mask]
+            return npsets.unique_counts(dates[dates > 0] // div)
         values, bucket = got
         b = bucket[mask]
         counts = np.bincount(b[b >= 0], minlength=len(values))

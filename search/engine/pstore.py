@@ -228,7 +228,7 @@ def capture(writer: Any) -> Capture | None:
     return got
 
 
-GATHER = 8  # ``sorted_positions``: a list under this many times the documents asked is
+LIST_SIDE = 8  # ``sorted_positions``: a list under this many times the documents asked is
 # searched from its side
 
 
@@ -277,7 +277,7 @@ class PostingsFile:
     def at(self, fieldname: str, btext: bytes, docs: np.ndarray) -> np.ndarray:
         """The term's weights (float32, as ``get`` gives them; 0 where absent) at sorted
         local docnums ``docs``, found in the mapped list by binary searches: each of
-        ``docs`` in the list, or, for a list under ``GATHER`` times as long as ``docs``,
+        ``docs`` in the list, or, for a list under ``LIST_SIDE`` times as long as ``docs``,
         each of its postings among ``docs``. Nothing else is read."""
         out = np.zeros(len(docs), dtype=np.float32)
         i = self._find(fieldname, btext)
@@ -295,9 +295,9 @@ class PostingsFile:
 def sorted_positions(ids: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Where the sorted lists ``ids`` (postings) and ``docs`` meet: the positions in
     ``docs`` and in ``ids`` of their common values, by binary searches from the shorter
-    side when ``ids`` is under ``GATHER`` times as long as ``docs``, else of ``docs`` in
+    side when ``ids`` is under ``LIST_SIDE`` times as long as ``docs``, else of ``docs`` in
     ``ids``."""
-    if len(ids) <= GATHER * len(docs):  # each posting among the documents
+    if len(ids) <= LIST_SIDE * len(docs):  # each posting among the documents
         pos = np.searchsorted(docs, ids)
         ok = pos < len(docs)
         ok[ok] = docs[pos[ok]] == ids[ok]

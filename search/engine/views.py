@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from newsquarry.search.core import npsets
 from newsquarry.search.engine import docvalues, dvstore, keytable, pstore
 from newsquarry.search.engine.docsets import DocumentSets
 from newsquarry.search.engine.docvalues import (
@@ -338,8 +339,8 @@ class View(DocumentSets):
         if got is None:
             a = self.article_of[self.live]
             a = a[a >= 0]
-            runs = int(np.count_nonzero(a[1:] != a[:-1])) + 1 if len(a) else 0
-            got = runs == int(np.count_nonzero(np.bincount(a))) if len(a) else True
+            # as many runs as distinct articles (none: trivially so)
+            got = not len(a) or len(npsets.run_starts(a)) == int(np.count_nonzero(np.bincount(a)))
             with self._lock:
                 self._contiguous = got
         return got
@@ -358,12 +359,8 @@ class View(DocumentSets):
             a = self.article_of
             where = np.flatnonzero(self.live & (a >= 0))
             runs = a[where]
-            first = np.zeros(len(runs), dtype=bool)
-            if len(runs):
-                first[0] = True
-                np.not_equal(runs[1:], runs[:-1], out=first[1:])
-            starts = np.flatnonzero(first)
-            ends = np.r_[starts[1:], len(runs)] - 1
+            starts = npsets.run_starts(runs)
+            ends = np.append(starts[1:], len(runs)) - 1
             lo = np.full(self.nkeys["article_id"], -1, dtype=np.int64)
             span = np.zeros(self.nkeys["article_id"], dtype=np.int64)
             lo[runs[starts]] = where[starts]
@@ -480,6 +477,8 @@ class View(DocumentSets):
             m = np.where(self.doctype_mask(doctype), self.article_of, -1).astype(np.int32)
             self._doctype_masks[key] = m
         return m
+
+    postings_budget = 4_000_000  # postings kept decoded per view (about 48 MB)
 
     def cached_postings(self, key: tuple[str, bytes]) -> tuple[np.ndarray, np.ndarray] | None:
         with self._lock:

@@ -71,20 +71,20 @@ def feedback_terms(prep: Any, rank: np.ndarray) -> dict[str, float]:
     for c in counts.values():
         c.pop(None, None)
     length = np.zeros(len(rank), dtype=np.float64)
-    for arts, _tids, n, _forms in kept:
+    for arts, _tids, n, _segment in kept:
         np.add.at(length, arts, n)
     for a, c in counts.items():
         length[a] += sum(c.values())
     model: Counter[str] = Counter()
-    for arts, tids, n, forms in kept:
+    for arts, tids, n, segment in kept:
         share = rank[arts] * n / length[arts]
         u, inv = np.unique(tids, return_inverse=True)
         mass = np.bincount(inv, weights=share, minlength=len(u))
         if len(kept) == 1 and not passages.size:  # one segment: its best words only
             best = np.argsort(-mass, kind="stable")[:FB_TERMS]
             u, mass = u[best], mass[best]
-        for t, m in zip(forms(u), mass.tolist(), strict=True):
-            model[t] += m
+        for t, m in zip(u.tolist(), mass.tolist(), strict=True):
+            model[segment.vocab[t].decode("utf-8")] += m
     for a, c in counts.items():
         if length[a]:
             weight = float(rank[a]) / float(length[a])
@@ -105,11 +105,8 @@ def matched_articles(prep: Any) -> np.ndarray:
         words = prep.final if prep.semantic is None else prep.final & prep.semantic.words
         a = view.article_of[words]
         a = a[a >= 0]
-        if view.articles_contiguous and len(a):  # one run per article: no sort of them all
-            first = np.empty(len(a), dtype=bool)
-            first[0] = True
-            np.not_equal(a[1:], a[:-1], out=first[1:])
-            got = np.sort(a[first])
+        if view.articles_contiguous:  # one run per article: no sort of them all
+            got = np.sort(a[npsets.run_starts(a)])
         else:
             got = npsets.unique(a)
         prep.matched_articles = got
@@ -129,8 +126,9 @@ def rescored(prep: Any, rank: np.ndarray) -> np.ndarray:
 def _kept_counts(prep: Any, passages: np.ndarray) -> tuple[list[tuple], np.ndarray]:
     """The feedback words of ``passages`` (global docnums) counted from their segments'
     kept tokens (``archive.tokenoffsets``): the analyzer's index forms, read without the
-    stored text or analysing it again. Per segment (article key ids, term ids, counts, a
-    function naming term ids), one row per feedback word of an article; and the passages
+    stored text or analysing it again. Per segment (article key ids, term ids, counts, its
+    kept tokens, whose vocabulary names the ids), one row per feedback word of an
+    article; and the passages
     whose segment keeps no tokens, to be read and analysed."""
     source = getattr(prep.highlighter, "source", None)
     if source is None or not len(passages):
@@ -159,7 +157,7 @@ def _kept_counts(prep: Any, passages: np.ndarray) -> tuple[list[tuple], np.ndarr
             continue
         nvocab = len(kept.vocab)
         keys, n = np.unique(arts[good] * nvocab + tids[good], return_counts=True)
-        out.append((keys // nvocab, keys % nvocab, n.astype(np.float64), _namer(kept)))
+        out.append((keys // nvocab, keys % nvocab, n.astype(np.float64), kept))
     return out, (np.concatenate(left) if left else passages[:0])
 
 
@@ -176,10 +174,6 @@ def _eligible(kept: Any, tids: np.ndarray) -> np.ndarray:
         cls[unknown] = [w is not None for w in words]
         got = cls[tids]
     return got == 1
-
-
-def _namer(kept: Any) -> Any:
-    return lambda tids: [kept.vocab[t].decode("utf-8") for t in tids.tolist()]
 
 
 @lru_cache(maxsize=100_000)

@@ -33,7 +33,7 @@ and its ``matches`` are those of its first ``MAX_MATCHES`` matches. A
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -141,11 +141,13 @@ class PageHighlighter:
             self._wanted[i] = got
         return docnum - self.view.offsets[i], got
 
-    def pair_share(self, docnum: int, field: str, text: Any, pairs: list) -> float | None:
+    def pair_share(
+        self, docnum: int, field: str, text_of: Callable[[], str], pairs: list
+    ) -> float | None:
         """``proximity.pair_share`` of a document's text from its kept tokens (each pair's
         terms as a boolean array over its segment's vocabulary, made once per segment);
-        None without them, or if they do not fit the text. ``text``: the text, or a
-        function giving it, called only when a pair's words are near by the tokens."""
+        None without them, or if they do not fit the text. ``text_of()`` gives the text,
+        called only when a pair's words are near by the tokens."""
         local, got = self._segment(docnum, need_terms=False)
         kept = got[0] if got is not None else None
         tokens = kept.tokens(local, field) if kept is not None else None
@@ -154,16 +156,11 @@ class PageHighlighter:
         last = int(tokens[2][-1]) if len(tokens[2]) else 0
 
         def fitting() -> str:
-            t = text() if callable(text) else text
-            if last > len(t):
+            text = text_of()
+            if last > len(text):
                 raise _Unfit
-            return t
+            return text
 
-        if not callable(text):
-            try:
-                fitting()
-            except _Unfit:
-                return None
         key = (docnum - local, tuple((frozenset(a), frozenset(b), w) for a, b, w in pairs))
         masks = self._pairs.get(key)
         if masks is None:

@@ -21,6 +21,7 @@ sentence ends are found in the stored text either way.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache, partial
 from typing import Any
 
@@ -67,7 +68,7 @@ def pair_share(text: str, pairs: list[tuple[set[str], set[str], float]]) -> floa
 
 
 def kept_pair_share(
-    text: Any, tid: np.ndarray, start: np.ndarray,
+    text_of: Callable[[], str], tid: np.ndarray, start: np.ndarray,
     pairs: list[tuple[np.ndarray, np.ndarray, float]],
 ) -> float:  # fmt: skip
     """``pair_share`` from a text's kept tokens (``archive.tokenoffsets``: term ids and
@@ -75,9 +76,9 @@ def kept_pair_share(
     vocabulary: the same share, no word of the text stemmed again. A token's position is
     its index plus ``WINDOW + 1`` per sentence end before it, as ``pair_share`` counts.
 
-    ``text`` is the text or a function giving it: it is read only for the pairs whose
-    words lie within ``WINDOW`` tokens of each other, since sentence ends only put
-    words further apart (most passages of a ranking's head hold no pair at all)."""
+    ``text_of()`` gives the text, read only when a pair's words lie within ``WINDOW``
+    tokens of each other, since sentence ends only put words further apart (most
+    passages of a ranking's head hold no pair at all)."""
     total = sum(w for _, _, w in pairs)
     index = np.arange(len(tid))
     near = []
@@ -87,12 +88,11 @@ def kept_pair_share(
             near.append((pa, pb, weight))
     if not near or not total:
         return 0.0
-    text = text() if callable(text) else text
-    ends = [m.end() for m in _SENTENCE_END.finditer(text)]
-    shift = np.searchsorted(ends, start, side="right") * (WINDOW + 1)
+    ends = [m.end() for m in _SENTENCE_END.finditer(text_of())]
+    pos = index + np.searchsorted(ends, start, side="right") * (WINDOW + 1)
     got = 0.0
     for pa, pb, weight in near:
-        if _closest((index + shift)[pa].tolist(), (index + shift)[pb].tolist()) <= WINDOW:
+        if _closest(pos[pa].tolist(), pos[pb].tolist()) <= WINDOW:
             got += weight
     return got / total
 

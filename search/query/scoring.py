@@ -101,9 +101,6 @@ def article_scores(
     acc = np.zeros(nkeys, dtype=np.float64)
     if not terms or not view.size:
         return acc
-    art = view.live_article_of(doctype)
-    contiguous = view.articles_contiguous
-    schema = postings.searcher.schema
     for fieldname in ("text", "title"):
         field_terms = {t: b for (f, t), b in terms.items() if f == fieldname}
         if not field_terms:
@@ -115,21 +112,41 @@ def article_scores(
         if not n_articles:
             continue
         for text, boost in sorted(field_terms.items()):
-            ids, tf = postings.get(fieldname, schema[fieldname].to_bytes(text))
-            if not len(ids):
-                continue
-            a = art[ids]
-            keep = a >= 0
-            if not keep.all():
-                a, tf = a[keep], tf[keep]
-            held, t = per_article_tf(a, tf, fieldname == "text", nkeys, contiguous)
-            view.stats_put(("article_df", fieldname, text, doctype), len(held))
+            held, t = _held(view, postings, fieldname, text, doctype)
             if not len(held):
                 continue
             norm = K1 * ((1 - B) + B * dl[held] / avg)
             acc[held] += boost * idf(float(n_articles), len(held)) * t * (K1 + 1) / (t + norm)
             deadline.check()
     return acc
+
+
+def _held(
+    view: View, postings: Postings, fieldname: str, text: str, doctype: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """The articles holding a term in a field and its tf in each (``per_article_tf``)
+    over its whole posting list; their number (the term's article df) is kept per index
+    state (``View.stats_put``) for ``article_df``."""
+    ids, tf = postings.get(fieldname, postings.searcher.schema[fieldname].to_bytes(text))
+    a = view.live_article_of(doctype)[ids]
+    keep = a >= 0
+    if not keep.all():
+        a, tf = a[keep], tf[keep]
+    held, t = per_article_tf(
+        a, tf, fieldname == "text", view.nkeys["article_id"], view.articles_contiguous
+    )
+    view.stats_put(("article_df", fieldname, text, doctype), len(held))
+    return held, t
+
+
+def article_df(
+    view: View, postings: Postings, fieldname: str, text: str, doctype: str = "passage"
+) -> int:
+    """How many articles with live documents of ``doctype`` hold a term in a field: read
+    once per index state over the term's list (an int per term, as a term dictionary
+    keeps a document frequency), then kept."""
+    df = view.stats_get(("article_df", fieldname, text, doctype))
+    return len(_held(view, postings, fieldname, text, doctype)[0]) if df is None else df
 
 
 def article_scores_at(
@@ -142,9 +159,7 @@ def article_scores_at(
 ) -> np.ndarray:
     """``article_scores`` of ``terms`` (in the text) for the given articles only (sorted
     key ids), in their order: the same values, with work in proportion to those articles'
-    documents, not to the terms' posting lists. The number of articles holding a term
-    (its idf) is counted once per index state (``View.stats_put``; an int per term, as a
-    term dictionary keeps a document frequency) and read after."""
+    documents, not to the terms' posting lists; a term's idf from ``article_df``."""
     out = np.zeros(len(articles), dtype=np.float64)
     if not terms or not len(articles) or not view.size:
         return out
@@ -160,10 +175,7 @@ def article_scores_at(
     schema = postings.searcher.schema
     for (_f, text), boost in sorted(terms.items()):
         btext = schema["text"].to_bytes(text)
-        df = view.stats_get(("article_df", "text", text, doctype))
-        if df is None:  # counted over the whole list once per index state
-            article_scores(view, postings, {("text", text): 1.0}, deadline, doctype)
-            df = view.stats_get(("article_df", "text", text, doctype))
+        df = article_df(view, postings, "text", text, doctype)
         if not df:
             continue
         # summed in document order, as ``np.bincount`` sums them: the same tf
@@ -190,10 +202,7 @@ def per_article_tf(
     if contiguous:
         if not len(a):
             return a, np.zeros(0, dtype=np.float64)
-        first = np.empty(len(a), dtype=bool)  # where a run (an article) starts
-        first[0] = True
-        np.not_equal(a[1:], a[:-1], out=first[1:])
-        starts = np.flatnonzero(first)
+        starts = npsets.run_starts(a)  # where a run (an article) starts
         w = tf.astype(np.float64)
         return a[starts], (np.add.reduceat(w, starts) if summed else w[starts])
     if summed:

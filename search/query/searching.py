@@ -389,7 +389,7 @@ def _ordered(
         fname = "quote" if prep.request.mode == "quotes" else "text"
         prep.reranked = rerank(
             head, scores, pairs, lambda d: prep.stored(d).get(fname) or "", prep.view.ties,
-            lambda d, text, p: prep.highlighter.pair_share(d, fname, text, p),
+            lambda d, text_of, p: prep.highlighter.pair_share(d, fname, text_of, p),
         )  # fmt: skip
     return top_k(matched, scores, k, prep.view.ties), scores
 
